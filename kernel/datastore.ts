@@ -1,0 +1,37 @@
+import { Kysely, type Migrator } from "kysely";
+import { createAppDatabase, type AppDatabase } from "./db/database.js";
+import { createMigrator } from "./db/migrations.js";
+import { validateHistory } from "./db/diff.js";
+import { reentrant } from "./db/dialect/index.js";
+import type { DatabaseConfig } from "./resources.js";
+import type { SchemaModel } from "./schema/model.js";
+
+/** The app's database: the typed `db`, its migrator, and shutdown. */
+export interface Datastore {
+  readonly db: AppDatabase<any>;
+  readonly migrator: Migrator;
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const EMPTY: SchemaModel = Object.freeze({ version: "0", tables: {}, relations: {} });
+
+export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaModel[]): Datastore {
+  // Refuses unsafe steps (a changed type, a removed column) before anything touches the database.
+  validateHistory(schemas);
+  const wrapped = reentrant(config.dialect);
+  const kysely = new Kysely<any>({ dialect: wrapped.dialect });
+  const db = createAppDatabase(kysely, config.kind, schemas.at(-1) ?? EMPTY, (fn) => wrapped.transact(kysely, fn));
+  const migrator = createMigrator(kysely, config.kind, schemas);
+  let closed: Promise<void> | undefined;
+  return {
+    db,
+    migrator,
+    ready: async () => {},
+    close: () =>
+      (closed ??= (async () => {
+        await kysely.destroy();
+        await config.close?.();
+      })()),
+  };
+}

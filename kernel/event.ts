@@ -1,0 +1,78 @@
+import type { SessionState } from "./session.js";
+
+/**
+ * One incoming request as middleware and routes see it. Built once per request; `url` is parsed
+ * lazily so handlers that only need the path pay for it once.
+ */
+export class RequestEvent {
+  readonly request: Request;
+  readonly method: string;
+  readonly path: string;
+  params: Record<string, string> = {};
+  /** Headers middleware wants on the response, whatever handler (or error) produces it. */
+  readonly responseHeaders = new Headers();
+  /** @internal memoised session lookup; see `session.ts`. */
+  sessionState: Promise<SessionState> | undefined = undefined;
+  #url: URL | undefined;
+
+  constructor(request: Request) {
+    this.request = request;
+    this.method = request.method.toUpperCase();
+    this.path = pathOf(request.url);
+  }
+
+  get headers(): Headers {
+    return this.request.headers;
+  }
+
+  get url(): URL {
+    return (this.#url ??= new URL(this.request.url));
+  }
+
+  setHeader(name: string, value: string): void {
+    this.responseHeaders.set(name, value);
+  }
+
+  appendHeader(name: string, value: string): void {
+    this.responseHeaders.append(name, value);
+  }
+}
+
+/** The path of an absolute URL without building a URL object (the hot path of every request). */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return "/";
+  let end = url.length;
+  const query = url.indexOf("?", start);
+  if (query !== -1) end = query;
+  const hash = url.indexOf("#", start);
+  if (hash !== -1 && hash < end) end = hash;
+  return decodePath(url.slice(start, end));
+}
+
+function decodePath(path: string): string {
+  if (!path.includes("%")) return path;
+  try {
+    return decodeURI(path);
+  } catch {
+    return path;
+  }
+}
+
+/** Copies the headers middleware set onto a response (responses we did not build may be immutable). */
+export function withHeaders(response: Response, headers: Headers): Response {
+  let copied = false;
+  headers.forEach((value, name) => {
+    if (!copied) {
+      try {
+        response.headers.set(name, value);
+        return;
+      } catch {
+        response = new Response(response.body, response);
+        copied = true;
+      }
+    }
+    response.headers.set(name, value);
+  });
+  return response;
+}

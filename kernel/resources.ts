@@ -1,0 +1,52 @@
+import type { Dialect } from "kysely";
+
+/** The two database families Trellis generates DDL, auth schema and error mapping for. */
+export type DatabaseKind = "postgres" | "sqlite";
+
+/** A live-query provider; the live plugin reads it. */
+export interface LiveProvider {
+  readonly kind: string;
+  [key: string]: unknown;
+}
+
+/** The `db` constructor parameter. */
+export interface DatabaseConfig {
+  dialect: Dialect;
+  /** Must match the dialect: it drives DDL, the auth adapter and database error mapping. */
+  kind: DatabaseKind;
+  live?: LiveProvider;
+  /** Releases what the dialect holds beyond Kysely's own `destroy()` (the embedded factory sets it). */
+  close?: () => Promise<void>;
+}
+
+/** Object store for file bytes. */
+export interface AppStorage {
+  get(key: string): Promise<Uint8Array | null>;
+  set(key: string, bytes: Uint8Array): Promise<void>;
+  delete(key: string): Promise<void>;
+}
+
+/** Read access to environment secrets. */
+export interface AppSecrets<T extends Record<string, unknown> = Record<string, string | undefined>> {
+  get<K extends keyof T & string>(key: K): T[K];
+  /** The value, or a thrown error naming the key when it is unset or empty. */
+  require<K extends keyof T & string>(key: K): NonNullable<T[K]>;
+  readonly all: Readonly<T>;
+}
+
+type StorageValue = null | string | number | boolean | object;
+
+/**
+ * The key/value contract: the structural slice of unstorage's `Storage`, so `createStorage()` is
+ * assignable as is. `ttl` is in seconds.
+ */
+export interface AppKV {
+  hasItem(key: string, opts?: Record<string, unknown>): Promise<boolean>;
+  getItem<T = StorageValue>(key: string, opts?: Record<string, unknown>): Promise<T | null>;
+  setItem(key: string, value: any, opts?: { ttl?: number; [key: string]: unknown }): Promise<void>;
+  removeItem(key: string, opts?: Record<string, unknown> | boolean): Promise<void>;
+  getKeys(base?: string, opts?: Record<string, unknown>): Promise<string[]>;
+  clear(base?: string, opts?: Record<string, unknown>): Promise<void>;
+  getItemRaw?<T = any>(key: string, opts?: Record<string, unknown>): Promise<T | null>;
+  setItemRaw?(key: string, value: any, opts?: { ttl?: number; [key: string]: unknown }): Promise<void>;
+}

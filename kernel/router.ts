@@ -1,0 +1,67 @@
+import { addRoute, createRouter, findRoute, type RouterContext } from "rou3";
+import type { RequestEvent } from "./event.js";
+import type { AppRpcContext } from "./context.js";
+
+export type RouteMethod = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "ALL" | "*" | (string & {});
+
+/** A raw route. The handler returns a `Response`, or a JSON-serialisable value sent as JSON. */
+export interface RouteDefinition {
+  method: RouteMethod;
+  /** A rou3 pattern: `/files/:id`, `/api/auth/**`. */
+  path: string;
+  handler: RouteHandler;
+  /**
+   * Whether the handler needs the request context (and so the resolved session). Routes that do
+   * their own authentication, such as the auth library's, set false and receive `undefined`.
+   * @default true
+   */
+  context?: boolean;
+}
+
+export type RouteHandler = (event: RequestEvent, context: AppRpcContext<any>) => unknown;
+
+export interface RouteMatch {
+  route: RouteDefinition;
+  params: Record<string, string> | undefined;
+}
+
+/**
+ * Routes in tiers: user `.route()`s first, then plugin routes, then the kernel's `/rpc/**`. The
+ * first tier that matches wins, so a user route beats a built-in even where rou3's own ranking
+ * (static before wildcard) would say otherwise.
+ */
+export class TieredRouter {
+  readonly #tiers: RouterContext<RouteDefinition>[] = [];
+  readonly #list: { tier: number; method: string; path: string }[] = [];
+
+  add(tier: number, route: RouteDefinition): void {
+    while (this.#tiers.length <= tier) this.#tiers.push(createRouter<RouteDefinition>());
+    const method = normaliseMethod(route.method);
+    addRoute(this.#tiers[tier], method, route.path, route);
+    this.#list.push({ tier, method: method ?? "ALL", path: route.path });
+  }
+
+  /** The route for a method and path, `"method"` when only another method matches, or undefined. */
+  match(method: string, path: string): RouteMatch | "method" | undefined {
+    for (const tier of this.#tiers) {
+      const found = findRoute(tier, method, path) ?? (method === "HEAD" ? findRoute(tier, "GET", path) : undefined);
+      if (found) return { route: found.data, params: found.params };
+    }
+    for (const tier of this.#tiers) {
+      for (const other of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]) {
+        if (other !== method && findRoute(tier, other, path)) return "method";
+      }
+    }
+    return undefined;
+  }
+
+  /** Every registered route, for introspection. */
+  list(): readonly { tier: number; method: string; path: string }[] {
+    return this.#list;
+  }
+}
+
+function normaliseMethod(method: string): string | undefined {
+  const upper = method.toUpperCase();
+  return upper === "ALL" || upper === "*" ? undefined : upper;
+}

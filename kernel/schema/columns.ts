@@ -1,0 +1,219 @@
+import type { ColumnDefault, ColumnModel, ColumnType, ForeignKeyAction, ForeignKeyActions } from "./model.js";
+
+/**
+ * What the type system knows about one column. It lives only in types (the phantom `~state` of a
+ * `Column` and of a `SchemaResult`), so a schema with many tables stays cheap to check and to emit.
+ */
+export interface ColumnState {
+  readonly kind: ColumnType;
+  /** The select type without `null`. */
+  readonly select: unknown;
+  readonly nullable: boolean;
+  /** Serial, `.default()` or `.defaultSql()`: the database fills it when an insert leaves it out. */
+  readonly generated: boolean;
+  readonly primaryKey: boolean;
+}
+
+/** `S` with one field replaced; mapped over the five fixed keys so hover text stays flat. */
+type With<S extends ColumnState, K extends keyof ColumnState, V> = {
+  readonly [P in keyof ColumnState]: P extends K ? V : S[P];
+};
+
+type Fresh<K extends ColumnType, T, G extends boolean = false> = {
+  readonly kind: K;
+  readonly select: T;
+  readonly nullable: false;
+  readonly generated: G;
+  readonly primaryKey: false;
+};
+
+/** Literal defaults are quoted by column type; dates and JSON are written as their SQL text. */
+export type DefaultValueOf<S extends ColumnState> = S["kind"] extends "date" | "timestamp" | "jsonb"
+  ? string
+  : S["kind"] extends "bytes"
+    ? never
+    : S["select"];
+
+export interface EnumOptions<M extends boolean> {
+  /**
+   * Store a comma-separated set of the values instead of exactly one (read it with `parseSet`).
+   * The column then stays typed `string`.
+   * @default false
+   */
+  multiple?: M;
+}
+
+const LITERAL_DEFAULT: Partial<Record<ColumnType, "string" | "number" | "boolean">> = {
+  serial: "number",
+  integer: "number",
+  real: "number",
+  boolean: "boolean",
+  text: "string",
+  varchar: "string",
+  uuid: "string",
+  decimal: "string",
+  bigint: "string",
+  date: "string",
+  timestamp: "string",
+  jsonb: "string",
+};
+
+const FK_ACTIONS: readonly ForeignKeyAction[] = ["cascade", "set null", "restrict", "no action"];
+
+/**
+ * One column declaration. Immutable: every modifier returns a new column, so a shared column
+ * (`const id = t.text().primaryKey()`) can be reused across tables without leaking modifiers.
+ */
+export class Column<S extends ColumnState = ColumnState> {
+  declare readonly "~state": S;
+  readonly model: ColumnModel;
+
+  constructor(model: ColumnModel) {
+    this.model = Object.freeze(model);
+  }
+
+  private with(patch: Partial<ColumnModel>): Column<any> {
+    return new Column({ ...this.model, ...patch });
+  }
+
+  /** Allows NULL; the column becomes optional on insert and is typed `| null`. */
+  nullable(): Column<With<S, "nullable", true>> {
+    return this.with({ nullable: true });
+  }
+
+  primaryKey(): Column<With<S, "primaryKey", true>> {
+    return this.with({ primaryKey: true });
+  }
+
+  unique(): Column<S> {
+    return this.with({ unique: true });
+  }
+
+  /** A non-unique index named `{table}_{column}_idx`; no effect on unique or primary-key columns. */
+  index(): Column<S> {
+    return this.with({ index: true });
+  }
+
+  default(value: DefaultValueOf<S>): Column<With<S, "generated", true>> {
+    const expected = LITERAL_DEFAULT[this.model.type];
+    if (expected === undefined || typeof value !== expected) {
+      throw new TypeError(
+        `A ${this.model.type} column cannot default to ${JSON.stringify(value)}` +
+          (expected ? ` (expected a ${expected})` : "; use .defaultSql()"),
+      );
+    }
+    if (this.model.enum) checkEnumDefault(this.model.enum, value as string);
+    const fallback: ColumnDefault = { kind: "value", value: value as string | number | boolean };
+    return this.with({ default: fallback });
+  }
+
+  /** A raw SQL default, emitted verbatim (for example `CURRENT_TIMESTAMP`). */
+  defaultSql(expr: string): Column<With<S, "generated", true>> {
+    if (typeof expr !== "string" || expr.trim() === "") throw new TypeError("defaultSql() needs a SQL expression");
+    return this.with({ default: { kind: "sql", sql: expr } });
+  }
+
+  /** A foreign key; without actions, deleting the referenced row fails with a foreign-key violation. */
+  references(table: string, column: string, actions: ForeignKeyActions = {}): Column<S> {
+    for (const action of [actions.onDelete, actions.onUpdate]) {
+      if (action !== undefined && !FK_ACTIONS.includes(action)) {
+        throw new TypeError(`Unknown foreign-key action ${JSON.stringify(action)} (use ${FK_ACTIONS.join(", ")})`);
+      }
+    }
+    const target = { table, column, ...pickDefined(actions) };
+    return this.with({ references: Object.freeze(target) });
+  }
+
+  /** Restricts a text or varchar column to `values`; the type narrows to their union unless `multiple`. */
+  enum<const V extends readonly [string, ...string[]], M extends boolean = false>(
+    this: Column<S & { readonly kind: "text" | "varchar" }>,
+    values: V,
+    options?: EnumOptions<M>,
+  ): Column<With<S, "select", M extends true ? string : V[number]>> {
+    if (this.model.type !== "text" && this.model.type !== "varchar") {
+      throw new TypeError(`.enum() applies to text and varchar columns, not ${this.model.type}`);
+    }
+    const multiple = options?.multiple === true;
+    if (!Array.isArray(values) || values.length === 0) throw new TypeError(".enum() needs at least one value");
+    if (new Set(values).size !== values.length) throw new TypeError(`.enum() values repeat: ${values.join(", ")}`);
+    for (const value of values) {
+      if (typeof value !== "string" || value === "") throw new TypeError(".enum() values must be non-empty strings");
+      // A comma would split one value into two when the set is parsed back.
+      if (multiple && value.includes(",")) throw new TypeError(`.enum() value "${value}" contains a comma`);
+    }
+    const spec = Object.freeze({ values: Object.freeze([...values]), multiple });
+    if (this.model.default?.kind === "value") checkEnumDefault(spec, this.model.default.value as string);
+    return this.with({ enum: spec });
+  }
+}
+
+function checkEnumDefault(spec: NonNullable<ColumnModel["enum"]>, value: string): void {
+  const chosen = spec.multiple ? value.split(",").map((v) => v.trim()).filter(Boolean) : [value];
+  const unknown = chosen.filter((v) => !spec.values.includes(v));
+  if (unknown.length > 0) throw new TypeError(`Default ${JSON.stringify(value)} is not one of ${spec.values.join(", ")}`);
+}
+
+function pickDefined(actions: ForeignKeyActions): ForeignKeyActions {
+  const out: ForeignKeyActions = {};
+  if (actions.onDelete !== undefined) out.onDelete = actions.onDelete;
+  if (actions.onUpdate !== undefined) out.onUpdate = actions.onUpdate;
+  return out;
+}
+
+function column<K extends ColumnType>(type: K): Column<any> {
+  return new Column({ type, nullable: false, primaryKey: false, unique: false, index: false });
+}
+
+/** The column builder handed to `.table(name, (t) => ...)`. */
+export interface ColumnBuilder {
+  /** Database-generated integer; omitted from create inputs. */
+  serial(): Column<Fresh<"serial", number, true>>;
+  text(): Column<Fresh<"text", string>>;
+  varchar(): Column<Fresh<"varchar", string>>;
+  integer(): Column<Fresh<"integer", number>>;
+  boolean(): Column<Fresh<"boolean", boolean>>;
+  timestamp(): Column<Fresh<"timestamp", Date>>;
+  /** 64-bit integer carried as a string so no precision is lost in JavaScript. */
+  bigint(): Column<Fresh<"bigint", string>>;
+  /** Exact numeric carried as a string; use it for money. */
+  decimal(): Column<Fresh<"decimal", string>>;
+  /** Approximate floating point; not for money. */
+  real(): Column<Fresh<"real", number>>;
+  /** Calendar date without time. */
+  date(): Column<Fresh<"date", Date>>;
+  jsonb(): Column<Fresh<"jsonb", unknown>>;
+  uuid(): Column<Fresh<"uuid", string>>;
+  bytes(): Column<Fresh<"bytes", Uint8Array>>;
+}
+
+export const t: ColumnBuilder = Object.freeze({
+  serial: () => column("serial"),
+  text: () => column("text"),
+  varchar: () => column("varchar"),
+  integer: () => column("integer"),
+  boolean: () => column("boolean"),
+  timestamp: () => column("timestamp"),
+  bigint: () => column("bigint"),
+  decimal: () => column("decimal"),
+  real: () => column("real"),
+  date: () => column("date"),
+  jsonb: () => column("jsonb"),
+  uuid: () => column("uuid"),
+  bytes: () => column("bytes"),
+});
+
+/** What `.table()` accepts from its `define` callback. */
+export type ColumnsShape = Record<string, Column<any>>;
+
+/** Column declarations to their type-level states. */
+export type Describe<C extends ColumnsShape> = { readonly [K in keyof C]: C[K]["~state"] };
+
+type Stamp = Column<Fresh<"timestamp", Date, true>>;
+
+/** `createdAt` and `updatedAt`, both defaulting to `CURRENT_TIMESTAMP`; spread it into a table. */
+export function timestamps(builder: ColumnBuilder): { createdAt: Stamp; updatedAt: Stamp } {
+  return {
+    createdAt: builder.timestamp().defaultSql("CURRENT_TIMESTAMP"),
+    updatedAt: builder.timestamp().defaultSql("CURRENT_TIMESTAMP"),
+  };
+}

@@ -1,0 +1,44 @@
+import type { RequestEvent } from "./event.js";
+
+/** The signed-in user, as the auth library returns it. */
+export interface SessionUser {
+  id: string;
+  email: string;
+  name: string;
+  role?: string | null;
+  banned?: boolean | null;
+  [key: string]: unknown;
+}
+
+export interface UserSession {
+  id: string;
+  userId: string;
+  expiresAt: Date;
+  token?: string;
+  [key: string]: unknown;
+}
+
+export interface SessionState {
+  user: SessionUser | null;
+  session: UserSession | null;
+}
+
+export type SessionResolver = (event: RequestEvent) => Promise<SessionState | null | undefined>;
+
+const ANONYMOUS: SessionState = Object.freeze({ user: null, session: null }) as SessionState;
+
+/** Only these headers can carry a credential; without one, no lookup is made. */
+export function carriesCredential(headers: Headers): boolean {
+  return headers.has("cookie") || headers.has("authorization") || headers.has("x-api-key");
+}
+
+/**
+ * Resolves the session at most once per request (memoised on the event), so the rate limiter,
+ * routes, RPC, REST and MCP share one lookup. A failing lookup rejects (a 500), never silently
+ * downgrades the caller to anonymous.
+ */
+export function resolveSession(event: RequestEvent, resolver: SessionResolver | undefined): Promise<SessionState> {
+  if (event.sessionState) return event.sessionState;
+  if (!resolver || !carriesCredential(event.headers)) return (event.sessionState = Promise.resolve(ANONYMOUS));
+  return (event.sessionState = resolver(event).then((state) => state ?? ANONYMOUS));
+}
