@@ -1,0 +1,32 @@
+/**
+ * `trellis/kernel`: the public API for plugin and preset authors. First-party plugins import only
+ * from here, exactly as a third-party plugin would.
+ */
+export { Kernel, type KernelOptions, type BuiltKernel, type KernelDescription, type ClientHeaders } from "./kernel.js";
+export { STAGES, type StageName } from "./stages.js";
+export { definePlugin, type AppPlugin, type PluginContext, type PluginResult, type PluginResources, type ProcedureTree } from "./plugin.js";
+export type { PluginHooks, KernelHooks } from "./hooks.js";
+export type { SealedApp } from "./sealed.js";
+export { RequestEvent } from "./event.js";
+export { compose, type HttpMiddleware } from "./middleware.js";
+export type { RouteDefinition, RouteHandler, RouteMethod } from "./router.js";
+export type { AppRpcContext } from "./context.js";
+export { carriesCredential, type SessionUser, type UserSession, type SessionState } from "./session.js";
+export { RpcError, TrellisError, errorBody, errorResponse, type OnError, type ErrorSource } from "./errors.js";
+export { toRpcError } from "./rpc.js";
+export {
+  rootBuilder,
+  hasRole,
+  assertPermission,
+  permissionMiddleware,
+  type ProcedureBase,
+  type ProcedureMeta,
+  type ProcedureOptions,
+  type ProcedurePermission,
+  type PermissionFn,
+} from "./procedure.js";
+export { BYTES_TYPE_ID, customJsonSerializers, toBase64, fromBase64 } from "./wire.js";
+export type { AppKV, AppSecrets, AppStorage, DatabaseConfig, DatabaseKind, LiveProvider } from "./resources.js";
+export type { AppDatabase } from "./db/database.js";
+export { primaryKeyOf, COLUMN_TYPES } from "./schema/model.js";
+export type { SchemaModel, TableModel, ColumnModel, RelationModel, ColumnType } from "./schema/model.js";

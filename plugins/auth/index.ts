@@ -1,0 +1,77 @@
+import { createRequire } from "node:module";
+import { betterAuth, type BetterAuthOptions } from "better-auth";
+import { admin } from "better-auth/plugins/admin";
+import { definePlugin, type AppPlugin, type SessionState } from "../../kernel/index.js";
+import { authOptions, type AuthAppOptions, type AuthConfig } from "./options.js";
+import { AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING } from "./errors.js";
+
+export type { AuthConfig, AuthAppOptions } from "./options.js";
+
+const API_KEY_PACKAGE = "@better-auth/api-key";
+
+/** The instance type is kept opaque at the package boundary (better-auth's inferred type is huge). */
+export type AuthInstance = { handler(request: Request): Promise<Response>; api: Record<string, any>; options: BetterAuthOptions };
+
+/**
+ * better-auth at `/api/auth/**`, on the app's own Kysely instance. Stage `identity`: it taps the
+ * kernel's session hook, so every feature after it reads `context.user` from one lookup per request.
+ * The instance is created in the `ready` hook because the API-key plugin is an optional peer that
+ * can only be loaded asynchronously; its presence is checked synchronously at build.
+ */
+export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlugin {
+  let instance: AuthInstance | undefined;
+  return definePlugin({
+    name: "auth",
+    stage: "identity",
+    provides: ["session", "auth"],
+    validate(ctx) {
+      if (!config?.secret) throw new Error(`${AUTH_SECRET_MISSING}: .auth() needs a secret (at least 32 random characters)`);
+      if (!ctx.schema.auth) {
+        throw new Error(`${AUTH_SCHEMA_MISSING}: .auth() needs the auth tables: call .auth() on the schema (schema("1").auth())`);
+      }
+      if (ctx.schema.auth.apiKeys && !isInstalled(API_KEY_PACKAGE)) {
+        throw new Error(`${AUTH_PEER_MISSING}: the schema asks for API keys, so install the optional peer "${API_KEY_PACKAGE}"`);
+      }
+      if (config.secret.length < 32 && !process.env.VITEST && process.env.NODE_ENV !== "test") {
+        console.warn("[trellis] auth: the secret is shorter than 32 characters; use a long random value in production");
+      }
+    },
+    build(ctx) {
+      const { db, kind } = ctx.resources;
+      const wantsApiKeys = ctx.schema.auth?.apiKeys ?? false;
+      ctx.hooks.ready.tap(async () => {
+        const extra: NonNullable<BetterAuthOptions["plugins"]> = [admin({ adminRoles: [...(app.adminRoles ?? ["admin"])] })];
+        if (wantsApiKeys) {
+          const { apiKey } = await import(API_KEY_PACKAGE);
+          extra.push(apiKey());
+        }
+        instance = betterAuth(authOptions(config, app, { db, type: kind }, extra)) as unknown as AuthInstance;
+        ctx.provide("auth", instance);
+      });
+      ctx.hooks.session.tap(async (event): Promise<SessionState | undefined> => {
+        const found = await instance!.api.getSession({ headers: event.headers });
+        return found ? { user: found.user, session: found.session } : undefined;
+      });
+      return {
+        routes: [
+          {
+            method: "ALL",
+            path: "/api/auth/**",
+            // better-auth authenticates its own requests; resolving the session here would be a wasted lookup.
+            context: false,
+            handler: (event) => instance!.handler(event.request),
+          },
+        ],
+      };
+    },
+  });
+}
+
+function isInstalled(name: string): boolean {
+  try {
+    createRequire(import.meta.url).resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
+}

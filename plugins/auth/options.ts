@@ -1,0 +1,52 @@
+import type { BetterAuthOptions } from "better-auth";
+
+/**
+ * The auth library's options minus `database`, which Trellis wires to the app's own Kysely instance
+ * and the tables of `schema().auth()`.
+ */
+export interface AuthConfig extends Omit<BetterAuthOptions, "database" | "secret"> {
+  /** Signs and encrypts sessions, cookies and tokens: at least 32 random characters in production. */
+  secret: string;
+}
+
+/** What the facade knows about the app that the auth library needs. */
+export interface AuthAppOptions {
+  baseUrl?: string;
+  /** `cors.origins`: always trusted, whatever the call order (never `*`). */
+  corsOrigins?: readonly string[];
+  /**
+   * Roles the admin plugin treats as admins.
+   * @default ["admin"]
+   */
+  adminRoles?: readonly string[];
+}
+
+/** better-auth's options for this app: origins merged, admin (and API-key) plugins added once. */
+export function authOptions(
+  config: AuthConfig,
+  app: AuthAppOptions,
+  database: BetterAuthOptions["database"],
+  extraPlugins: NonNullable<BetterAuthOptions["plugins"]>,
+): BetterAuthOptions {
+  const configured = config.trustedOrigins;
+  const cors = (app.corsOrigins ?? []).filter((origin) => origin !== "*");
+  const trustedOrigins =
+    typeof configured === "function"
+      ? async (request?: Request) => [...cors, ...(await configured(request))]
+      : [...new Set([...cors, ...(configured ?? [])])];
+  const own = config.plugins ?? [];
+  const plugins = [...own, ...extraPlugins.filter((plugin) => !own.some((existing) => existing.id === plugin.id))];
+  return {
+    ...config,
+    baseURL: config.baseURL ?? app.baseUrl,
+    trustedOrigins,
+    plugins,
+    database,
+    advanced: {
+      ...config.advanced,
+      // The schema is Trellis' own and migrated before the first request; better-auth's start-up
+      // check would race the migration and report a false mismatch.
+      database: { ...config.advanced?.database, validateSchema: false } as never,
+    },
+  };
+}

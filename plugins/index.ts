@@ -1,0 +1,4 @@
+/** `trellis/plugins`: every first-party plugin factory. */
+export { corsPlugin, type CorsConfig } from "./cors/index.js";
+export { healthPlugin, type HealthConfig } from "./health/index.js";
+export { authPlugin, type AuthConfig, type AuthAppOptions, type AuthInstance } from "./auth/index.js";

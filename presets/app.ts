@@ -1,0 +1,141 @@
+import type { Middleware } from "@orpc/server";
+import {
+  Kernel,
+  permissionMiddleware,
+  rootBuilder,
+  type AppKV,
+  type AppPlugin,
+  type AppSecrets,
+  type AppStorage,
+  type DatabaseConfig,
+  type OnError,
+  type ProcedureBase,
+  type ProcedureOptions,
+  type RequestEvent,
+  type RouteMethod,
+} from "../kernel/index.js";
+import type { KyselyDatabase, SchemaResult } from "../kernel/schema/index.js";
+import { authPlugin, type AuthConfig } from "../plugins/auth/index.js";
+import { defaultPreset, type PresetOptions } from "./default.js";
+import type { BuiltApp, ContextOf, NestName } from "./types.js";
+
+export interface AppOptions {
+  /** Display name: the OpenAPI title and the value `_admin.meta` reports. */
+  name?: string;
+  /** Public origin; the default base URL of the auth library. */
+  baseUrl?: string;
+  /** Query-builder dialect plus its family (`embedded()` from `trellis/embedded` gives both). */
+  db: DatabaseConfig;
+  /** Browser origins allowed to reach the app; without it no CORS header is set. */
+  cors?: PresetOptions["cors"];
+  storage?: AppStorage;
+  secrets?: AppSecrets<any>;
+  kv?: AppKV;
+  /**
+   * Called for unexpected failures only, never for deliberate `RpcError`s.
+   * @default logs to the console
+   */
+  onError?: OnError;
+  /**
+   * Mounts `GET /health`; `false` omits it.
+   * @default true
+   */
+  health?: PresetOptions["health"];
+  /** Per-caller rate limit on `/rpc/**` and `/rest/**`. Off by default. */
+  rateLimit?: unknown;
+}
+
+/**
+ * The facade: it creates the kernel, registers the preset's plugins in a fixed order, and forwards
+ * each builder call to the kernel or to the plugin that owns it. It holds no feature logic.
+ *
+ * Type parameters grow with each call: `DB` with `.schema()`, `Extra` with `.middleware()`,
+ * `Router` by one intersection per `.procedure()` or `.resource()`.
+ */
+export class App<DB = {}, Extra = {}, Router = {}> {
+  declare readonly "~router": Router;
+  readonly kernel: Kernel;
+  readonly options: AppOptions;
+  /** The builder procedures receive: the root builder plus every `.middleware()` so far. */
+  #base: ProcedureBase<any> = rootBuilder();
+
+  constructor(options: AppOptions) {
+    this.options = options;
+    this.kernel = new Kernel(options);
+    for (const plugin of defaultPreset(options)) this.kernel.use(plugin);
+  }
+
+  /** Registers a schema version: one migration step. The latest version types `context.db`. */
+  schema<S extends SchemaResult<any, any>>(version: S): App<KyselyDatabase<S>, Extra, Router> {
+    this.kernel.schema(version);
+    return this as unknown as App<KyselyDatabase<S>, Extra, Router>;
+  }
+
+  /** Adds procedure middleware; what it passes to `next({ context })` reaches every later procedure. */
+  middleware<Out extends Record<string, unknown>>(
+    middleware: Middleware<ContextOf<DB, Extra>, Out, unknown, unknown, any, any>,
+  ): App<DB, Extra & Out, Router> {
+    this.#base = this.#base.use(middleware as never);
+    return this as unknown as App<DB, Extra & Out, Router>;
+  }
+
+  /** Registers a procedure; dots in `name` become path segments (`user.me` is `POST /rpc/user/me`). */
+  procedure<N extends string, P>(
+    name: N,
+    define: (base: ProcedureBase<ContextOf<DB, Extra>>) => P,
+    options?: ProcedureOptions<ContextOf<DB, Extra>>,
+  ): App<DB, Extra, Router & NestName<N, P>> {
+    const permission = options?.permission ?? "public";
+    const base = permission === "public" ? this.#base : this.#base.use(permissionMiddleware(options as ProcedureOptions<any>));
+    if (permission !== "public") {
+      const label = typeof permission === "function" ? "a permission function" : `"${permission}"`;
+      this.kernel.requireSession(`procedure "${name}" (permission ${label})`);
+    }
+    this.kernel.procedure(name, define(base as ProcedureBase<ContextOf<DB, Extra>>) as never);
+    return this as unknown as App<DB, Extra, Router & NestName<N, P>>;
+  }
+
+  /** Mounts a raw route, matched before `/rpc/**` and every built-in route. */
+  route(
+    method: RouteMethod,
+    path: string,
+    handler: (event: RequestEvent, context: ContextOf<DB, Extra>) => unknown,
+  ): this {
+    this.kernel.route({ method, path, handler: handler as never });
+    return this;
+  }
+
+  /** Mounts the auth library at `/api/auth/**` and resolves `context.user` once per request. */
+  auth(config: AuthConfig): this {
+    this.kernel.use(authPlugin(config, { baseUrl: this.options.baseUrl, corsOrigins: this.options.cors?.origins }));
+    return this;
+  }
+
+  /** Registers a plugin; a duplicate name throws here. */
+  use(plugin: AppPlugin): this {
+    this.kernel.use(plugin);
+    return this;
+  }
+
+  /** The procedure builder with every middleware registered so far (for plugins fed from the facade). */
+  protected get base(): ProcedureBase<any> {
+    return this.#base;
+  }
+
+  /** Finalises the app. Throws on any build-time rule; does not migrate. */
+  build(): BuiltApp<Router, DB> {
+    return this.kernel.build() as unknown as BuiltApp<Router, DB>;
+  }
+
+  /** Builds, waits for the database, and applies pending migrations (throws when one fails). */
+  async start(): Promise<BuiltApp<Router, DB>> {
+    const built = this.kernel.build();
+    await built.ready();
+    const { error } = await built.migrator.migrateToLatest();
+    if (error) {
+      await built.close();
+      throw error instanceof Error ? error : new Error(String(error));
+    }
+    return built as unknown as BuiltApp<Router, DB>;
+  }
+}

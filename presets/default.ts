@@ -1,0 +1,19 @@
+import type { AppPlugin } from "../kernel/index.js";
+import { corsPlugin, type CorsConfig } from "../plugins/cors/index.js";
+import { healthPlugin, type HealthConfig } from "../plugins/health/index.js";
+
+export interface PresetOptions {
+  cors?: CorsConfig;
+  health?: HealthConfig;
+}
+
+/**
+ * The plugins `App` registers at construction, in this order. Features the user turns on later
+ * (`.auth()`, `.resource()`, ...) register their plugins at that call; the kernel orders them all
+ * by stage at build, so the call order never matters.
+ */
+export function defaultPreset(options: PresetOptions): AppPlugin[] {
+  const plugins: AppPlugin[] = [corsPlugin(options.cors)];
+  if (options.health !== false) plugins.push(healthPlugin(options.health === true ? undefined : options.health));
+  return plugins;
+}

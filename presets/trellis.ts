@@ -1,0 +1,23 @@
+/** `trellis`: the root entry. Schema, secrets and storage members live on their own subpaths. */
+export { App, type AppOptions } from "./app.js";
+export { RpcError } from "../kernel/index.js";
+export type { BuiltApp, InferRouter } from "./types.js";
+export type {
+  AppRpcContext,
+  AppPlugin,
+  AppKV,
+  AppSecrets,
+  AppStorage,
+  AppDatabase,
+  PluginContext,
+  PluginResult,
+  SessionUser,
+  UserSession,
+  ProcedureOptions,
+  ProcedurePermission,
+  OnError,
+  ErrorSource,
+  RouteDefinition,
+  HttpMiddleware,
+} from "../kernel/index.js";
+export type { CorsConfig } from "../plugins/cors/index.js";
