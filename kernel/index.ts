@@ -30,3 +30,4 @@ export type { AppKV, AppSecrets, AppStorage, DatabaseConfig, DatabaseKind, LiveP
 export type { AppDatabase } from "./db/database.js";
 export { primaryKeyOf, COLUMN_TYPES } from "./schema/model.js";
 export type { SchemaModel, TableModel, ColumnModel, RelationModel, ColumnType } from "./schema/model.js";
+export { encodeValue, decodeRow, decodeValue, ValueError } from "./db/values.js";

@@ -34,9 +34,10 @@ function validationError(error: ORPCError<any, any>, cause: ValidationError, onE
   return new ORPCError("BAD_REQUEST", { message: `Invalid input: ${detail}`, data: error.data, cause });
 }
 
-/** Errors raised by Trellis' own input checks (for example the `where` compiler) carry `status: 400`. */
-function isInputError(error: unknown): error is Error & { status: 400; path?: string } {
-  return error instanceof Error && (error as { status?: unknown }).status === 400;
+/** Errors raised by Trellis' own input checks: the `where` compiler and the value codec. */
+function isInputError(error: unknown): error is Error & { path?: string } {
+  if (!(error instanceof Error)) return false;
+  return (error as { status?: unknown }).status === 400 || error.name === "WhereError" || error.name === "ValueError";
 }
 
 function inputErrorData(error: { path?: string }) {

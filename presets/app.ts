@@ -14,7 +14,9 @@ import {
   type RequestEvent,
   type RouteMethod,
 } from "../kernel/index.js";
-import type { KyselyDatabase, SchemaResult } from "../kernel/schema/index.js";
+import type { KyselyDatabase, RowOf, SchemaResult, TableName } from "../kernel/schema/index.js";
+import { resourcesPlugin, type ResourceOptions, type ResourcesPlugin } from "../plugins/resources/index.js";
+import type { ResourceRouter } from "./resource-types.js";
 import { authPlugin, type AuthConfig } from "../plugins/auth/index.js";
 import { defaultPreset, type PresetOptions } from "./default.js";
 import type { BuiltApp, ContextOf, NestName } from "./types.js";
@@ -49,15 +51,20 @@ export interface AppOptions {
  * The facade: it creates the kernel, registers the preset's plugins in a fixed order, and forwards
  * each builder call to the kernel or to the plugin that owns it. It holds no feature logic.
  *
- * Type parameters grow with each call: `DB` with `.schema()`, `Extra` with `.middleware()`,
+ * Type parameters grow with each call: the schema `S` with `.schema()`, `Extra` with `.middleware()`,
  * `Router` by one intersection per `.procedure()` or `.resource()`.
  */
-export class App<DB = {}, Extra = {}, Router = {}> {
+type AnySchema = SchemaResult<any, any>;
+type NoSchema = SchemaResult<{}, {}>;
+type Ctx<S extends AnySchema, Extra> = ContextOf<KyselyDatabase<S>, Extra>;
+
+export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
   declare readonly "~router": Router;
   readonly kernel: Kernel;
   readonly options: AppOptions;
   /** The builder procedures receive: the root builder plus every `.middleware()` so far. */
   #base: ProcedureBase<any> = rootBuilder();
+  #resources: ResourcesPlugin | undefined;
 
   constructor(options: AppOptions) {
     this.options = options;
@@ -66,40 +73,40 @@ export class App<DB = {}, Extra = {}, Router = {}> {
   }
 
   /** Registers a schema version: one migration step. The latest version types `context.db`. */
-  schema<S extends SchemaResult<any, any>>(version: S): App<KyselyDatabase<S>, Extra, Router> {
+  schema<V extends AnySchema>(version: V): App<V, Extra, Router> {
     this.kernel.schema(version);
-    return this as unknown as App<KyselyDatabase<S>, Extra, Router>;
+    return this as unknown as App<V, Extra, Router>;
   }
 
   /** Adds procedure middleware; what it passes to `next({ context })` reaches every later procedure. */
   middleware<Out extends Record<string, unknown>>(
-    middleware: Middleware<ContextOf<DB, Extra>, Out, unknown, unknown, any, any>,
-  ): App<DB, Extra & Out, Router> {
+    middleware: Middleware<Ctx<S, Extra>, Out, unknown, unknown, any, any>,
+  ): App<S, Extra & Out, Router> {
     this.#base = this.#base.use(middleware as never);
-    return this as unknown as App<DB, Extra & Out, Router>;
+    return this as unknown as App<S, Extra & Out, Router>;
   }
 
   /** Registers a procedure; dots in `name` become path segments (`user.me` is `POST /rpc/user/me`). */
   procedure<N extends string, P>(
     name: N,
-    define: (base: ProcedureBase<ContextOf<DB, Extra>>) => P,
-    options?: ProcedureOptions<ContextOf<DB, Extra>>,
-  ): App<DB, Extra, Router & NestName<N, P>> {
+    define: (base: ProcedureBase<Ctx<S, Extra>>) => P,
+    options?: ProcedureOptions<Ctx<S, Extra>>,
+  ): App<S, Extra, Router & NestName<N, P>> {
     const permission = options?.permission ?? "public";
     const base = permission === "public" ? this.#base : this.#base.use(permissionMiddleware(options as ProcedureOptions<any>));
     if (permission !== "public") {
       const label = typeof permission === "function" ? "a permission function" : `"${permission}"`;
       this.kernel.requireSession(`procedure "${name}" (permission ${label})`);
     }
-    this.kernel.procedure(name, define(base as ProcedureBase<ContextOf<DB, Extra>>) as never);
-    return this as unknown as App<DB, Extra, Router & NestName<N, P>>;
+    this.kernel.procedure(name, define(base as ProcedureBase<Ctx<S, Extra>>) as never);
+    return this as unknown as App<S, Extra, Router & NestName<N, P>>;
   }
 
   /** Mounts a raw route, matched before `/rpc/**` and every built-in route. */
   route(
     method: RouteMethod,
     path: string,
-    handler: (event: RequestEvent, context: ContextOf<DB, Extra>) => unknown,
+    handler: (event: RequestEvent, context: Ctx<S, Extra>) => unknown,
   ): this {
     this.kernel.route({ method, path, handler: handler as never });
     return this;
@@ -111,24 +118,32 @@ export class App<DB = {}, Extra = {}, Router = {}> {
     return this;
   }
 
+  /**
+   * Generates `{name}.list/get/create/update/delete` for the table `name` of the latest schema.
+   * Middleware registered before this call applies to the generated procedures.
+   */
+  resource<N extends TableName<S>, const Owner extends string = never>(
+    name: N,
+    options: ResourceOptions<Ctx<S, Extra>, RowOf<S, N>> & { ownerColumn?: Owner } = {},
+  ): App<S, Extra, Router & { [K in N]: ResourceRouter<S, N, Owner> }> {
+    if (!this.#resources) this.kernel.use((this.#resources = resourcesPlugin()));
+    this.#resources.add(name, options as ResourceOptions<any, any>, this.#base);
+    return this as never;
+  }
+
   /** Registers a plugin; a duplicate name throws here. */
   use(plugin: AppPlugin): this {
     this.kernel.use(plugin);
     return this;
   }
 
-  /** The procedure builder with every middleware registered so far (for plugins fed from the facade). */
-  protected get base(): ProcedureBase<any> {
-    return this.#base;
-  }
-
   /** Finalises the app. Throws on any build-time rule; does not migrate. */
-  build(): BuiltApp<Router, DB> {
-    return this.kernel.build() as unknown as BuiltApp<Router, DB>;
+  build(): BuiltApp<Router, KyselyDatabase<S>> {
+    return this.kernel.build() as unknown as BuiltApp<Router, KyselyDatabase<S>>;
   }
 
   /** Builds, waits for the database, and applies pending migrations (throws when one fails). */
-  async start(): Promise<BuiltApp<Router, DB>> {
+  async start(): Promise<BuiltApp<Router, KyselyDatabase<S>>> {
     const built = this.kernel.build();
     await built.ready();
     const { error } = await built.migrator.migrateToLatest();
@@ -136,6 +151,6 @@ export class App<DB = {}, Extra = {}, Router = {}> {
       await built.close();
       throw error instanceof Error ? error : new Error(String(error));
     }
-    return built as unknown as BuiltApp<Router, DB>;
+    return built as unknown as BuiltApp<Router, KyselyDatabase<S>>;
   }
 }

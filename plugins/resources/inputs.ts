@@ -1,0 +1,112 @@
+import { z } from "zod";
+import { fromBase64, type ColumnModel, type TableModel } from "../../kernel/index.js";
+
+/**
+ * Zod schemas generated from a table: the resource procedures validate with them, and the same
+ * schemas describe the inputs to OpenAPI and MCP.
+ */
+
+const INTEGER_TEXT = /^-?\d+$/;
+const DECIMAL_TEXT = /^-?(\d+(\.\d*)?|\.\d+)$/;
+
+/** The input schema of one column value (never null; nullability is added by the caller). */
+export function columnInput(column: ColumnModel): z.ZodType {
+  if (column.enum) {
+    const values = column.enum.values as [string, ...string[]];
+    if (!column.enum.multiple) return z.enum(values);
+    // A set is stored comma-separated; accept the array form too.
+    return z.union([z.array(z.enum(values)), z.string()]).transform((value, ctx) => {
+      const members = Array.isArray(value) ? value : value.split(",").map((part) => part.trim()).filter(Boolean);
+      const unknown = members.find((member) => !values.includes(member));
+      if (unknown !== undefined) {
+        ctx.addIssue({ code: "custom", message: `"${unknown}" is not one of ${values.join(", ")}` });
+        return z.NEVER;
+      }
+      return [...new Set(members)].join(",");
+    });
+  }
+  switch (column.type) {
+    case "serial":
+    case "integer":
+      return z.number().int();
+    case "real":
+      return z.number();
+    case "boolean":
+      return z.boolean();
+    case "text":
+    case "varchar":
+      return z.string();
+    case "uuid":
+      return z.guid();
+    case "timestamp":
+      return z.union([z.date(), z.iso.datetime({ offset: true })]).transform((value) => new Date(value));
+    case "date":
+      return z.union([z.date(), z.iso.date()]);
+    case "bigint":
+      return z.union([z.string().regex(INTEGER_TEXT, "must be an integer"), z.number().int(), z.bigint()]).transform(String);
+    case "decimal":
+      return z.union([z.string().regex(DECIMAL_TEXT, "must be a decimal number"), z.number()]).transform(String);
+    case "jsonb":
+      return z.json();
+    case "bytes":
+      return z.union([z.instanceof(Uint8Array), z.base64()]).transform((value) => (typeof value === "string" ? fromBase64(value) : value));
+  }
+}
+
+function isOptionalOnCreate(column: ColumnModel): boolean {
+  return column.type === "serial" || column.nullable || column.default !== undefined;
+}
+
+function withNull(column: ColumnModel, schema: z.ZodType): z.ZodType {
+  return column.nullable ? schema.nullable() : schema;
+}
+
+/** `{ col: value }` for create: required unless serial, defaulted or nullable. Unknown keys are dropped. */
+export function createInput(table: TableModel, columns: readonly string[]): z.ZodObject {
+  const shape: Record<string, z.ZodType> = {};
+  for (const name of columns) {
+    const column = table.columns[name];
+    const schema = withNull(column, columnInput(column));
+    shape[name] = isOptionalOnCreate(column) ? schema.optional() : schema;
+  }
+  return z.object(shape);
+}
+
+/** Every settable column optional: the `data` of update. */
+export function updateData(table: TableModel, columns: readonly string[]): z.ZodObject {
+  const shape: Record<string, z.ZodType> = {};
+  for (const name of columns) shape[name] = withNull(table.columns[name], columnInput(table.columns[name])).optional();
+  return z.object(shape);
+}
+
+/** `{ <pk>: value }`, strict: the key names the row. */
+export function keyInput(table: TableModel, primaryKey: string): z.ZodObject {
+  return z.strictObject({ [primaryKey]: columnInput(table.columns[primaryKey]) });
+}
+
+const include = z.record(z.string(), z.literal(true));
+const orderBy = z.array(z.record(z.string(), z.enum(["asc", "desc"])));
+
+export function listInput() {
+  return z
+    .object({
+      where: z.record(z.string(), z.unknown()).optional(),
+      orderBy: orderBy.optional(),
+      take: z.number().int().min(0).optional(),
+      skip: z.number().int().min(0).optional(),
+      include: include.optional(),
+    })
+    .optional();
+}
+
+export function getInput(key: z.ZodObject) {
+  return z.object({ where: key, include: include.optional() });
+}
+
+export function updateInput(key: z.ZodObject, data: z.ZodObject) {
+  return z.object({ where: key, data });
+}
+
+export function deleteInput(key: z.ZodObject) {
+  return z.object({ where: key });
+}

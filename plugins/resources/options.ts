@@ -1,0 +1,88 @@
+import { TrellisError, type AppRpcContext } from "../../kernel/index.js";
+import {
+  RESOURCE_OWNER_COLUMN_MISSING,
+  RESOURCE_OWNER_ON_CREATE,
+  RESOURCE_WRITABLE_AND_READONLY,
+} from "./errors.js";
+
+export type ResourceAction = "list" | "get" | "create" | "update" | "delete";
+export const ACTIONS: readonly ResourceAction[] = ["list", "get", "create", "update", "delete"];
+
+/** A function permission: `row` is given on get, update and delete (undefined when the row is missing). */
+export type ResourcePermissionFn<Ctx = AppRpcContext, Row = Record<string, unknown>> = (args: {
+  context: Ctx;
+  row?: Row;
+}) => boolean | Promise<boolean>;
+
+export type ResourcePermission<Ctx = AppRpcContext, Row = Record<string, unknown>> =
+  | "public"
+  | "authenticated"
+  | "admin"
+  | "owner"
+  | ResourcePermissionFn<Ctx, Row>;
+
+export type ResourcePermissions<Ctx = AppRpcContext, Row = Record<string, unknown>> = Partial<
+  Record<ResourceAction, ResourcePermission<Ctx, Row>>
+>;
+
+export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unknown>> {
+  /**
+   * Rule per action.
+   * @default every action "public"
+   */
+  permissions?: ResourcePermissions<Ctx, Row>;
+  /** Column holding the creator's user id; filled from the session on create, never from the client. */
+  ownerColumn?: string;
+  /**
+   * Rows per list call.
+   * @default { default: 50, max: 100, maxSkip: 10000 }
+   */
+  listLimit?: { default?: number; max?: number; maxSkip?: number };
+  /**
+   * Relations callers may `include` on list and get.
+   * @default []
+   */
+  includable?: string[];
+  /**
+   * Columns settable on create and update; every other column is server-controlled and dropped.
+   * @default all columns
+   */
+  writable?: string[];
+  /**
+   * Columns stripped from create and update input.
+   * @default []
+   */
+  readonly?: string[];
+}
+
+/** The rules that need no schema, checked at the `.resource()` call so the stack points at it. */
+export function checkOptions(name: string, options: ResourceOptions<any, any>): void {
+  const permissions = options.permissions ?? {};
+  if (permissions.create === "owner") {
+    throw new TrellisError(RESOURCE_OWNER_ON_CREATE, `Resource "${name}": "owner" is not valid for create (no row exists yet); use "authenticated"`);
+  }
+  const ownerActions = Object.entries(permissions).filter(([, value]) => value === "owner").map(([action]) => action);
+  if (ownerActions.length > 0 && !options.ownerColumn) {
+    throw new TrellisError(
+      RESOURCE_OWNER_COLUMN_MISSING,
+      `Resource "${name}": the "owner" permission on ${ownerActions.join(", ")} needs ownerColumn`,
+    );
+  }
+  if (options.writable && options.readonly) {
+    throw new TrellisError(RESOURCE_WRITABLE_AND_READONLY, `Resource "${name}": writable and readonly are mutually exclusive`);
+  }
+}
+
+export interface ListLimits {
+  default: number;
+  max: number;
+  maxSkip: number;
+}
+
+export function listLimits(options: ResourceOptions<any, any>): ListLimits {
+  return {
+    default: options.listLimit?.default ?? 50,
+    max: options.listLimit?.max ?? 100,
+    maxSkip: options.listLimit?.maxSkip ?? 10_000,
+  };
+}

@@ -1,0 +1,26 @@
+import { RpcError, hasRole, type AppRpcContext } from "../../kernel/index.js";
+import type { ResourcePermission } from "./options.js";
+
+/** Resource `admin` means the role `admin` itself, parsed from the comma-separated `user.role`. */
+const ADMIN_ROLES = ["admin"];
+
+/**
+ * The part of a permission that needs no input or row, run before input validation so the
+ * precedence holds: 401 signed out, then 403 missing role, then 400 bad input.
+ */
+export function assertGate(permission: ResourcePermission<any, any>, context: AppRpcContext): void {
+  if (permission === "public" || typeof permission === "function") return;
+  if (!context.user) throw new RpcError("UNAUTHORIZED", { message: "Sign in to do this" });
+  if (permission === "admin" && !hasRole(context.user, ADMIN_ROLES)) {
+    throw new RpcError("FORBIDDEN", { message: "Requires the admin role" });
+  }
+}
+
+/** A function permission's verdict: 403 when it says no. */
+export async function assertFunction(
+  permission: ResourcePermission<any, any>,
+  args: { context: AppRpcContext; row?: Record<string, unknown> },
+): Promise<void> {
+  if (typeof permission !== "function") return;
+  if (!(await permission(args))) throw new RpcError("FORBIDDEN", { message: "Permission denied" });
+}

@@ -1,0 +1,147 @@
+import {
+  RpcError,
+  decodeRow,
+  encodeValue,
+  type AppDatabase,
+  type AppRpcContext,
+  type DatabaseKind,
+  type ProcedureBase,
+  type TableModel,
+} from "../../kernel/index.js";
+import { assertFunction, assertGate } from "./permissions.js";
+import { createInput, deleteInput, getInput, keyInput, listInput, updateData, updateInput } from "./inputs.js";
+import type { ListLimits, ResourceAction, ResourcePermission } from "./options.js";
+
+/** Everything a resource's procedures need, resolved once at build. */
+export interface ResourceSpec {
+  name: string;
+  table: TableModel;
+  primaryKey: string;
+  ownerColumn: string | undefined;
+  permissions: Record<ResourceAction, ResourcePermission<any, any>>;
+  limits: ListLimits;
+  includable: ReadonlySet<string>;
+  /** Columns a client may set on create (and, minus the primary key, on update). */
+  settable: readonly string[];
+  base: ProcedureBase<AppRpcContext>;
+}
+
+type Row = Record<string, unknown>;
+
+export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kind: DatabaseKind) {
+  const { table, primaryKey: pk, ownerColumn, permissions } = spec;
+  const key = keyInput(table, pk);
+  const gated = (action: ResourceAction) =>
+    spec.base.use(({ context, next }) => {
+      assertGate(permissions[action], context);
+      return next();
+    });
+  const isOwner = (action: ResourceAction) => permissions[action] === "owner";
+  const ownerOf = (context: AppRpcContext) => context.user!.id;
+  const encode = (data: Row) => {
+    const out: Row = {};
+    for (const [column, value] of Object.entries(data)) if (value !== undefined) out[column] = encodeValue(kind, table.columns[column], value);
+    return out;
+  };
+  const decode = (row: Row) => decodeRow(kind, table, row);
+  const query = () => (db.query as Record<string, any>)[table.name];
+  const checkInclude = (include: Record<string, true> | undefined) => {
+    for (const relation of Object.keys(include ?? {})) {
+      if (!spec.includable.has(relation)) {
+        throw new RpcError("BAD_REQUEST", { message: `"${relation}" cannot be included; includable: ${[...spec.includable].join(", ") || "none"}` });
+      }
+    }
+  };
+  const keyWhere = (where: Row, context: AppRpcContext, action: ResourceAction): Row =>
+    isOwner(action) ? { [pk]: where[pk], [ownerColumn!]: ownerOf(context) } : { [pk]: where[pk] };
+
+  const list = gated("list")
+    .input(listInput())
+    .handler(async ({ input = {}, context }) => {
+      await assertFunction(permissions.list, { context });
+      const take = input.take ?? spec.limits.default;
+      if (take > spec.limits.max) throw new RpcError("BAD_REQUEST", { message: `take must be at most ${spec.limits.max}` });
+      if ((input.skip ?? 0) > spec.limits.maxSkip) throw new RpcError("BAD_REQUEST", { message: `skip must be at most ${spec.limits.maxSkip}` });
+      checkInclude(input.include);
+      let where: Row | undefined = input.where;
+      if (isOwner("list")) {
+        const mine = { [ownerColumn!]: ownerOf(context) };
+        where = where ? { AND: [where, mine] } : mine;
+      }
+      return (await query().findMany({ where, orderBy: input.orderBy, take, skip: input.skip, include: input.include })) as Row[];
+    });
+
+  const get = gated("get")
+    .input(getInput(key))
+    .handler(async ({ input, context }) => {
+      checkInclude(input.include);
+      const row = (await query().findFirst({ where: keyWhere(input.where, context, "get"), include: input.include })) as Row | undefined;
+      await assertFunction(permissions.get, { context, row });
+      if (!row) throw notFound(spec.name);
+      return row;
+    });
+
+  const create = gated("create")
+    .input(createInput(table, spec.settable))
+    .handler(async ({ input, context }) => {
+      await assertFunction(permissions.create, { context });
+      const data: Row = { ...input };
+      if (ownerColumn && context.user) data[ownerColumn] = context.user.id;
+      const values = encode(data);
+      return db.transact(async (trx) => {
+        const insert = trx.insertInto(table.name);
+        const row = await (Object.keys(values).length ? insert.values(values) : insert.defaultValues()).returningAll().executeTakeFirstOrThrow();
+        return decode(row);
+      });
+    });
+
+  const updatable = spec.settable.filter((column) => column !== pk);
+  const update = gated("update")
+    .input(updateInput(key, updateData(table, updatable)))
+    .handler(async ({ input, context }) => {
+      const values = encode(input.data);
+      if (Object.keys(values).length === 0) {
+        throw new RpcError("BAD_REQUEST", { message: `Nothing to update: data needs at least one of ${updatable.join(", ")}` });
+      }
+      const where = encode(keyWhere(input.where, context, "update"));
+      return db.transact(async (trx) => {
+        await checkRow(trx, "update", where, context);
+        let statement = trx.updateTable(table.name).set(values);
+        for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
+        const row = await statement.returningAll().executeTakeFirst();
+        if (!row) throw notFound(spec.name);
+        return decode(row);
+      });
+    });
+
+  const remove = gated("delete")
+    .input(deleteInput(key))
+    .handler(async ({ input, context }) => {
+      const where = encode(keyWhere(input.where, context, "delete"));
+      return db.transact(async (trx) => {
+        await checkRow(trx, "delete", where, context);
+        let statement = trx.deleteFrom(table.name);
+        for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
+        const row = await statement.returningAll().executeTakeFirst();
+        if (!row) throw notFound(spec.name);
+        return decode(row);
+      });
+    });
+
+  /** A function permission sees the row before the write, inside the same transaction. */
+  async function checkRow(trx: any, action: ResourceAction, where: Row, context: AppRpcContext) {
+    if (typeof permissions[action] !== "function") return;
+    let select = trx.selectFrom(table.name).selectAll();
+    for (const [column, value] of Object.entries(where)) select = select.where(column, "=", value);
+    if (kind === "postgres") select = select.forUpdate();
+    const found = await select.executeTakeFirst();
+    await assertFunction(permissions[action], { context, row: found ? decode(found) : undefined });
+    if (!found) throw notFound(spec.name);
+  }
+
+  return { list, get, create, update, delete: remove };
+}
+
+function notFound(name: string) {
+  return new RpcError("NOT_FOUND", { message: `No ${name} matches` });
+}

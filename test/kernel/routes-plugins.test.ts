@@ -1,0 +1,108 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { App } from "../../presets/trellis.js";
+import { definePlugin, type AppPlugin } from "../../kernel/index.js";
+import { rpc, request, sqliteMemory } from "../support/app.js";
+
+const opened: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((app) => app.close()));
+});
+function build<T extends { build(): any }>(app: T): ReturnType<T["build"]> {
+  const built = app.build();
+  opened.push(built);
+  return built;
+}
+
+describe("raw routes", () => {
+  it("receive path params and the request context, and may return plain JSON", async () => {
+    const app = build(
+      new App({ db: sqliteMemory() }).route("GET", "/hello/:name", (event, context) => ({
+        name: event.params.name,
+        user: context.user,
+        query: event.url.searchParams.get("q"),
+      })),
+    );
+    expect(await request(app, "GET", "/hello/ada?q=1")).toMatchObject({ status: 200, body: { name: "ada", user: null, query: "1" } });
+  });
+
+  it("win over /rpc/** on the same path", async () => {
+    const app = build(
+      new App({ db: sqliteMemory() })
+        .procedure("ping", (base) => base.handler(() => "from rpc"))
+        .route("POST", "/rpc/ping", () => new Response("from route")),
+    );
+    const response = await app.handle(new Request("http://localhost/rpc/ping", { method: "POST", body: "{}" }));
+    expect(await response.text()).toBe("from route");
+  });
+
+  it("match methods case-insensitively and accept ALL", async () => {
+    const app = build(new App({ db: sqliteMemory() }).route("all", "/any", (event) => ({ method: event.method })));
+    expect((await request(app, "PATCH", "/any")).body).toEqual({ method: "PATCH" });
+  });
+});
+
+describe("plugins", () => {
+  it("configure at use(), validate and build at build(), in stage order, seeing facade procedures", async () => {
+    const log: string[] = [];
+    const audit: AppPlugin = definePlugin({
+      name: "audit",
+      configure: () => log.push("audit:configure"),
+      validate: () => log.push("audit:validate"),
+      build(ctx) {
+        log.push(`audit:build sees ${[...ctx.procedures.keys()].join(",")}`);
+        return {
+          procedures: { "audit.count": ctx.base.handler(() => log.length) },
+          middleware: [
+            async (event, next) => {
+              const response = await next();
+              response.headers.set("x-audited", "yes");
+              return response;
+            },
+          ],
+          routes: [{ method: "GET", path: "/audit", handler: () => ({ entries: log.length }) }],
+        };
+      },
+    });
+    const edge: AppPlugin = { name: "edge-thing", stage: "edge", validate: () => log.push("edge:validate"), build: () => void log.push("edge:build") };
+    const app = new App({ db: sqliteMemory() }).use(audit);
+    expect(log).toEqual(["audit:configure"]);
+    app.procedure("hello", (base) => base.handler(() => "hi")).use(edge);
+    const built = build(app);
+    expect(log).toEqual(["audit:configure", "edge:validate", "audit:validate", "edge:build", "audit:build sees hello"]);
+    const result = await rpc(built, "audit.count");
+    expect(result.status).toBe(200);
+    expect(result.headers.get("x-audited")).toBe("yes");
+    expect((await request(built, "GET", "/audit")).status).toBe(200);
+  });
+
+  it("throws on a duplicate plugin name at use()", () => {
+    const app = new App({ db: sqliteMemory() }).use({ name: "x" });
+    expect(() => app.use({ name: "x" })).toThrow(/A plugin named "x" is already registered/);
+  });
+
+  it("names both plugins when a dependency is missing, and orders dependencies first", () => {
+    expect(() => new App({ db: sqliteMemory() }).use({ name: "needy", dependencies: ["ghost"] }).build()).toThrow(
+      /plugin "needy" depends on "ghost", which is not registered/,
+    );
+    const order: string[] = [];
+    const built = build(
+      new App({ db: sqliteMemory() })
+        .use({ name: "b", dependencies: ["a"], build: () => void order.push("b") })
+        .use({ name: "a", build: () => void order.push("a") }),
+    );
+    expect(order).toEqual(["a", "b"]);
+    expect(built.describe().plugins.map((p: { name: string }) => p.name)).toEqual(["cors", "a", "b", "health"]);
+  });
+
+  it("collects every validate problem into one error", () => {
+    const app = new App({ db: sqliteMemory() })
+      .use({ name: "one", validate: () => { throw new Error("first problem"); } })
+      .use({ name: "two", validate: () => { throw new Error("second problem"); } });
+    expect(() => app.build()).toThrow(/one: first problem\ntwo: second problem/);
+  });
+
+  it("describes the resolved order, hooks and routes", () => {
+    const built = build(new App({ db: sqliteMemory() }).route("GET", "/x", () => 1).procedure("p", (b) => b.handler(() => 1)));
+    expect(built.describe()).toMatchSnapshot();
+  });
+});
