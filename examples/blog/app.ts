@@ -1,0 +1,49 @@
+import { z } from "zod";
+import { App, type AppOptions } from "../../presets/trellis.js";
+import { v1, v2 } from "./schema.js";
+
+/** A development secret; set AUTH_SECRET (32+ random characters) in production. */
+const DEV_SECRET = "trellis-blog-development-secret-change-me";
+
+/**
+ * The blog: anyone reads posts, signed-in users write them, and only the author edits or deletes
+ * their own. Built as a function so tests can run it on an in-memory database.
+ */
+export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = {}) {
+  const baseUrl = options.baseUrl ?? process.env.BASE_URL ?? "http://localhost:3000";
+  return new App({ name: "Trellis Blog", baseUrl, db, ...options })
+    .schema(v1)
+    .schema(v2)
+    .auth({ secret: process.env.AUTH_SECRET ?? DEV_SECRET, emailAndPassword: { enabled: true } })
+    .resource("post", {
+      ownerColumn: "authorId",
+      permissions: { list: "public", get: "public", create: "authenticated", update: "owner", delete: "owner" },
+      includable: ["comments"],
+      readonly: ["createdAt", "updatedAt"],
+    })
+    .resource("comment", {
+      ownerColumn: "authorId",
+      permissions: { list: "public", get: "public", create: "authenticated", update: "owner", delete: "owner" },
+      readonly: ["createdAt", "updatedAt"],
+    })
+    .procedure("me", (base) => base.handler(({ context }) => ({ id: context.user!.id, email: context.user!.email })), {
+      permission: "authenticated",
+    })
+    .procedure("post.publish", (base) =>
+      base.input(z.object({ id: z.number().int() })).handler(async ({ input, context }) => {
+        const post = await context.db
+          .updateTable("post")
+          .set({ status: "published" })
+          .where("id", "=", input.id)
+          .where("authorId", "=", context.user!.id)
+          .returning(["id", "status"])
+          .executeTakeFirst();
+        return post ?? null;
+      }),
+      { permission: "authenticated" },
+    )
+    .route("GET", "/", async (_event, context) => {
+      const posts = await context.db.query.post.count({ where: { status: "published" } });
+      return { name: "Trellis Blog", publishedPosts: posts, signedIn: context.user !== null };
+    });
+}

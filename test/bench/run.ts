@@ -1,0 +1,21 @@
+/**
+ * `npm run bench`: every benchmark, each printing its figures and ratios against a baseline measured
+ * in the same run. Pass names to run a subset: `npm run bench -- kernel query`.
+ */
+const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
+  kernel: () => import("./kernel.js"),
+  startup: () => import("./startup.js"),
+  query: () => import("./query.js"),
+};
+
+const wanted = process.argv.slice(2);
+for (const [name, load] of Object.entries(suites)) {
+  if (wanted.length && !wanted.includes(name)) continue;
+  try {
+    const suite = await load();
+    await suite.run();
+  } catch (error) {
+    console.error(`\n## ${name}: failed`, error);
+    process.exitCode = 1;
+  }
+}
