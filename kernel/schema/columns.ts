@@ -14,18 +14,28 @@ export interface ColumnState {
   readonly primaryKey: boolean;
 }
 
-/** `S` with one field replaced; mapped over the five fixed keys so hover text stays flat. */
-type With<S extends ColumnState, K extends keyof ColumnState, V> = {
-  readonly [P in keyof ColumnState]: P extends K ? V : S[P];
-};
-
-type Fresh<K extends ColumnType, T, G extends boolean = false> = {
+/**
+ * A column state spelled out. Every builder and modifier returns one of these (never an anonymous
+ * mapped type), so declaration files name it in one line per column instead of expanding it.
+ */
+export interface ColumnStateOf<
+  K extends ColumnType,
+  T,
+  N extends boolean = false,
+  G extends boolean = false,
+  P extends boolean = false,
+> extends ColumnState {
   readonly kind: K;
   readonly select: T;
-  readonly nullable: false;
+  readonly nullable: N;
   readonly generated: G;
-  readonly primaryKey: false;
-};
+  readonly primaryKey: P;
+}
+
+type Nullable<S extends ColumnState> = ColumnStateOf<S["kind"], S["select"], true, S["generated"], S["primaryKey"]>;
+type Defaulted<S extends ColumnState> = ColumnStateOf<S["kind"], S["select"], S["nullable"], true, S["primaryKey"]>;
+type Keyed<S extends ColumnState> = ColumnStateOf<S["kind"], S["select"], S["nullable"], S["generated"], true>;
+type Narrowed<S extends ColumnState, T> = ColumnStateOf<S["kind"], T, S["nullable"], S["generated"], S["primaryKey"]>;
 
 /** Literal defaults are quoted by column type; dates and JSON are written as their SQL text. */
 export type DefaultValueOf<S extends ColumnState> = S["kind"] extends "date" | "timestamp" | "jsonb"
@@ -77,11 +87,12 @@ export class Column<S extends ColumnState = ColumnState> {
   }
 
   /** Allows NULL; the column becomes optional on insert and is typed `| null`. */
-  nullable(): Column<With<S, "nullable", true>> {
+  nullable(): Column<Nullable<S>> {
     return this.with({ nullable: true });
   }
 
-  primaryKey(): Column<With<S, "primaryKey", true>> {
+  /** The table's key; drives the `where` type of resource get, update and delete. One per table. */
+  primaryKey(): Column<Keyed<S>> {
     return this.with({ primaryKey: true });
   }
 
@@ -94,7 +105,11 @@ export class Column<S extends ColumnState = ColumnState> {
     return this.with({ index: true });
   }
 
-  default(value: DefaultValueOf<S>): Column<With<S, "generated", true>> {
+  /**
+   * A literal default, quoted by column type: a string (dates, timestamps and JSON as their text), a
+   * number or a boolean. The column becomes optional in create inputs.
+   */
+  default(value: DefaultValueOf<S>): Column<Defaulted<S>> {
     const expected = LITERAL_DEFAULT[this.model.type];
     if (expected === undefined || typeof value !== expected) {
       throw new TypeError(
@@ -108,12 +123,15 @@ export class Column<S extends ColumnState = ColumnState> {
   }
 
   /** A raw SQL default, emitted verbatim (for example `CURRENT_TIMESTAMP`). */
-  defaultSql(expr: string): Column<With<S, "generated", true>> {
+  defaultSql(expr: string): Column<Defaulted<S>> {
     if (typeof expr !== "string" || expr.trim() === "") throw new TypeError("defaultSql() needs a SQL expression");
     return this.with({ default: { kind: "sql", sql: expr } });
   }
 
-  /** A foreign key; without actions, deleting the referenced row fails with a foreign-key violation. */
+  /**
+   * A foreign key to `table.column`, which must be a primary key or unique. `onDelete` and `onUpdate`
+   * default to the database's own `no action`: deleting a referenced row then fails.
+   */
   references(table: string, column: string, actions: ForeignKeyActions = {}): Column<S> {
     for (const action of [actions.onDelete, actions.onUpdate]) {
       if (action !== undefined && !FK_ACTIONS.includes(action)) {
@@ -129,7 +147,7 @@ export class Column<S extends ColumnState = ColumnState> {
     this: Column<S & { readonly kind: "text" | "varchar" }>,
     values: V,
     options?: EnumOptions<M>,
-  ): Column<With<S, "select", M extends true ? string : V[number]>> {
+  ): Column<Narrowed<S, M extends true ? string : V[number]>> {
     if (this.model.type !== "text" && this.model.type !== "varchar") {
       throw new TypeError(`.enum() applies to text and varchar columns, not ${this.model.type}`);
     }
@@ -160,30 +178,30 @@ function pickDefined(actions: ForeignKeyActions): ForeignKeyActions {
   return out;
 }
 
-function column<K extends ColumnType>(type: K): Column<any> {
+function column(type: ColumnType): Column<any> {
   return new Column({ type, nullable: false, primaryKey: false, unique: false, index: false });
 }
 
 /** The column builder handed to `.table(name, (t) => ...)`. */
 export interface ColumnBuilder {
   /** Database-generated integer; omitted from create inputs. */
-  serial(): Column<Fresh<"serial", number, true>>;
-  text(): Column<Fresh<"text", string>>;
-  varchar(): Column<Fresh<"varchar", string>>;
-  integer(): Column<Fresh<"integer", number>>;
-  boolean(): Column<Fresh<"boolean", boolean>>;
-  timestamp(): Column<Fresh<"timestamp", Date>>;
+  serial(): Column<ColumnStateOf<"serial", number, false, true>>;
+  text(): Column<ColumnStateOf<"text", string>>;
+  varchar(): Column<ColumnStateOf<"varchar", string>>;
+  integer(): Column<ColumnStateOf<"integer", number>>;
+  boolean(): Column<ColumnStateOf<"boolean", boolean>>;
+  timestamp(): Column<ColumnStateOf<"timestamp", Date>>;
   /** 64-bit integer carried as a string so no precision is lost in JavaScript. */
-  bigint(): Column<Fresh<"bigint", string>>;
+  bigint(): Column<ColumnStateOf<"bigint", string>>;
   /** Exact numeric carried as a string; use it for money. */
-  decimal(): Column<Fresh<"decimal", string>>;
+  decimal(): Column<ColumnStateOf<"decimal", string>>;
   /** Approximate floating point; not for money. */
-  real(): Column<Fresh<"real", number>>;
+  real(): Column<ColumnStateOf<"real", number>>;
   /** Calendar date without time. */
-  date(): Column<Fresh<"date", Date>>;
-  jsonb(): Column<Fresh<"jsonb", unknown>>;
-  uuid(): Column<Fresh<"uuid", string>>;
-  bytes(): Column<Fresh<"bytes", Uint8Array>>;
+  date(): Column<ColumnStateOf<"date", Date>>;
+  jsonb(): Column<ColumnStateOf<"jsonb", unknown>>;
+  uuid(): Column<ColumnStateOf<"uuid", string>>;
+  bytes(): Column<ColumnStateOf<"bytes", Uint8Array>>;
 }
 
 export const t: ColumnBuilder = Object.freeze({
@@ -205,10 +223,28 @@ export const t: ColumnBuilder = Object.freeze({
 /** What `.table()` accepts from its `define` callback. */
 export type ColumnsShape = Record<string, Column<any>>;
 
-/** Column declarations to their type-level states. */
-export type Describe<C extends ColumnsShape> = { readonly [K in keyof C]: C[K]["~state"] };
+export type ColumnModels = Record<string, ColumnModel>;
 
-type Stamp = Column<Fresh<"timestamp", Date, true>>;
+/** The models of a `define` callback's result; `table` only names the culprit in errors. */
+export function columnModels(columns: ColumnsShape, table = "table"): ColumnModels {
+  if (columns === null || typeof columns !== "object" || Array.isArray(columns)) {
+    throw new TypeError(`.table("${table}") must return an object of columns`);
+  }
+  const out: ColumnModels = {};
+  for (const [name, value] of Object.entries(columns)) {
+    if (!(value instanceof Column)) throw new TypeError(`${table}.${name} is not a column (build it with t.*())`);
+    out[name] = value.model;
+  }
+  return out;
+}
+
+/** The reverse of `Describe`: lets a hand-written table type check the columns that implement it. */
+export type ColumnsOf<I> = { [K in keyof I]: Column<I[K] & ColumnState> };
+
+/** Column declarations to their type-level states. */
+export type Describe<C extends ColumnsShape> = { [K in keyof C]: C[K]["~state"] };
+
+type Stamp = Column<ColumnStateOf<"timestamp", Date, false, true>>;
 
 /** `createdAt` and `updatedAt`, both defaulting to `CURRENT_TIMESTAMP`; spread it into a table. */
 export function timestamps(builder: ColumnBuilder): { createdAt: Stamp; updatedAt: Stamp } {

@@ -1,0 +1,63 @@
+/**
+ * `trellis/schema`: declare schema versions and derive their row, insert and Kysely types.
+ * Only what SPEC.md lists as runtime members is exported as a value; the rest are types.
+ */
+export { schema, type SchemaBuilder } from "./schema.js";
+export {
+  timestamps,
+  type Column,
+  type ColumnBuilder,
+  type ColumnState,
+  type ColumnStateOf,
+  type Describe,
+  type EnumOptions,
+} from "./columns.js";
+export { parseSet, toSet } from "./sets.js";
+export type {
+  ApiKeyColumns,
+  ApiKeyTables,
+  AuthAccountColumns,
+  AuthOptions,
+  AuthRelations,
+  AuthSessionColumns,
+  AuthTables,
+  AuthUserColumns,
+  AuthVerificationColumns,
+} from "./auth-tables.js";
+export type {
+  EntityIdOf,
+  FileColumns,
+  FileRelations,
+  FilesOptions,
+  FileTables,
+  PivotColumns,
+  PivotTables,
+  UnownedFileColumns,
+} from "./files-tables.js";
+export type { DescribeRelations, RelationBuilder, RelationDef } from "./relations.js";
+export type {
+  AddTable,
+  InferDB,
+  InsertOf,
+  KyselyDatabase,
+  Merge,
+  MergeTables,
+  PrimaryKeyOf,
+  RelationState,
+  RelationsOf,
+  RowOf,
+  SchemaResult,
+  SelectOf,
+  TableName,
+} from "./types.js";
+export type {
+  ColumnDefault,
+  ColumnModel,
+  ColumnType,
+  ForeignKeyAction,
+  ForeignKeyActions,
+  RelationKind,
+  RelationModel,
+  SchemaModel,
+  TableModel,
+} from "./model.js";
