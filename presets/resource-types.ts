@@ -13,8 +13,9 @@ export type IncludeInput = Record<string, true>;
 type Key<S extends AnySchema, T extends TableName<S>> = { [K in PrimaryKeyOf<S, T>]: RowOf<S, T>[K] };
 type Settable<S extends AnySchema, T extends TableName<S>, Owner extends string> = Omit<InsertOf<S, T>, Owner>;
 
-/** The generated procedures of `.resource(name)`: `{name}.list/get/create/update/delete`. */
-export interface ResourceRouter<S extends AnySchema, T extends TableName<S>, Owner extends string = never> {
+/** (A type alias, not an interface: oRPC's router constraint needs an implicit index signature.)
+ * The generated procedures of `.resource(name)`: `{name}.list/get/create/update/delete`. */
+export type ResourceRouter<S extends AnySchema, T extends TableName<S>, Owner extends string = never> = {
   list: Proc<
     { where?: WhereInput; orderBy?: OrderByInput<RowOf<S, T>>; take?: number; skip?: number; include?: IncludeInput } | undefined,
     Array<RowOf<S, T> & Record<string, unknown>>
@@ -23,4 +24,4 @@ export interface ResourceRouter<S extends AnySchema, T extends TableName<S>, Own
   create: Proc<Settable<S, T, Owner>, RowOf<S, T>>;
   update: Proc<{ where: Key<S, T>; data: Partial<Settable<S, T, Owner>> }, RowOf<S, T>>;
   delete: Proc<{ where: Key<S, T> }, RowOf<S, T>>;
-}
+};

@@ -1,4 +1,4 @@
-import type { AnyProcedure, RouterClient } from "@orpc/server";
+import type { AnyProcedure, AnyRouter, RouterClient } from "@orpc/server";
 import type { Migrator } from "kysely";
 import type { AppRpcContext, AppDatabase, KernelDescription, ProcedureTree } from "../kernel/index.js";
 
@@ -14,7 +14,7 @@ export interface BuiltApp<Router = ProcedureTree, DB = any> {
   /** The Fetch handler. */
   handle(request: Request): Promise<Response>;
   /** In-process client that skips HTTP; permissions see the session of the given headers. */
-  client(headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>)): RouterClient<Router & ProcedureTree>;
+  client(headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>)): RouterClient<Router extends AnyRouter ? Router : never>;
   readonly migrator: Migrator;
   readonly router: Router;
   readonly db: AppDatabase<DB>;
