@@ -8,12 +8,11 @@ export class RequestEvent {
   readonly request: Request;
   readonly method: string;
   readonly path: string;
-  params: Record<string, string> = {};
-  /** Headers middleware wants on the response, whatever handler (or error) produces it. */
-  readonly responseHeaders = new Headers();
+  params: Record<string, string> = EMPTY_PARAMS;
   /** @internal memoised session lookup; see `session.ts`. */
-  sessionState: Promise<SessionState> | undefined = undefined;
+  sessionState: SessionState | Promise<SessionState> | undefined = undefined;
   #url: URL | undefined;
+  #responseHeaders: Headers | undefined;
 
   constructor(request: Request) {
     this.request = request;
@@ -29,6 +28,16 @@ export class RequestEvent {
     return (this.#url ??= new URL(this.request.url));
   }
 
+  /** Headers middleware wants on the response, whatever handler (or error) produces it. */
+  get responseHeaders(): Headers {
+    return (this.#responseHeaders ??= new Headers());
+  }
+
+  /** @internal true once anything set a response header (most requests never do). */
+  get hasResponseHeaders(): boolean {
+    return this.#responseHeaders !== undefined;
+  }
+
   setHeader(name: string, value: string): void {
     this.responseHeaders.set(name, value);
   }
@@ -37,6 +46,8 @@ export class RequestEvent {
     this.responseHeaders.append(name, value);
   }
 }
+
+const EMPTY_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 /** The path of an absolute URL without building a URL object (the hot path of every request). */
 function pathOf(url: string): string {

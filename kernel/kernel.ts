@@ -15,7 +15,7 @@ import { compose, type HttpMiddleware } from "./middleware.js";
 import { resolveOrder, type OrderedPlugin } from "./order.js";
 import { TieredRouter, type RouteDefinition } from "./router.js";
 import { RequestEvent, withHeaders } from "./event.js";
-import { resolveSession, type SessionResolver } from "./session.js";
+import { resolveSession, type SessionResolver, type SessionState } from "./session.js";
 import { RpcError, TrellisError, defaultOnError, errorResponse, report, type ErrorSource, type OnError } from "./errors.js";
 import { createRpcHandler, errorInterceptor } from "./rpc.js";
 import { assertProcedureName, flattenProcedures, nestProcedures } from "./tree.js";
@@ -248,6 +248,7 @@ class Running {
   readonly #onError: OnError;
   readonly #resolver: SessionResolver | undefined;
   readonly #contextHook: boolean;
+  readonly #rpcFastPath: RouteDefinition | undefined;
   #ready: Promise<void> | undefined;
   #isReady = false;
   #closed: Promise<void> | undefined;
@@ -267,7 +268,7 @@ class Running {
     this.#contextHook = hooks.context.isUsed();
     const tree = nestProcedures(procedures);
     const rpc = createRpcHandler(tree, this.#onError);
-    router.add(TIER.rpc, {
+    const rpcRoute: RouteDefinition = {
       method: "ALL",
       path: "/rpc/**",
       handler: async (event, context) => {
@@ -275,7 +276,10 @@ class Running {
         if (!matched) throw new RpcError("NOT_FOUND", { message: `No procedure at ${event.path}` });
         return response;
       },
-    });
+    };
+    // Most traffic is RPC: when no user or plugin route could shadow /rpc/**, skip the tier lookup.
+    this.#rpcFastPath = router.ownsPrefix(TIER.rpc, "/rpc/**") ? rpcRoute : undefined;
+    router.add(TIER.rpc, rpcRoute);
     const chain = compose(middleware, (event) => this.#dispatch(event));
     const sealed: SealedApp = Object.freeze({
       name: options.name ?? "trellis",
@@ -283,7 +287,7 @@ class Running {
       router: tree,
       procedures,
       schema: kernel.schemas.at(-1) ?? EMPTY_SCHEMA,
-      createContext: (event: RequestEvent) => this.createContext(event),
+      createContext: async (event: RequestEvent) => this.createContext(event),
       onError: this.#onError,
     });
     hooks.sealed.call(sealed);
@@ -299,7 +303,7 @@ class Running {
         } catch (error) {
           response = self.#failure(error, event);
         }
-        return withHeaders(response, event.responseHeaders);
+        return event.hasResponseHeaders ? withHeaders(response, event.responseHeaders) : response;
       },
       client: (headers?: ClientHeaders) =>
         createRouterClient(tree, {
@@ -329,8 +333,12 @@ class Running {
     })());
   }
 
-  async createContext(event: RequestEvent): Promise<AppRpcContext> {
-    const state = await resolveSession(event, this.#resolver);
+  createContext(event: RequestEvent): AppRpcContext | Promise<AppRpcContext> {
+    const state = resolveSession(event, this.#resolver);
+    return state instanceof Promise ? state.then((resolved) => this.#context(event, resolved)) : this.#context(event, state);
+  }
+
+  #context(event: RequestEvent, state: SessionState): AppRpcContext {
     const { options } = this.kernel;
     const context: AppRpcContext = {
       headers: event.headers,
@@ -348,13 +356,22 @@ class Running {
   }
 
   async #dispatch(event: RequestEvent): Promise<Response> {
-    const match = this.router.match(event.method, event.path);
-    if (match === undefined) throw new RpcError("NOT_FOUND", { message: `No route for ${event.method} ${event.path}` });
-    if (match === "method") throw new RpcError("METHOD_NOT_SUPPORTED", { status: 405, message: `${event.method} is not allowed on ${event.path}` });
-    if (match.params) event.params = match.params;
-    const { route } = match;
-    const context = route.context === false ? (undefined as unknown as AppRpcContext) : await this.createContext(event);
-    const result = await route.handler(event, context);
+    let route: RouteDefinition;
+    if (this.#rpcFastPath && event.path.startsWith("/rpc/")) {
+      route = this.#rpcFastPath;
+    } else {
+      const match = this.router.match(event.method, event.path);
+      if (match === undefined) throw new RpcError("NOT_FOUND", { message: `No route for ${event.method} ${event.path}` });
+      if (match === "method") throw new RpcError("METHOD_NOT_SUPPORTED", { status: 405, message: `${event.method} is not allowed on ${event.path}` });
+      if (match.params) event.params = match.params;
+      route = match.route;
+    }
+    let context: AppRpcContext | Promise<AppRpcContext> | undefined;
+    if (route.context !== false) {
+      context = this.createContext(event);
+      if (context instanceof Promise) context = await context;
+    }
+    const result = await route.handler(event, context as AppRpcContext);
     if (result instanceof Response) return result;
     if (result === undefined) return new Response(null, { status: 204 });
     return Response.json(result);

@@ -1,4 +1,4 @@
-import { addRoute, createRouter, findRoute, type RouterContext } from "rou3";
+import { addRoute, createRouter, findRoute, routesOverlap, type RouterContext } from "rou3";
 import type { RequestEvent } from "./event.js";
 import type { AppRpcContext } from "./context.js";
 
@@ -53,6 +53,11 @@ export class TieredRouter {
       }
     }
     return undefined;
+  }
+
+  /** True when no route in a tier before `tier` could match a path under `pattern`. */
+  ownsPrefix(tier: number, pattern: string): boolean {
+    return this.#list.every((route) => route.tier >= tier || !routesOverlap(route.path, pattern));
   }
 
   /** Every registered route, for introspection. */

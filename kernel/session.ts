@@ -37,8 +37,9 @@ export function carriesCredential(headers: Headers): boolean {
  * routes, RPC, REST and MCP share one lookup. A failing lookup rejects (a 500), never silently
  * downgrades the caller to anonymous.
  */
-export function resolveSession(event: RequestEvent, resolver: SessionResolver | undefined): Promise<SessionState> {
+export function resolveSession(event: RequestEvent, resolver: SessionResolver | undefined): SessionState | Promise<SessionState> {
   if (event.sessionState) return event.sessionState;
-  if (!resolver || !carriesCredential(event.headers)) return (event.sessionState = Promise.resolve(ANONYMOUS));
+  // Anonymous requests stay synchronous: no promise, no microtask on the hot path.
+  if (!resolver || !carriesCredential(event.headers)) return (event.sessionState = ANONYMOUS);
   return (event.sessionState = resolver(event).then((state) => state ?? ANONYMOUS));
 }
