@@ -1,0 +1,83 @@
+import { PostgresDialect, type PostgresPool, type PostgresPoolClient } from "kysely";
+import type { CustomTypesConfig, Pool, PoolClient, PoolConfig } from "pg";
+import { textParsers, toPostgresParameter } from "./family.js";
+import { reentrant, type ReentrantDialect } from "./reentrant.js";
+
+export type PostgresDialectOptions =
+  | {
+      /** `postgres://user:password@host:port/database` */
+      connectionString: string;
+      /** Further pg Pool options (`max`, `options`, `ssl`, ...). */
+      poolConfig?: Omit<PoolConfig, "connectionString" | "types">;
+    }
+  | {
+      /** An existing pg Pool. Kysely ends it when the Kysely instance is destroyed. */
+      pool: Pool;
+    };
+
+/**
+ * Kysely's Postgres dialect over a pg Pool, with Trellis's value rules: results parsed as
+ * on PGlite, Dates sent as ISO strings. The parsers are given per pool and per query, so
+ * pg's process-wide parsers stay untouched for other code. Reentrant, so `transact`
+ * lets outer queries join the transaction as on the single-connection families.
+ */
+export function postgresDialect(options: PostgresDialectOptions): ReentrantDialect {
+  return reentrant(
+    new PostgresDialect({
+      pool: async () => {
+        // pg is an optional peer: loaded only when a PostgreSQL database is used.
+        const { default: pg } = await import("pg");
+        const types = trellisTypes(pg.types.getTypeParser);
+        const pool =
+          "pool" in options
+            ? options.pool
+            : new pg.Pool({ ...options.poolConfig, connectionString: options.connectionString, types });
+        return new TypedPool(pool, types);
+      },
+    }),
+  );
+}
+
+/** Trellis's parsers for text results; pg's defaults for everything else. */
+function trellisTypes(fallback: CustomTypesConfig["getTypeParser"]): CustomTypesConfig {
+  return {
+    getTypeParser: ((oid: number, format?: "text" | "binary") =>
+      (format ?? "text") === "text" && textParsers[oid]
+        ? textParsers[oid]
+        : fallback(oid, format)) as CustomTypesConfig["getTypeParser"],
+  };
+}
+
+/**
+ * Hands Kysely wrapped clients, so a pool that came from outside (created without our
+ * `types`) gets the same parsing and parameters. One wrapper per client: Kysely keys its
+ * connections by client.
+ */
+class TypedPool implements PostgresPool {
+  readonly #clients = new WeakMap<PoolClient, PostgresPoolClient>();
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly types: CustomTypesConfig,
+  ) {}
+
+  async connect(): Promise<PostgresPoolClient> {
+    const client = await this.pool.connect();
+    let wrapped = this.#clients.get(client);
+    if (!wrapped) {
+      wrapped = {
+        query: ((query: string | object, values?: readonly unknown[]) =>
+          typeof query === "string"
+            ? client.query({ text: query, values: values?.map(toPostgresParameter), types: this.types })
+            : client.query(query as never)) as unknown as PostgresPoolClient["query"],
+        release: () => client.release(),
+      };
+      this.#clients.set(client, wrapped);
+    }
+    return wrapped;
+  }
+
+  end(): Promise<void> {
+    return this.pool.end();
+  }
+}

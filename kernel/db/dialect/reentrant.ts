@@ -1,0 +1,195 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
+  type DialectAdapter,
+  type Driver,
+  type Kysely,
+  type QueryCompiler,
+  type QueryResult,
+  type Transaction,
+  type TransactionSettings,
+} from "kysely";
+
+/**
+ * Reentrant transactions for any dialect.
+ *
+ * Inside `transact(db, fn)`, a query made on the outer `db` (rather than on the
+ * transaction handle) joins the open transaction instead of asking the driver for a
+ * connection. On PGlite and SQLite, with their single connection, asking would wait for
+ * the transaction to finish: a deadlock. On a pg pool it would run outside the
+ * transaction; joining gives every dialect the same meaning.
+ *
+ * A transaction begun on the outer `db` inside `transact` (a nested `transact`, or a
+ * direct `db.transaction()`) becomes a savepoint of the open transaction: it commits with
+ * the outer one, and when it fails only its own work is undone. Such nested transactions
+ * must run one after another, not concurrently, as savepoints on one connection are a stack.
+ */
+
+/** The transaction open in the current async context. */
+interface Scope {
+  db: Kysely<any>;
+  connection?: DatabaseConnection;
+  closed?: boolean;
+}
+
+let savepoints = 0;
+
+/** A borrowed view of the transaction's connection: never released, never begun. */
+class JoinedConnection implements DatabaseConnection {
+  savepoint: string | undefined;
+
+  constructor(readonly target: DatabaseConnection) {}
+
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return this.target.executeQuery<R>(query);
+  }
+
+  streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.target.streamQuery<R>(query, chunkSize);
+  }
+}
+
+export class ReentrantDialect implements Dialect {
+  readonly #scopes = new AsyncLocalStorage<Scope>();
+
+  constructor(readonly inner: Dialect) {}
+
+  createDriver(): Driver {
+    return new ReentrantDriver(this.inner.createDriver(), this.#scopes);
+  }
+
+  createQueryCompiler(): QueryCompiler {
+    return this.inner.createQueryCompiler();
+  }
+
+  createAdapter(): DialectAdapter {
+    return this.inner.createAdapter();
+  }
+
+  createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return this.inner.createIntrospector(db);
+  }
+
+  /** True when called inside `transact` while its transaction is open. */
+  get inTransaction(): boolean {
+    const scope = this.#scopes.getStore();
+    return !!scope?.connection && !scope.closed;
+  }
+
+  /** Itself: `reentrant()` also reads as `{ dialect, transact }`. */
+  get dialect(): this {
+    return this;
+  }
+
+  /**
+   * Runs `fn` in a transaction on `db` (a Kysely instance built on this dialect). Commits
+   * when `fn` resolves; rolls back and rethrows when it throws. Called inside another
+   * `transact`, it joins that transaction through a savepoint. Bound, so it can be passed around.
+   */
+  readonly transact = <DB, T>(db: Kysely<DB>, fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> => {
+    const scope = this.#scopes.getStore();
+    if (scope?.connection && !scope.closed) {
+      // The outer Kysely instance: a Transaction cannot open another transaction.
+      return (scope.db as Kysely<DB>).transaction().execute(fn);
+    }
+    if (db.isTransaction) {
+      return Promise.reject(new Error("transact() needs the Kysely instance, not a transaction handle."));
+    }
+    return this.#scopes.run({ db }, () => db.transaction().execute(fn));
+  };
+}
+
+/**
+ * Wraps a dialect for reentrant transactions; a dialect already wrapped is returned as is.
+ * The result is a Dialect that also reads as `{ dialect, transact }`.
+ */
+export function reentrant(dialect: Dialect): ReentrantDialect {
+  return dialect instanceof ReentrantDialect ? dialect : new ReentrantDialect(dialect);
+}
+
+class ReentrantDriver implements Driver {
+  constructor(
+    private readonly inner: Driver,
+    private readonly scopes: AsyncLocalStorage<Scope>,
+  ) {}
+
+  init(): Promise<void> {
+    return this.inner.init();
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const scope = this.scopes.getStore();
+    if (scope?.connection && !scope.closed) return new JoinedConnection(scope.connection);
+    return this.inner.acquireConnection();
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    if (!(connection instanceof JoinedConnection)) await this.inner.releaseConnection(connection);
+  }
+
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    if (connection instanceof JoinedConnection) {
+      // Isolation settings cannot change mid-transaction; the savepoint inherits them.
+      connection.savepoint = `trellis_sp_${++savepoints}`;
+      await connection.executeQuery(CompiledQuery.raw(`savepoint ${connection.savepoint}`));
+      return;
+    }
+    await this.inner.beginTransaction(connection, settings);
+    const scope = this.scopes.getStore();
+    if (scope && !scope.connection && !scope.closed) scope.connection = connection;
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    if (connection instanceof JoinedConnection) {
+      await connection.executeQuery(CompiledQuery.raw(`release savepoint ${connection.savepoint}`));
+      return;
+    }
+    this.#close(connection);
+    await this.inner.commitTransaction(connection);
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (connection instanceof JoinedConnection) {
+      const name = connection.savepoint;
+      await connection.executeQuery(CompiledQuery.raw(`rollback to savepoint ${name}`));
+      await connection.executeQuery(CompiledQuery.raw(`release savepoint ${name}`));
+      return;
+    }
+    this.#close(connection);
+    await this.inner.rollbackTransaction(connection);
+  }
+
+  /**
+   * From commit on, late queries of the scope (a promise `fn` did not await) take the
+   * normal path again: the connection is about to be released to others.
+   */
+  #close(connection: DatabaseConnection): void {
+    const scope = this.scopes.getStore();
+    if (scope?.connection === connection) scope.closed = true;
+  }
+
+  savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]): Promise<void> {
+    return this.#need("savepoint")(connection, name, compile);
+  }
+
+  rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]): Promise<void> {
+    return this.#need("rollbackToSavepoint")(connection, name, compile);
+  }
+
+  releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]): Promise<void> {
+    return this.#need("releaseSavepoint")(connection, name, compile);
+  }
+
+  #need<K extends "savepoint" | "rollbackToSavepoint" | "releaseSavepoint">(method: K): NonNullable<Driver[K]> {
+    const fn = this.inner[method];
+    if (!fn) throw new Error(`The \`${method}\` method is not supported by this driver`);
+    return fn.bind(this.inner) as NonNullable<Driver[K]>;
+  }
+
+  destroy(): Promise<void> {
+    return this.inner.destroy();
+  }
+}

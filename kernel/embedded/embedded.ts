@@ -1,0 +1,108 @@
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+// `live` is part of @electric-sql/pglite itself (a dependency), so it is always there.
+import { live, type LiveNamespace } from "@electric-sql/pglite/live";
+import type { Dialect } from "kysely";
+import { pgliteTypeOptions } from "../db/dialect/family.js";
+import { PGliteDialect } from "../db/dialect/pglite.js";
+import { reentrant } from "../db/dialect/reentrant.js";
+import { lazyVector, loadVector } from "./extensions.js";
+import { lockDataDir } from "./lock.js";
+import { memoryTemplate, PendingBlob } from "./template.js";
+
+export interface EmbeddedConfig {
+  /**
+   * Data directory, created if missing, and locked against a second process (a
+   * `<dataDir>.lock` file beside it). `memory://` gives an in-memory database.
+   * @default `<cwd>/.app/embedded`
+   */
+  dataDir?: string;
+}
+
+/** The PGlite instance, with the `live` extension's namespace. */
+export type EmbeddedClient = PGlite & { live: LiveNamespace };
+
+/** Live provider for the live-query plugin: the instance and its `live` namespace. */
+export type EmbeddedLiveProvider = {
+  readonly kind: "pglite";
+  readonly client: EmbeddedClient;
+};
+
+export interface EmbeddedDatabase {
+  /** Kysely dialect over the instance; reentrant, waits for `ready()` before the first query. */
+  readonly dialect: Dialect;
+  readonly kind: "postgres";
+  readonly live: EmbeddedLiveProvider;
+  /** The PGlite instance. Queries on it wait for start-up, not for `ready()`. */
+  readonly client: EmbeddedClient;
+  /** Resolves once the instance is started and its extensions exist (`vector` created). */
+  ready(): Promise<void>;
+  /**
+   * Closes the instance and releases the data-directory lock. Idempotent; `App.close()`
+   * calls it, and so does destroying a Kysely instance built on `dialect`.
+   */
+  close(): Promise<void>;
+}
+
+/** An embedded PostgreSQL (PGlite) with the `vector` and `live` extensions. */
+export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase {
+  const dataDir = resolveDataDir(config.dataDir);
+  let releaseLock = () => {};
+  if (dataDir !== MEMORY) {
+    mkdirSync(dataDir, { recursive: true });
+    releaseLock = lockDataDir(dataDir).release;
+  }
+  let client: EmbeddedClient;
+  try {
+    client = new PGlite(dataDir, {
+      ...pgliteTypeOptions,
+      extensions: { vector: lazyVector, live },
+      loadDataDir: dataDir === MEMORY ? new PendingBlob(memoryTemplate) : undefined,
+    }) as EmbeddedClient;
+  } catch (error) {
+    releaseLock();
+    throw error;
+  }
+
+  // Started now, so `create extension` is queued ahead of anything a caller sends.
+  const started = (async () => {
+    await client.waitReady;
+    if (await loadVector()) await client.exec("create extension if not exists vector");
+  })();
+  started.catch(() => {}); // reported to whoever awaits ready(), not as an unhandled rejection
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      try {
+        await started.catch(() => {});
+        if (!client.closed) await client.close();
+      } finally {
+        releaseLock();
+      }
+    })());
+
+  const dialect = reentrant(
+    new PGliteDialect({
+      pglite: async () => {
+        await started;
+        return client;
+      },
+      onDestroy: close,
+    }),
+  );
+  return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, ready: () => started, close };
+}
+
+const MEMORY = "memory://";
+
+function resolveDataDir(dataDir: string | undefined): string {
+  if (dataDir === undefined) return resolve(process.cwd(), ".app", "embedded");
+  if (dataDir.startsWith(MEMORY)) return MEMORY;
+  if (dataDir.startsWith("file://")) return resolve(dataDir.slice("file://".length));
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(dataDir)) {
+    throw new Error(`embedded(): unsupported dataDir "${dataDir}"; use a directory path, file:// or memory://.`);
+  }
+  return resolve(dataDir);
+}

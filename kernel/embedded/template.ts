@@ -1,0 +1,45 @@
+import { PGlite } from "@electric-sql/pglite";
+import { loadVector } from "./extensions.js";
+
+/**
+ * A fresh PGlite runs initdb: about 3 s and several hundred MB. Loading a dump of a
+ * prepared instance takes about 0.5 s. So the first `memory://` database of a process
+ * builds a template once (a dedicated instance, initdb plus extensions, dumped and closed,
+ * so no user query can ever end up in it) and every `memory://` database starts from it.
+ */
+let template: Promise<Blob> | undefined;
+
+export function memoryTemplate(): Promise<Blob> {
+  template ??= buildTemplate().catch((error: unknown) => {
+    template = undefined; // let a later database try again
+    throw error;
+  });
+  return template;
+}
+
+async function buildTemplate(): Promise<Blob> {
+  const vector = await loadVector();
+  const pglite = await PGlite.create("memory://", { extensions: vector ? { vector } : {} });
+  try {
+    if (vector) await pglite.exec("create extension if not exists vector");
+    return await pglite.dumpDataDir("none");
+  } finally {
+    await pglite.close();
+  }
+}
+
+/**
+ * The template as a Blob available at once: `new PGlite()` must be created synchronously
+ * (so `embedded()` can hand out its client), while the template may still be building.
+ * PGlite reads `loadDataDir` through `arrayBuffer()` during its asynchronous start, so
+ * the bytes only need to exist by then.
+ */
+export class PendingBlob extends Blob {
+  constructor(private readonly source: () => Promise<Blob>) {
+    super([]);
+  }
+
+  override async arrayBuffer(): Promise<ArrayBuffer> {
+    return (await this.source()).arrayBuffer();
+  }
+}

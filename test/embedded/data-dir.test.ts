@@ -1,0 +1,53 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { Kysely, sql } from "kysely";
+import { afterAll, expect, it } from "vitest";
+import { embedded, type EmbeddedDatabase } from "../../kernel/embedded/index.js";
+
+const root = mkdtempSync(join(tmpdir(), "trellis-datadir-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** The pid of a process that has exited. */
+function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ["-e", ""]);
+  return new Promise((resolve) => child.on("exit", () => resolve(child.pid!)));
+}
+
+function openInCwd(cwd: string): EmbeddedDatabase {
+  const previous = process.cwd();
+  process.chdir(cwd);
+  try {
+    return embedded();
+  } finally {
+    process.chdir(previous);
+  }
+}
+
+it("defaults to <cwd>/.app/embedded, takes over a stale lock, and keeps data across close and reopen", async () => {
+  const dataDir = join(root, ".app", "embedded");
+  const lockPath = `${dataDir}.lock`;
+  mkdirSync(join(root, ".app"));
+  writeFileSync(lockPath, JSON.stringify({ pid: await deadPid(), hostname: hostname(), startedAt: "2020-01-01T00:00:00.000Z" }));
+
+  const first = openInCwd(root);
+  expect(JSON.parse(readFileSync(lockPath, "utf8"))).toMatchObject({ pid: process.pid, hostname: hostname() });
+  expect(() => embedded({ dataDir })).toThrow(`${dataDir} is already open in this process (pid ${process.pid})`);
+
+  const db = new Kysely<any>({ dialect: first.dialect });
+  await db.schema.createTable("note").addColumn("id", "integer").addColumn("body", "text").execute();
+  await db.insertInto("note").values({ id: 1, body: "kept" }).execute();
+  await db.destroy(); // closes the instance and releases the lock
+  expect(first.client.closed).toBe(true);
+  expect(existsSync(lockPath)).toBe(false);
+  expect(existsSync(join(dataDir, "PG_VERSION"))).toBe(true);
+
+  const second = embedded({ dataDir: `file://${dataDir}` });
+  const reopened = new Kysely<any>({ dialect: second.dialect });
+  expect(await reopened.selectFrom("note").selectAll().execute()).toEqual([{ id: 1, body: "kept" }]);
+  expect((await sql<{ v: string }>`select '[1,2]'::vector as v`.execute(reopened)).rows).toEqual([{ v: "[1,2]" }]);
+  await second.close();
+  expect(existsSync(lockPath)).toBe(false);
+  await reopened.destroy(); // after close(): nothing left to do, and no error
+}, 60_000);

@@ -1,0 +1,82 @@
+// Databases for tests: one fresh, isolated database per call, in every family Trellis
+// supports. PostgreSQL suites run only when DATABASE_URL points at a server.
+import { randomBytes } from "node:crypto";
+import Database from "better-sqlite3";
+import type { Dialect, SqliteDatabase } from "kysely";
+import pg from "pg";
+import { postgresDialect } from "../../kernel/db/dialect/postgres.js";
+import { sqliteDialect } from "../../kernel/db/dialect/sqlite.js";
+import { embedded } from "../../kernel/embedded/embedded.js";
+
+export type Family = "pglite" | "sqlite" | "postgres";
+
+export interface TestDatabase {
+  kind: "postgres" | "sqlite";
+  dialect: Dialect;
+  family: Family;
+  /** Releases the database; safe after the test destroyed its Kysely instance. */
+  close(): Promise<void>;
+}
+
+let warned = false;
+
+/** pglite and sqlite always; postgres only when DATABASE_URL is set. */
+export function families(): Family[] {
+  if (process.env.DATABASE_URL) return ["pglite", "sqlite", "postgres"];
+  if (!warned) {
+    warned = true;
+    console.log("skipping PostgreSQL suites: DATABASE_URL is not set");
+  }
+  return ["pglite", "sqlite"];
+}
+
+export async function openDatabase(family: Family): Promise<TestDatabase> {
+  switch (family) {
+    case "pglite": {
+      const database = embedded({ dataDir: "memory://" });
+      await database.ready();
+      return { kind: "postgres", family, dialect: database.dialect, close: database.close };
+    }
+    case "sqlite": {
+      const database = new Database(":memory:");
+      return {
+        kind: "sqlite",
+        family,
+        dialect: sqliteDialect({ database: database as unknown as SqliteDatabase }),
+        close: async () => {
+          if (database.open) database.close();
+        },
+      };
+    }
+    case "postgres":
+      return openPostgres();
+  }
+}
+
+/** A schema of its own in DATABASE_URL, first on every pooled connection's search_path. */
+async function openPostgres(): Promise<TestDatabase> {
+  const connectionString = process.env.DATABASE_URL;
+  if (!connectionString) throw new Error("openDatabase('postgres') needs DATABASE_URL");
+  const schema = `t_${randomBytes(6).toString("hex")}`;
+  await admin(connectionString, `create schema ${schema}`);
+  const pool = new pg.Pool({ connectionString, max: 4, options: `-c search_path=${schema}` });
+  return {
+    kind: "postgres",
+    family: "postgres",
+    dialect: postgresDialect({ pool }),
+    close: async () => {
+      if (!pool.ended) await pool.end();
+      await admin(connectionString, `drop schema if exists ${schema} cascade`);
+    },
+  };
+}
+
+async function admin(connectionString: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
