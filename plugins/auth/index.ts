@@ -3,6 +3,7 @@ import { betterAuth, type BetterAuthOptions } from "better-auth";
 import { admin } from "better-auth/plugins/admin";
 import { definePlugin, type AppPlugin, type SessionState } from "../../kernel/index.js";
 import { authOptions, type AuthAppOptions, type AuthConfig } from "./options.js";
+import { originCheck, trustedOrigins } from "./origin-check.js";
 import { AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING } from "./errors.js";
 
 export type { AuthConfig, AuthAppOptions } from "./options.js";
@@ -52,7 +53,9 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
         const found = await instance!.api.getSession({ headers: event.headers });
         return found ? { user: found.user, session: found.session } : undefined;
       });
+      const trusted = trustedOrigins(config.baseURL ?? app.baseUrl, app.corsOrigins, config.trustedOrigins);
       return {
+        middleware: [originCheck(() => trusted)],
         routes: [
           {
             method: "ALL",

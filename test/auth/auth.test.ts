@@ -114,6 +114,16 @@ describe("auth", () => {
     expect(foreign.status).toBe(403);
   });
 
+  it("refuses cookie-bearing writes from untrusted origins with 403, before any handler", async () => {
+    const foreign = await rpc(app, "me", undefined, { cookie: alice.cookie, origin: "https://evil.example.com" });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body).toMatchObject({ code: "FORBIDDEN", message: expect.stringMatching(/evil\.example\.com is not trusted/) });
+    expect((await rpc(app, "me", undefined, { cookie: alice.cookie, origin: ORIGIN })).status).toBe(200);
+    expect((await rpc(app, "me", undefined, { cookie: alice.cookie, origin: "https://spa.example.com" })).status).toBe(200);
+    expect((await rpc(app, "me", undefined, { cookie: alice.cookie })).status).toBe(200);
+    expect((await rpc(app, "whoami", undefined, { origin: "https://evil.example.com" })).status).toBe(200);
+  });
+
   it("makes sign-out and bans effective at once", async () => {
     const carol = await signUp(app, "carol@example.test");
     expect((await rpc(app, "me", undefined, { cookie: carol.cookie })).status).toBe(200);
