@@ -5,6 +5,7 @@
 const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   kernel: () => import("./kernel.js"),
   startup: () => import("./startup.js"),
+  auth: () => import("./auth.js"),
   query: () => import("./query.js"),
 };
 

@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { App, RpcError, type InferRouter } from "../../presets/trellis.js";
+import { createClient } from "../../presets/client.js";
+import { serve, type RunningServer } from "../../presets/node.js";
+import { sqliteMemory } from "../support/app.js";
+import * as root from "../../presets/trellis.js";
+
+function createApp() {
+  return new App({ db: sqliteMemory() })
+    .procedure("echo", (base) =>
+      base
+        .input(z.object({ at: z.date(), bytes: z.instanceof(Uint8Array), big: z.string() }))
+        .handler(({ input }) => ({ at: input.at, bytes: input.bytes, big: input.big })),
+    )
+    .procedure("whoCalls", (base) => base.handler(({ context }) => context.headers.get("x-real-ip")))
+    .procedure("fail", (base) =>
+      base.handler(() => {
+        throw new RpcError("CONFLICT", { message: "taken" });
+      }),
+    );
+}
+
+describe("trellis/node serve() and the trellis/client typed client", () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await serve(createApp(), { port: 0, hostname: "127.0.0.1", handleSignals: false });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it("serves health over real HTTP", async () => {
+    const response = await fetch(`${server.url}/health`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: "ok", database: "up" });
+  });
+
+  it("round-trips Date and Uint8Array through the typed client", async () => {
+    const client = createClient<InferRouter<ReturnType<typeof createApp>>>({ url: server.url });
+    const at = new Date("2024-01-01T00:00:00.000Z");
+    const result = await client.echo({ at, bytes: new Uint8Array([1, 2, 3]), big: "9007199254740993" });
+    expect(result.at).toBeInstanceOf(Date);
+    expect(result.at.toISOString()).toBe(at.toISOString());
+    expect([...result.bytes]).toEqual([1, 2, 3]);
+    expect(result.big).toBe("9007199254740993");
+  });
+
+  it("decodes errors as RpcError with their status", async () => {
+    const client = createClient<InferRouter<ReturnType<typeof createApp>>>({ url: server.url });
+    await expect(client.fail()).rejects.toMatchObject({ code: "CONFLICT", status: 409, message: "taken" });
+  });
+
+  it("overwrites forwarded-IP headers with the socket address unless trustProxy is set", async () => {
+    const client = createClient<InferRouter<ReturnType<typeof createApp>>>({
+      url: server.url,
+      headers: { "x-forwarded-for": "6.6.6.6", "x-real-ip": "6.6.6.6" },
+    });
+    expect(await client.whoCalls()).toBe("127.0.0.1");
+  });
+});
+
+describe("entry points", () => {
+  it("the root exports exactly the runtime members of the spec that exist so far", () => {
+    expect(Object.keys(root).sort()).toEqual(["App", "RpcError"]);
+  });
+});

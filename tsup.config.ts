@@ -1,0 +1,22 @@
+import { defineConfig } from "tsup";
+
+export default defineConfig({
+  entry: {
+    index: "presets/trellis.ts",
+    kernel: "kernel/index.ts",
+    embedded: "kernel/embedded/index.ts",
+    schema: "kernel/schema/index.ts",
+    secrets: "kernel/secrets/index.ts",
+    kv: "kernel/kv/index.ts",
+    plugins: "plugins/index.ts",
+    presets: "presets/index.ts",
+    client: "presets/client.ts",
+    node: "presets/node.ts",
+  },
+  format: ["esm"],
+  dts: true,
+  clean: true,
+  target: "node20",
+  // Optional peers and the stack stay external: the integrator's installed versions are used.
+  external: [/^@electric-sql\//, /^@better-auth\//, "better-auth", "better-sqlite3", "pg", /^@orpc\//, "kysely", "zod"],
+});
