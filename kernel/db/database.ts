@@ -1,0 +1,51 @@
+import type { Kysely } from "kysely";
+import type { SchemaModel } from "../schema/model.js";
+import type { DatabaseKind } from "../resources.js";
+import { createQueryApi, type QueryApi } from "./query.js";
+
+/**
+ * `context.db`: the Kysely instance itself (so `db.selectFrom(...)` and every other builder method
+ * work as documented by Kysely), with `query` (relational reads) and `transact(fn)` attached.
+ */
+export type AppDatabase<DB = any> = Kysely<DB> & {
+  readonly query: QueryApi<DB>;
+  /** Runs `fn` in a transaction; the handle it receives is an `AppDatabase` too, `query` included. */
+  transact<T>(fn: (trx: AppDatabase<DB>) => Promise<T>): Promise<T>;
+};
+
+/** How the dialect layer runs a function in a transaction (its re-entrant wrapper, usually). */
+export type Transact = <T>(fn: (trx: Kysely<any>) => Promise<T>) => Promise<T>;
+
+/**
+ * Attaches `query` and `transact` to the Kysely instance. Kysely freezes its internal props, not the
+ * instance, so properties can be added; they are non-enumerable so logging or spreading the
+ * instance shows Kysely's own shape. `transact` defaults to Kysely's own `transaction().execute`.
+ */
+export function createAppDatabase<DB = any>(
+  kysely: Kysely<DB>,
+  kind: DatabaseKind,
+  model: SchemaModel,
+  transact?: Transact,
+): AppDatabase<DB> {
+  const run: Transact = transact ?? ((fn) => (kysely as Kysely<any>).transaction().execute(fn));
+  const outer: AppDatabase<DB>["transact"] = (fn) =>
+    run((trx) => {
+      // With the dialect layer's re-entrant `transact`, a nested call goes back through it and
+      // becomes a savepoint of the open transaction. Kysely's own transactions cannot nest, so
+      // without it a nested call joins the open transaction.
+      const nested: AppDatabase<DB>["transact"] = transact ? outer : (inner) => inner(handle);
+      const handle: AppDatabase<DB> = attach(trx as Kysely<DB>, kind, model, nested);
+      return fn(handle);
+    });
+  return attach(kysely, kind, model, outer);
+}
+
+function attach<DB>(instance: Kysely<DB>, kind: DatabaseKind, model: SchemaModel, transact: AppDatabase<DB>["transact"]): AppDatabase<DB> {
+  if (Object.hasOwn(instance, "query")) return instance as AppDatabase<DB>;
+  if (Object.isFrozen(instance)) throw new TypeError("The Kysely instance is frozen; cannot attach query and transact");
+  Object.defineProperties(instance, {
+    query: { value: createQueryApi<DB>(instance as Kysely<any>, kind, model), enumerable: false },
+    transact: { value: transact, enumerable: false },
+  });
+  return instance as AppDatabase<DB>;
+}

@@ -1,0 +1,94 @@
+import { sql, type Kysely, type RawBuilder } from "kysely";
+import { primaryKeyOf, type ColumnModel, type RelationModel, type SchemaModel, type TableModel } from "../schema/model.js";
+import { decodeValue, rowDecoder } from "./decode.js";
+import type { FindPlan } from "./query-args.js";
+import { INCLUDE_LIMIT, isMany } from "./relations.js";
+import { columnValue, orderByList, selectList } from "./select-sql.js";
+import { encodeValue } from "./values.js";
+
+/**
+ * `findMany` on SQLite: the parent page, then ONE statement per included relation for all parents
+ * at once (never one per row). SQLite statements are cheap in-process calls, so batching is as fast
+ * as a JSON aggregate and keeps decoding simple. The keys travel as one JSON array parameter read
+ * with `json_each`, so any page size stays within SQLite's bound-parameter limit; a window function
+ * caps the rows per parent at INCLUDE_LIMIT inside the same statement.
+ */
+
+const TARGET = "__t";
+const PIVOT = "__v";
+const KEY = "__trellis_key";
+const RANK = "__trellis_rank";
+
+type Row = Record<string, unknown>;
+
+export async function findManySqlite(db: Kysely<any>, model: SchemaModel, table: TableModel, plan: FindPlan): Promise<Row[]> {
+  const where = plan.where ? sql` where ${plan.where}` : sql``;
+  const order = plan.ordering.length > 0 ? sql` order by ${orderByList("sqlite", table, table.name, plan.ordering)}` : sql``;
+  // SQLite has no OFFSET without LIMIT; -1 means no limit.
+  const limit = plan.take !== undefined ? sql` limit ${plan.take}` : plan.skip ? sql` limit -1` : sql``;
+  const offset = plan.skip ? sql` offset ${plan.skip}` : sql``;
+  const statement = sql<Row>`select ${selectList("sqlite", table, table.name)} from ${sql.id(table.name)}${where}${order}${limit}${offset}`;
+  const rows = (await statement.execute(db)).rows.map(rowDecoder("sqlite", table));
+  for (const relation of plan.include) await attach(db, model, table, relation, rows);
+  return rows;
+}
+
+async function attach(db: Kysely<any>, model: SchemaModel, table: TableModel, relation: RelationModel, rows: Row[]): Promise<void> {
+  const fromColumn = table.columns[relation.from]!;
+  const keys = new Map<string, string>();
+  for (const row of rows) {
+    const value = row[relation.from];
+    if (value !== null && value !== undefined) keys.set(keyOf(value), jsonKey(fromColumn, value));
+  }
+  const groups = new Map<string, Row[]>();
+  if (keys.size > 0) {
+    const target = model.tables[relation.target]!;
+    const keyColumn = relation.kind === "manyToMany" ? model.tables[relation.via!]!.columns[relation.pivotFrom!]! : target.columns[relation.to]!;
+    const { rows: related } = await relatedRows(model, relation, `[${[...keys.values()].join(",")}]`).execute(db);
+    const decode = rowDecoder("sqlite", target);
+    for (const raw of related) {
+      const key = keyOf(decodeValue("sqlite", keyColumn, raw[KEY]));
+      delete raw[KEY];
+      delete raw[RANK];
+      const group = groups.get(key);
+      if (group) group.push(decode(raw));
+      else groups.set(key, [decode(raw)]);
+    }
+  }
+  const many = isMany(relation);
+  for (const row of rows) {
+    const value = row[relation.from];
+    const group = value === null || value === undefined ? undefined : groups.get(keyOf(value));
+    row[relation.name] = many ? (group ?? []) : (group?.[0] ?? null);
+  }
+}
+
+/** The related rows of every key in `keysJson`, each tagged with its key, capped per key. */
+function relatedRows(model: SchemaModel, relation: RelationModel, keysJson: string): RawBuilder<Row> {
+  const target = model.tables[relation.target]!;
+  const pk = primaryKeyOf(target);
+  const m2m = relation.kind === "manyToMany";
+  const keyRef = m2m ? sql.id(PIVOT, relation.pivotFrom!) : sql.id(TARGET, relation.to);
+  const keyColumn = m2m ? model.tables[relation.via!]!.columns[relation.pivotFrom!]! : target.columns[relation.to]!;
+  const keyValue = columnValue("sqlite", m2m ? PIVOT : TARGET, m2m ? relation.pivotFrom! : relation.to, keyColumn);
+  const join = m2m
+    ? sql` inner join ${sql.id(relation.via!)} as ${sql.id(PIVOT)} on ${sql.id(PIVOT, relation.pivotTo!)} = ${sql.id(TARGET, relation.to)}`
+    : sql``;
+  const rank = sql`row_number() over (partition by ${keyRef}${pk ? sql` order by ${sql.id(TARGET, pk)}` : sql``})`;
+  const cap = isMany(relation) ? INCLUDE_LIMIT : 1;
+  const inner = sql`select ${selectList("sqlite", target, TARGET)}, ${keyValue} as ${sql.id(KEY)}, ${rank} as ${sql.id(RANK)} from ${sql.id(relation.target)} as ${sql.id(TARGET)}${join} where ${keyRef} in (select value from json_each(${keysJson}))`;
+  return sql<Row>`select * from (${inner}) where ${sql.id(RANK)} <= ${sql.lit(cap)} order by ${sql.id(RANK)}`;
+}
+
+/** One spelling per key value, so a parent's key finds its group whatever the two columns' types. */
+function keyOf(value: unknown): string {
+  return value instanceof Date ? value.toISOString() : String(value);
+}
+
+/** The key as a JSON array element that `json_each` yields with the stored type (64-bit exact). */
+function jsonKey(column: ColumnModel, value: unknown): string {
+  const bound = encodeValue("sqlite", column, value);
+  if (typeof bound === "number" || typeof bound === "bigint") return String(bound);
+  if (typeof bound === "string") return JSON.stringify(bound);
+  throw new TypeError(`A relation on a ${column.type} column cannot be included`);
+}

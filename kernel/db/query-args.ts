@@ -1,0 +1,82 @@
+import type { RawBuilder, SqlBool } from "kysely";
+import { primaryKeyOf, type RelationModel, type SchemaModel, type TableModel } from "../schema/model.js";
+import type { DatabaseKind } from "../resources.js";
+import { QueryError, isPlainObject } from "./query-error.js";
+import type { Direction, Ordering } from "./select-sql.js";
+import { compileWhere } from "./where.js";
+
+/** `findMany`/`findFirst`/`count` arguments checked against the schema, ready to compile. */
+export interface FindPlan {
+  readonly where?: RawBuilder<SqlBool>;
+  /** The caller's ordering, then the primary key as a tie-breaker so pages are stable. */
+  readonly ordering: Ordering;
+  readonly take?: number;
+  readonly skip?: number;
+  readonly include: readonly RelationModel[];
+}
+
+const FIND_KEYS = new Set(["where", "orderBy", "take", "skip", "include"]);
+
+export function planFind(kind: DatabaseKind, model: SchemaModel, table: TableModel, args: unknown, allowed = FIND_KEYS): FindPlan {
+  if (args === undefined || args === null) args = {};
+  if (!isPlainObject(args)) throw new QueryError("args", "expected an object");
+  for (const key of Object.keys(args)) {
+    if (!allowed.has(key)) throw new QueryError(key, `unknown argument (use ${[...allowed].join(", ")})`);
+  }
+  const where = compileWhere(kind, table, args.where, { qualifier: table.name });
+  return {
+    ...(where ? { where } : {}),
+    ordering: ordering(table, args.orderBy),
+    ...count("take", args.take),
+    ...count("skip", args.skip),
+    include: relations(model, table, args.include),
+  };
+}
+
+function ordering(table: TableModel, orderBy: unknown): Ordering {
+  const out: [string, Direction][] = [];
+  if (orderBy !== undefined && orderBy !== null) {
+    // One `{ column: direction }` alone is accepted as a one-entry array.
+    const entries = Array.isArray(orderBy) ? orderBy : [orderBy];
+    entries.forEach((entry, i) => {
+      const path = Array.isArray(orderBy) ? `orderBy[${i}]` : "orderBy";
+      const keys = isPlainObject(entry) ? Object.keys(entry) : [];
+      if (keys.length !== 1) throw new QueryError(path, 'expected one { column: "asc" | "desc" } per entry');
+      const [name] = keys as [string];
+      const direction = (entry as Record<string, unknown>)[name];
+      if (!Object.hasOwn(table.columns, name)) throw new QueryError(`${path}.${name}`, `unknown column "${name}" on table "${table.name}"`);
+      if (direction !== "asc" && direction !== "desc") throw new QueryError(`${path}.${name}`, 'expected "asc" or "desc"');
+      const type = table.columns[name]!.type;
+      if (type === "jsonb" || type === "bytes") throw new QueryError(`${path}.${name}`, `a ${type} column cannot be ordered by`);
+      out.push([name, direction]);
+    });
+  }
+  const key = primaryKeyOf(table);
+  if (key !== undefined && !out.some(([name]) => name === key)) out.push([key, "asc"]);
+  return out;
+}
+
+function count(name: "take" | "skip", value: unknown): { take?: number } | { skip?: number } {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw new QueryError(name, "expected a non-negative integer");
+  }
+  return { [name]: value };
+}
+
+function relations(model: SchemaModel, table: TableModel, include: unknown): RelationModel[] {
+  if (include === undefined || include === null) return [];
+  if (!isPlainObject(include)) throw new QueryError("include", "expected an object of { relation: true }");
+  const declared = model.relations[table.name] ?? {};
+  const out: RelationModel[] = [];
+  for (const [name, wanted] of Object.entries(include)) {
+    const relation = Object.hasOwn(declared, name) ? declared[name] : undefined;
+    if (!relation) {
+      const known = Object.keys(declared);
+      throw new QueryError(`include.${name}`, `unknown relation "${name}" on table "${table.name}"${known.length ? ` (use ${known.join(", ")})` : ""}`);
+    }
+    if (wanted !== true && wanted !== false && wanted !== undefined) throw new QueryError(`include.${name}`, "expected true");
+    if (wanted === true) out.push(relation);
+  }
+  return out;
+}

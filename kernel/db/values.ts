@@ -1,0 +1,111 @@
+import type { ColumnModel, ColumnType } from "../schema/model.js";
+import type { DatabaseKind } from "../resources.js";
+import { toDay, toInstant } from "./dates.js";
+
+/**
+ * How each column type travels between JavaScript and each database family.
+ *
+ * In process a column has one shape whatever the family (the SPEC select types): numbers for
+ * serial/integer/real, strings for text/varchar/uuid/bigint/decimal, booleans, `Date` for timestamp
+ * (an instant) and date (UTC midnight of the day), parsed JSON for jsonb, a plain `Uint8Array` for
+ * bytes. SQLite stores timestamps as ISO-8601 UTC text with milliseconds (`2024-01-02T03:04:05.678Z`)
+ * so that text order is time order, dates as `YYYY-MM-DD`, booleans as 0/1 and JSON as text.
+ */
+
+/** A value that does not fit its column; `where` and the query API turn it into a 400. */
+export class ValueError extends TypeError {
+  override readonly name = "ValueError";
+}
+
+const INTEGER_TEXT = /^-?\d+$/;
+const DECIMAL_TEXT = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
+const INT64_MAX = 9223372036854775807n;
+
+/**
+ * Checks `value` against the column type and returns what the driver of `kind` should bind.
+ * `null` and `undefined` become `null`. Throws `ValueError` for a value of the wrong type.
+ */
+export function encodeValue(kind: DatabaseKind, column: ColumnModel, value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  switch (column.type) {
+    case "serial":
+    case "integer":
+      if (typeof value === "number" && Number.isSafeInteger(value)) return value;
+      throw mismatch(column.type, "an integer", value);
+    case "real":
+      if (typeof value === "number" && Number.isFinite(value)) return value;
+      throw mismatch(column.type, "a finite number", value);
+    case "text":
+    case "varchar":
+    case "uuid":
+      if (typeof value === "string") return value;
+      throw mismatch(column.type, "a string", value);
+    case "boolean":
+      if (typeof value !== "boolean") throw mismatch(column.type, "a boolean", value);
+      return kind === "sqlite" ? (value ? 1 : 0) : value;
+    case "bigint":
+      return encodeBigint(kind, value);
+    case "decimal":
+      if (typeof value === "string" && DECIMAL_TEXT.test(value)) return value;
+      if (typeof value === "number" && Number.isFinite(value)) return String(value);
+      throw mismatch(column.type, "a decimal string", value);
+    case "timestamp": {
+      const instant = toInstant(value);
+      if (!instant) throw mismatch(column.type, "a Date or an ISO-8601 string", value);
+      // pg and PGlite both bind a Date as an exact instant; SQLite keeps the sortable ISO text.
+      return kind === "sqlite" ? instant.toISOString() : instant;
+    }
+    case "date": {
+      // Text on both families: pg would bind a Date as local midnight of the server's zone.
+      const day = toDay(value);
+      if (day === undefined) throw mismatch(column.type, "a Date or a YYYY-MM-DD string", value);
+      return day;
+    }
+    case "jsonb":
+      // Text on both families: pg turns a JS array into a Postgres array literal, while pg and PGlite
+      // both pass a string through to jsonb verbatim.
+      return encodeJson(value);
+    case "bytes":
+      if (!(value instanceof Uint8Array)) throw mismatch(column.type, "a Uint8Array", value);
+      // better-sqlite3 binds only Buffers as blobs; a Buffer is a Uint8Array for pg and PGlite too.
+      return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  }
+}
+
+function encodeBigint(kind: DatabaseKind, value: unknown): unknown {
+  let text: string | undefined;
+  if (typeof value === "string" && INTEGER_TEXT.test(value)) text = value;
+  else if (typeof value === "bigint") text = value.toString();
+  else if (typeof value === "number" && Number.isSafeInteger(value)) text = String(value);
+  const big = text === undefined ? undefined : BigInt(text);
+  if (big === undefined || big > INT64_MAX || big < -INT64_MAX - 1n) throw mismatch("bigint", "a 64-bit integer string", value);
+  // better-sqlite3 binds a BigInt exactly as an integer; Postgres parses the text itself.
+  return kind === "sqlite" ? big : big.toString();
+}
+
+function encodeJson(value: unknown): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    text = undefined; // cycles and BigInts
+  }
+  if (text === undefined) throw mismatch("jsonb", "a JSON value", value);
+  return text;
+}
+
+function mismatch(type: ColumnType, expected: string, value: unknown): ValueError {
+  return new ValueError(`expected ${expected} for a ${type} column, got ${describe(value)}`);
+}
+
+function describe(value: unknown): string {
+  if (value instanceof Date) return "a Date";
+  if (value instanceof Uint8Array) return "bytes";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+  if (typeof value === "object") return "an object";
+  if (typeof value === "function") return "a function";
+  return typeof value === "bigint" ? `${value}n` : String(value);
+}
+
+export { decodeRow, decodeValue } from "./decode.js";

@@ -1,0 +1,183 @@
+import { sql, type RawBuilder, type SqlBool } from "kysely";
+import type { ColumnModel, TableModel } from "../schema/model.js";
+import type { DatabaseKind } from "../resources.js";
+import { WhereError, isPlainObject } from "./query-error.js";
+import { ValueError, encodeValue } from "./values.js";
+import { compare, likePattern, textMatch, type TextOperator } from "./where-text.js";
+
+export { WhereError } from "./query-error.js";
+
+/**
+ * Compiles the `where` language (DESIGN.md section 5) into a Kysely expression for one table.
+ *
+ * - `{ col: value }` is equality, `{ col: null }` is IS NULL, `{ col: { op: value, ... } }` ANDs
+ *   operators; `AND`/`OR` take arrays (or one object), `NOT` an object or an array (none may match).
+ * - NULL follows SQL, as in Prisma: a comparison with a NULL column is unknown, so `not`, `notIn`
+ *   and `NOT` leave out rows whose column is NULL (`{ status: { not: "draft" } }` skips a NULL
+ *   status); add `{ status: { isNull: true } }` in an `OR` to keep them.
+ * - `in: []` matches nothing, `notIn: []` everything, `OR: []` nothing, `AND: []` everything.
+ * - `contains`/`startsWith`/`endsWith` are case-sensitive on both families and match the value
+ *   literally: Postgres uses LIKE with `%`, `_` and `\` escaped and an explicit ESCAPE clause;
+ *   SQLite uses GLOB with its wildcards bracketed, because SQLite's LIKE ignores ASCII case.
+ * - Every value is validated against the column type and bound as a parameter, never spliced.
+ * - Keys `AND`, `OR` and `NOT` are always logical, even where a table has columns so named.
+ */
+
+export type Where = Record<string, unknown>;
+
+export interface WhereOptions {
+  /** Qualifies column references (`"post"."title"`), for statements that join or nest tables. */
+  qualifier?: string;
+}
+
+/** Matches-everything and matches-nothing are kept apart so `AND`/`OR` can fold them away. */
+type Predicate = RawBuilder<SqlBool> | true | false;
+
+const OPERATORS = new Set(["equals", "not", "in", "notIn", "lt", "lte", "gt", "gte", "contains", "startsWith", "endsWith", "isNull"]);
+const ORDERED_TYPES = new Set(["serial", "integer", "real", "bigint", "decimal", "timestamp", "date"]);
+const TEXT_TYPES = new Set(["text", "varchar", "uuid"]);
+/** Longest `in`/`notIn` list: far below both families' bound-parameter limits, so a 400, not a 500. */
+export const MAX_IN_VALUES = 5000;
+const MAX_DEPTH = 32;
+
+/**
+ * The predicate of `where` for `table`, or undefined when it constrains nothing (absent, `{}`,
+ * `AND: []`). Throws `WhereError` (status 400, with `path`) for anything that does not fit.
+ */
+export function compileWhere(
+  kind: DatabaseKind,
+  table: TableModel,
+  where: unknown,
+  options: WhereOptions = {},
+): RawBuilder<SqlBool> | undefined {
+  if (where === undefined || where === null) return undefined;
+  const compiled = new WhereCompiler(kind, table, options.qualifier).node(where, "where", 0);
+  if (compiled === true) return undefined;
+  return compiled === false ? sql<SqlBool>`1 = 0` : compiled;
+}
+
+class WhereCompiler {
+  constructor(
+    private readonly kind: DatabaseKind,
+    private readonly table: TableModel,
+    private readonly qualifier: string | undefined,
+  ) {}
+
+  node(where: unknown, path: string, depth: number): Predicate {
+    if (!isPlainObject(where)) throw new WhereError(path, "expected an object of columns and operators");
+    if (depth > MAX_DEPTH) throw new WhereError(path, `nested more than ${MAX_DEPTH} levels deep`);
+    const parts: Predicate[] = [];
+    for (const [key, value] of Object.entries(where)) {
+      if (value === undefined) continue;
+      const at = `${path}.${key}`;
+      if (key === "AND") parts.push(and(this.list(value, at, depth)));
+      else if (key === "OR") parts.push(or(this.list(value, at, depth)));
+      else if (key === "NOT") parts.push(and(this.list(value, at, depth).map((p) => this.negate(p))));
+      else parts.push(this.column(key, value, at));
+    }
+    return and(parts);
+  }
+
+  private list(value: unknown, path: string, depth: number): Predicate[] {
+    if (Array.isArray(value)) return value.map((item, i) => this.node(item, `${path}[${i}]`, depth + 1));
+    return [this.node(value, path, depth + 1)];
+  }
+
+  private column(name: string, value: unknown, path: string): Predicate {
+    const column = Object.hasOwn(this.table.columns, name) ? this.table.columns[name] : undefined;
+    if (!column) throw new WhereError(path, `unknown column "${name}" on table "${this.table.name}"`);
+    if (isPlainObject(value)) return this.operators(name, column, value, path);
+    return this.operator(name, column, "equals", value, path);
+  }
+
+  private operators(name: string, column: ColumnModel, ops: Record<string, unknown>, path: string): Predicate {
+    const parts: Predicate[] = [];
+    for (const [op, value] of Object.entries(ops)) {
+      if (value === undefined) continue;
+      if (!OPERATORS.has(op)) throw new WhereError(`${path}.${op}`, `unknown operator "${op}" (use ${[...OPERATORS].join(", ")})`);
+      parts.push(this.operator(name, column, op, value, `${path}.${op}`));
+    }
+    return and(parts);
+  }
+
+  private operator(name: string, column: ColumnModel, op: string, value: unknown, path: string): Predicate {
+    const ref = this.qualifier ? sql.id(this.qualifier, name) : sql.id(name);
+    const isNull = sql<SqlBool>`${ref} is null`;
+    if (op === "isNull") {
+      if (typeof value !== "boolean") throw new WhereError(path, "expected true or false");
+      return value ? isNull : sql<SqlBool>`${ref} is not null`;
+    }
+    if (column.type === "jsonb" && !(value === null && (op === "equals" || op === "not"))) {
+      throw new WhereError(path, `jsonb columns can only be filtered with isNull (or equals null)`);
+    }
+    if (op === "not" && isPlainObject(value)) return this.negate(this.operators(name, column, value, path));
+    if (value === null) {
+      if (op === "equals") return isNull;
+      if (op === "not") return sql<SqlBool>`${ref} is not null`;
+      throw new WhereError(path, "null is only allowed with equals and not (or use isNull)");
+    }
+    switch (op) {
+      case "equals":
+        return compare(this.kind, column, ref, "=", this.encode(column, value, path));
+      case "not":
+        return compare(this.kind, column, ref, "<>", this.encode(column, value, path));
+      case "in":
+      case "notIn": {
+        const values = this.encodeList(column, value, path);
+        if (values.length === 0) return op === "notIn";
+        const inList = compare(this.kind, column, ref, "in", values);
+        return op === "in" ? inList : sql<SqlBool>`not ${inList}`;
+      }
+      case "lt":
+      case "lte":
+      case "gt":
+      case "gte": {
+        if (!ORDERED_TYPES.has(column.type)) throw new WhereError(path, `${op} applies to numbers, decimals, dates and timestamps, not to a ${column.type} column`);
+        const symbol = { lt: "<", lte: "<=", gt: ">", gte: ">=" }[op];
+        return compare(this.kind, column, ref, symbol, this.encode(column, value, path));
+      }
+      default: {
+        if (!TEXT_TYPES.has(column.type)) throw new WhereError(path, `${op} applies to text columns, not to a ${column.type} column`);
+        if (typeof value !== "string") throw new WhereError(path, "expected a string");
+        return textMatch(this.kind, column, ref, likePattern(this.kind, op as TextOperator, value));
+      }
+    }
+  }
+
+  private encode(column: ColumnModel, value: unknown, path: string): unknown {
+    try {
+      return encodeValue(this.kind, column, value);
+    } catch (error) {
+      if (error instanceof ValueError) throw new WhereError(path, error.message);
+      throw error;
+    }
+  }
+
+  private encodeList(column: ColumnModel, value: unknown, path: string): unknown[] {
+    if (!Array.isArray(value)) throw new WhereError(path, "expected an array");
+    if (value.length > MAX_IN_VALUES) throw new WhereError(path, `at most ${MAX_IN_VALUES} values`);
+    return value.map((item, i) => {
+      if (item === null || item === undefined) throw new WhereError(`${path}[${i}]`, "null is not a value here (use isNull)");
+      return this.encode(column, item, `${path}[${i}]`);
+    });
+  }
+
+  private negate(inner: Predicate): Predicate {
+    if (typeof inner === "boolean") return !inner;
+    return sql<SqlBool>`not ${inner}`;
+  }
+}
+
+function and(parts: Predicate[]): Predicate {
+  if (parts.includes(false)) return false;
+  const real = parts.filter((p): p is RawBuilder<SqlBool> => p !== true);
+  if (real.length === 0) return true;
+  return real.length === 1 ? real[0]! : sql<SqlBool>`(${sql.join(real, sql` and `)})`;
+}
+
+function or(parts: Predicate[]): Predicate {
+  if (parts.includes(true)) return true;
+  const real = parts.filter((p): p is RawBuilder<SqlBool> => p !== false);
+  if (real.length === 0) return false;
+  return real.length === 1 ? real[0]! : sql<SqlBool>`(${sql.join(real, sql` or `)})`;
+}
