@@ -10,7 +10,7 @@ const DEV_SECRET = "trellis-blog-development-secret-change-me";
  * their own. Built as a function so tests can run it on an in-memory database.
  */
 export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = {}) {
-  const baseUrl = options.baseUrl ?? process.env.BASE_URL ?? "http://localhost:3000";
+  const baseUrl = options.baseUrl ?? process.env.APP_BASE_URL ?? "http://localhost:3000";
   return new App({ name: "Trellis Blog", baseUrl, db, ...options })
     .schema(v1)
     .schema(v2)
