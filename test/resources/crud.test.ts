@@ -11,7 +11,7 @@ describe.each(families())("resources on %s", (family) => {
   let bob: SignedIn;
   let admin: SignedIn;
   const errors: unknown[] = [];
-  const as = (user: SignedIn | null) => (user ? { cookie: user.cookie } : {});
+  const as = (user: SignedIn | null): HeadersInit => (user ? { cookie: user.cookie } : {});
 
   beforeAll(async () => {
     db = await openDatabase(family);
