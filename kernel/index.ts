@@ -31,3 +31,4 @@ export type { AppDatabase } from "./db/database.js";
 export { primaryKeyOf, COLUMN_TYPES } from "./schema/model.js";
 export type { SchemaModel, TableModel, ColumnModel, RelationModel, ColumnType } from "./schema/model.js";
 export { encodeValue, decodeRow, decodeValue, ValueError } from "./db/values.js";
+export { rowSelection } from "./db/select-sql.js";

@@ -1,4 +1,4 @@
-import { sql, type RawBuilder } from "kysely";
+import { sql, type AliasedRawBuilder, type RawBuilder } from "kysely";
 import type { ColumnModel, TableModel } from "../schema/model.js";
 import type { DatabaseKind } from "../resources.js";
 
@@ -45,5 +45,16 @@ export function orderByList(kind: DatabaseKind, table: TableModel, qualifier: st
       const value = kind === "sqlite" && column.type === "decimal" ? sql`cast(${ref(qualifier, name)} as real)` : ref(qualifier, name);
       return sql`${value} ${sql.raw(direction === "asc" ? "asc nulls last" : "desc nulls first")}`;
     }),
+  );
+}
+
+/**
+ * The columns of `table` as Kysely selections for `.select()` and `.returning()`: plain names,
+ * except where the driver would lose or shift the value, which are cast to text under their own
+ * name. Decode the rows with `decodeRow` as usual.
+ */
+export function rowSelection(kind: DatabaseKind, table: TableModel): Array<string | AliasedRawBuilder<unknown, string>> {
+  return Object.entries(table.columns).map(([name, column]) =>
+    needsTextCast(kind, column) ? sql`cast(${sql.ref(name)} as text)`.as(name) : name,
   );
 }

@@ -2,6 +2,7 @@ import {
   RpcError,
   decodeRow,
   encodeValue,
+  rowSelection,
   type AppDatabase,
   type AppRpcContext,
   type DatabaseKind,
@@ -31,11 +32,14 @@ type Row = Record<string, unknown>;
 export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kind: DatabaseKind) {
   const { table, primaryKey: pk, ownerColumn, permissions } = spec;
   const key = keyInput(table, pk);
+  // Public and function permissions need no gate before validation: skip the middleware entirely.
   const gated = (action: ResourceAction) =>
-    spec.base.use(({ context, next }) => {
-      assertGate(permissions[action], context);
-      return next();
-    });
+    permissions[action] === "public" || typeof permissions[action] === "function"
+      ? spec.base
+      : spec.base.use(({ context, next }) => {
+          assertGate(permissions[action], context);
+          return next();
+        });
   const isOwner = (action: ResourceAction) => permissions[action] === "owner";
   const ownerOf = (context: AppRpcContext) => context.user!.id;
   const encode = (data: Row) => {
@@ -44,6 +48,8 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     return out;
   };
   const decode = (row: Row) => decodeRow(kind, table, row);
+  // Every column, cast where the driver would lose precision (SQLite bigint, pg date).
+  const columns = rowSelection(kind, table);
   const query = () => (db.query as Record<string, any>)[table.name];
   const checkInclude = (include: Record<string, true> | undefined) => {
     for (const relation of Object.keys(include ?? {})) {
@@ -75,7 +81,8 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     .input(getInput(key))
     .handler(async ({ input, context }) => {
       checkInclude(input.include);
-      const row = (await query().findFirst({ where: keyWhere(input.where, context, "get"), include: input.include })) as Row | undefined;
+      const where = keyWhere(input.where, context, "get");
+      const row = (input.include ? await query().findFirst({ where, include: input.include }) : await byKey(db, where)) as Row | undefined;
       await assertFunction(permissions.get, { context, row });
       if (!row) throw notFound(spec.name);
       return row;
@@ -90,7 +97,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
       const values = encode(data);
       return db.transact(async (trx) => {
         const insert = trx.insertInto(table.name);
-        const row = await (Object.keys(values).length ? insert.values(values) : insert.defaultValues()).returningAll().executeTakeFirstOrThrow();
+        const row = await (Object.keys(values).length ? insert.values(values) : insert.defaultValues()).returning(columns).executeTakeFirstOrThrow();
         return decode(row);
       });
     });
@@ -108,7 +115,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
         await checkRow(trx, "update", where, context);
         let statement = trx.updateTable(table.name).set(values);
         for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
-        const row = await statement.returningAll().executeTakeFirst();
+        const row = await statement.returning(columns).executeTakeFirst();
         if (!row) throw notFound(spec.name);
         return decode(row);
       });
@@ -122,16 +129,24 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
         await checkRow(trx, "delete", where, context);
         let statement = trx.deleteFrom(table.name);
         for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
-        const row = await statement.returningAll().executeTakeFirst();
+        const row = await statement.returning(columns).executeTakeFirst();
         if (!row) throw notFound(spec.name);
         return decode(row);
       });
     });
 
+  /** The row with these column values (the key, and the owner when scoped): one plain select. */
+  async function byKey(executor: any, where: Row): Promise<Row | undefined> {
+    let select = executor.selectFrom(table.name).select(columns);
+    for (const [column, value] of Object.entries(encode(where))) select = select.where(column, "=", value);
+    const found = await select.executeTakeFirst();
+    return found ? decode(found) : undefined;
+  }
+
   /** A function permission sees the row before the write, inside the same transaction. */
   async function checkRow(trx: any, action: ResourceAction, where: Row, context: AppRpcContext) {
     if (typeof permissions[action] !== "function") return;
-    let select = trx.selectFrom(table.name).selectAll();
+    let select = trx.selectFrom(table.name).select(columns);
     for (const [column, value] of Object.entries(where)) select = select.where(column, "=", value);
     if (kind === "postgres") select = select.forUpdate();
     const found = await select.executeTakeFirst();

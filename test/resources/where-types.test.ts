@@ -93,6 +93,11 @@ describe.each(families())("kitchen resource on %s", (family) => {
     };
     const created = await rpc(app, "kitchen.create", input);
     expect(created.status).toBe(200);
+    expect(created.body.big).toBe("9007199254740993");
+    const updated = await rpc(app, "kitchen.update", { where: { id: created.body.id }, data: { code: "Y" } });
+    expect(updated.body).toMatchObject({ big: "9007199254740993", price: "12345678901234.5678" });
+    const listed = await rpc(app, "kitchen.list", { where: { id: created.body.id } });
+    expect(listed.body[0].big).toBe("9007199254740993");
     const got = await rpc(app, "kitchen.get", { where: { id: created.body.id } });
     expect(got.body).toMatchObject({
       label: "all",
