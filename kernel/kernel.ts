@@ -380,7 +380,8 @@ class Running {
   #failure(error: unknown, event: RequestEvent): Response {
     const rpc = event.path === "/rpc" || event.path.startsWith("/rpc/");
     if (error instanceof RpcError) return errorResponse(error, rpc);
-    report(this.#onError, error, "route");
+    // Under /rpc a failure outside the procedure (a session lookup, say) is still the RPC surface's.
+    report(this.#onError, error, rpc ? "rpc" : "route");
     return errorResponse(new RpcError("INTERNAL_SERVER_ERROR", { message: "Internal server error" }), rpc);
   }
 
