@@ -5,7 +5,8 @@ import type { SessionState } from "./session.js";
  * lazily so handlers that only need the path pay for it once.
  */
 export class RequestEvent {
-  readonly request: Request;
+  /** Middleware may replace it (the body limit does, to hand on a body it has already counted). */
+  request: Request;
   readonly method: string;
   readonly path: string;
   params: Record<string, string> = EMPTY_PARAMS;

@@ -43,6 +43,11 @@ export interface AppOptions {
    * @default true
    */
   health?: PresetOptions["health"];
+  /**
+   * Largest request body in bytes; larger ones get 413.
+   * @default 1048576 (1 MiB)
+   */
+  bodyLimit?: number;
   /** Per-caller rate limit on `/rpc/**` and `/rest/**`. Off by default. */
   rateLimit?: unknown;
 }

@@ -1,0 +1,69 @@
+import { RpcError, definePlugin, errorResponse, type AppPlugin, type HttpMiddleware, type RequestEvent } from "../../kernel/index.js";
+
+export interface BodyLimitConfig {
+  /**
+   * Largest request body accepted, in bytes; larger ones get 413 before any handler reads them.
+   * @default 1048576 (1 MiB)
+   */
+  maxBytes?: number;
+}
+
+const BODYLESS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Request body limit at the `edge` stage. A declared `Content-Length` over the limit is refused
+ * without reading a byte (Node's HTTP parser holds a body to its declared length). A body without
+ * one (chunked) is counted as it is read, and refused as soon as it passes the limit.
+ */
+export function bodyLimitPlugin(config: BodyLimitConfig = {}): AppPlugin {
+  const maxBytes = config.maxBytes ?? 1024 * 1024;
+  return definePlugin({
+    name: "body-limit",
+    stage: "edge",
+    build: () => ({ middleware: [bodyLimit(maxBytes)] }),
+  });
+}
+
+function bodyLimit(maxBytes: number): HttpMiddleware {
+  const tooLarge = (event: RequestEvent) =>
+    errorResponse(
+      new RpcError("PAYLOAD_TOO_LARGE", { status: 413, message: `Request body is larger than ${maxBytes} bytes` }),
+      event.path === "/rpc" || event.path.startsWith("/rpc/"),
+    );
+  const middleware: HttpMiddleware = async (event, next) => {
+    if (BODYLESS.has(event.method)) return next();
+    const declared = event.headers.get("content-length");
+    if (declared !== null) return Number(declared) > maxBytes ? tooLarge(event) : next();
+    if (!event.request.body) return next();
+    const body = await readCapped(event.request.body, maxBytes);
+    if (!body) return tooLarge(event);
+    event.request = new Request(event.request, { body, duplex: "half" } as RequestInit);
+    return next();
+  };
+  middleware.displayName = "body-limit:count";
+  return middleware;
+}
+
+/** The whole body, or undefined as soon as it passes `maxBytes` (the rest is never read). */
+async function readCapped(stream: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array | undefined> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const body = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
+}
