@@ -12,8 +12,10 @@ const BODYLESS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /**
  * Request body limit at the `edge` stage. A declared `Content-Length` over the limit is refused
- * without reading a byte (Node's HTTP parser holds a body to its declared length). A body without
- * one (chunked) is counted as it is read, and refused as soon as it passes the limit.
+ * without reading a byte (Node's HTTP parser holds a body to its declared length). A chunked body
+ * (`Transfer-Encoding`) is counted as it is read, and refused as soon as it passes the limit. A
+ * request with neither header was built in process (HTTP/1.1 requires one of them for a body): its
+ * body is already in the caller's memory, so it is not copied to be counted.
  */
 export function bodyLimitPlugin(config: BodyLimitConfig = {}): AppPlugin {
   const maxBytes = config.maxBytes ?? 1024 * 1024;
@@ -30,15 +32,17 @@ function bodyLimit(maxBytes: number): HttpMiddleware {
       new RpcError("PAYLOAD_TOO_LARGE", { status: 413, message: `Request body is larger than ${maxBytes} bytes` }),
       event.path === "/rpc" || event.path.startsWith("/rpc/"),
     );
-  const middleware: HttpMiddleware = async (event, next) => {
+  // Not `async`: on the common path it hands `next()`'s promise straight through.
+  const middleware: HttpMiddleware = (event, next) => {
     if (BODYLESS.has(event.method)) return next();
     const declared = event.headers.get("content-length");
-    if (declared !== null) return Number(declared) > maxBytes ? tooLarge(event) : next();
-    if (!event.request.body) return next();
-    const body = await readCapped(event.request.body, maxBytes);
-    if (!body) return tooLarge(event);
-    event.request = new Request(event.request, { body, duplex: "half" } as RequestInit);
-    return next();
+    if (declared !== null) return Number(declared) > maxBytes ? Promise.resolve(tooLarge(event)) : next();
+    if (!event.request.body || !event.headers.has("transfer-encoding")) return next();
+    return readCapped(event.request.body, maxBytes).then((body) => {
+      if (!body) return tooLarge(event);
+      event.request = new Request(event.request, { body, duplex: "half" } as RequestInit);
+      return next();
+    });
   };
   middleware.displayName = "body-limit:count";
   return middleware;

@@ -32,7 +32,12 @@ describe("body limit", () => {
 
   it("counts a body without Content-Length and refuses it once it passes the limit", async () => {
     const response = await app.handle(
-      new Request("http://localhost/raw", { method: "POST", body: chunked("y".repeat(5000)), duplex: "half" } as RequestInit),
+      new Request("http://localhost/raw", {
+        method: "POST",
+        headers: { "transfer-encoding": "chunked" },
+        body: chunked("y".repeat(5000)),
+        duplex: "half",
+      } as RequestInit),
     );
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ code: "PAYLOAD_TOO_LARGE", status: 413 });
@@ -40,7 +45,12 @@ describe("body limit", () => {
 
   it("passes bodies within the limit, chunked or not", async () => {
     const small = await app.handle(
-      new Request("http://localhost/rpc/size", { method: "POST", headers: { "content-type": "application/json" }, body: chunked(payload(500)), duplex: "half" } as RequestInit),
+      new Request("http://localhost/rpc/size", {
+        method: "POST",
+        headers: { "content-type": "application/json", "transfer-encoding": "chunked" },
+        body: chunked(payload(500)),
+        duplex: "half",
+      } as RequestInit),
     );
     expect(await small.json()).toEqual({ json: 500 });
     const raw = await app.handle(new Request("http://localhost/raw", { method: "POST", body: "z".repeat(900) }));

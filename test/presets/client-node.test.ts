@@ -65,3 +65,28 @@ describe("entry points", () => {
     expect(Object.keys(root).sort()).toEqual(["App", "RpcError"]);
   });
 });
+
+describe("body limit over real HTTP", () => {
+  it("refuses an oversized chunked upload with 413", async () => {
+    const running = await serve(new App({ db: sqliteMemory(), bodyLimit: 1000 }).route("POST", "/upload", async (event) => ({ bytes: (await event.request.arrayBuffer()).byteLength })), {
+      port: 0,
+      hostname: "127.0.0.1",
+      handleSignals: false,
+    });
+    try {
+      const stream = (size: number) =>
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            for (let sent = 0; sent < size; sent += 256) controller.enqueue(new Uint8Array(256));
+            controller.close();
+          },
+        });
+      const big = await fetch(`${running.url}/upload`, { method: "POST", body: stream(4096), duplex: "half" } as RequestInit);
+      expect(big.status).toBe(413);
+      const small = await fetch(`${running.url}/upload`, { method: "POST", body: stream(512), duplex: "half" } as RequestInit);
+      expect(await small.json()).toEqual({ bytes: 512 });
+    } finally {
+      await running.close();
+    }
+  });
+});
