@@ -48,7 +48,8 @@ function corsMiddleware(config: CorsConfig): HttpMiddleware {
   const any = config.origins.includes("*");
   const allowed = new Set(config.origins);
   const maxAge = String(config.maxAge ?? 600);
-  const middleware: HttpMiddleware = async (event, next) => {
+  // Not `async`: a non-preflight request hands `next()`'s promise straight through.
+  const middleware: HttpMiddleware = (event, next) => {
     const origin = event.headers.get("origin");
     event.appendHeader("Vary", "Origin");
     const permitted = origin !== null && (any || allowed.has(origin));
@@ -66,7 +67,7 @@ function corsMiddleware(config: CorsConfig): HttpMiddleware {
       if (headers) event.setHeader("Access-Control-Allow-Headers", headers);
       event.setHeader("Access-Control-Max-Age", maxAge);
     }
-    return new Response(null, { status: 204 });
+    return Promise.resolve(new Response(null, { status: 204 }));
   };
   middleware.displayName = "cors:headers";
   return middleware;
