@@ -1,7 +1,8 @@
 import { createRequire } from "node:module";
 import { betterAuth, type BetterAuthOptions } from "better-auth";
+import { isAPIError } from "better-auth/api";
 import { admin } from "better-auth/plugins/admin";
-import { definePlugin, type AppPlugin, type SessionState } from "../../kernel/index.js";
+import { RpcError, definePlugin, type AppPlugin, type SessionState } from "../../kernel/index.js";
 import { authOptions, type AuthAppOptions, type AuthConfig } from "./options.js";
 import { originCheck, trustedOrigins } from "./origin-check.js";
 import { AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING } from "./errors.js";
@@ -44,13 +45,23 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
         const extra: NonNullable<BetterAuthOptions["plugins"]> = [admin({ adminRoles: [...(app.adminRoles ?? ["admin"])] })];
         if (wantsApiKeys) {
           const { apiKey } = await import(API_KEY_PACKAGE);
-          extra.push(apiKey());
+          // A valid `x-api-key` resolves to its user's session like a cookie does. The plugin's own
+          // per-key limit (10 a day by default) is off: the app's rate limit applies instead. Pass
+          // your own apiKey() in `plugins` to configure it differently.
+          extra.push(apiKey({ enableSessionForAPIKeys: true, rateLimit: { enabled: false } }));
         }
         instance = betterAuth(authOptions(config, app, { db, type: kind }, extra)) as unknown as AuthInstance;
         ctx.provide("auth", instance);
       });
       ctx.hooks.session.tap(async (event): Promise<SessionState | undefined> => {
-        const found = await instance!.api.getSession({ headers: event.headers });
+        let found;
+        try {
+          found = await instance!.api.getSession({ headers: event.headers });
+        } catch (error) {
+          // The library's own refusals (a wrong API key, say) keep their status; anything else is a 500.
+          if (isAPIError(error)) throw new RpcError(String(error.status), { status: error.statusCode, message: error.message });
+          throw error;
+        }
         return found ? { user: found.user, session: found.session } : undefined;
       });
       const trusted = trustedOrigins(config.baseURL ?? app.baseUrl, app.corsOrigins, config.trustedOrigins);
