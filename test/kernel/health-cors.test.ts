@@ -1,16 +1,8 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { App } from "../../presets/trellis.js";
-import { request, rpc, sqliteMemory } from "../support/app.js";
+import { request, rpc, sqliteMemory, closeAfterEach } from "../support/app.js";
 
-const opened: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((app) => app.close()));
-});
-function build<T extends { build(): any }>(app: T): ReturnType<T["build"]> {
-  const built = app.build();
-  opened.push(built);
-  return built;
-}
+const build = closeAfterEach();
 
 describe("health", () => {
   it("answers 200 ok/up by default", async () => {

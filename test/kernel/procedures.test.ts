@@ -1,18 +1,9 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { App, RpcError } from "../../presets/trellis.js";
-import { rpc, request, sqliteMemory } from "../support/app.js";
+import { rpc, request, sqliteMemory, closeAfterEach } from "../support/app.js";
 
-const opened: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((app) => app.close()));
-});
-
-function build<T extends { build(): any }>(app: T): ReturnType<T["build"]> {
-  const built = app.build();
-  opened.push(built);
-  return built;
-}
+const build = closeAfterEach();
 
 describe("procedures", () => {
   it("serves a procedure at /rpc/<name> with validated input", async () => {

@@ -1,17 +1,9 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { App } from "../../presets/trellis.js";
 import { definePlugin, type AppPlugin } from "../../kernel/index.js";
-import { rpc, request, sqliteMemory } from "../support/app.js";
+import { rpc, request, sqliteMemory, closeAfterEach } from "../support/app.js";
 
-const opened: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((app) => app.close()));
-});
-function build<T extends { build(): any }>(app: T): ReturnType<T["build"]> {
-  const built = app.build();
-  opened.push(built);
-  return built;
-}
+const build = closeAfterEach();
 
 describe("raw routes", () => {
   it("receive path params and the request context, and may return plain JSON", async () => {

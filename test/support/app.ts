@@ -1,3 +1,4 @@
+import { afterEach } from "vitest";
 import Database from "better-sqlite3";
 import { SqliteDialect } from "kysely";
 import type { DatabaseConfig } from "../../kernel/index.js";
@@ -36,4 +37,20 @@ export async function request(app: Handler, method: string, path: string, init: 
   let body: unknown = text;
   if (response.headers.get("content-type")?.includes("json") && text) body = JSON.parse(text);
   return { status: response.status, body, headers: response.headers };
+}
+
+/**
+ * Builds apps that are closed after each test: `const build = closeAfterEach();` at the top of a
+ * test file, then `build(new App(...))` inside tests.
+ */
+export function closeAfterEach(): <T extends { build(): { close(): Promise<void> } }>(app: T) => ReturnType<T["build"]> {
+  const opened: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((app) => app.close()));
+  });
+  return (app) => {
+    const built = app.build();
+    opened.push(built);
+    return built as never;
+  };
 }
