@@ -1,4 +1,4 @@
-import { Kysely, type Migrator } from "kysely";
+import { Kysely, sql, type Migrator } from "kysely";
 import { createAppDatabase, type AppDatabase } from "./db/database.js";
 import { createMigrator } from "./db/migrations.js";
 import { validateHistory } from "./db/diff.js";
@@ -27,7 +27,14 @@ export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaMo
   return {
     db,
     migrator,
-    ready: async () => {},
+    ready: async () => {
+      // Whatever SQLite dialect the integrator passed, foreign keys are enforced (SQLite ships them off).
+      if (config.kind === "sqlite") {
+        await sql`PRAGMA foreign_keys = ON`.execute(kysely);
+        const { rows } = await sql<{ foreign_keys: number }>`PRAGMA foreign_keys`.execute(kysely);
+        if (rows[0]?.foreign_keys !== 1) throw new Error("SQLite refused PRAGMA foreign_keys = ON; foreign keys would not be enforced");
+      }
+    },
     close: () =>
       (closed ??= (async () => {
         await kysely.destroy();

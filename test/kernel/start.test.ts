@@ -57,3 +57,21 @@ describe("start() on a data directory", () => {
     await open.close();
   });
 });
+
+describe("SQLite through a plain Kysely dialect", () => {
+  it("enforces foreign keys whatever dialect the integrator passed", async () => {
+    const { default: Database } = await import("better-sqlite3");
+    const { SqliteDialect } = await import("kysely");
+    const v = schema("1")
+      .table("author", (t) => ({ id: t.serial().primaryKey() }))
+      .table("book", (t) => ({ id: t.serial().primaryKey(), authorId: t.integer().references("author", "id") }))
+      .build();
+    const app = await new App({ db: { dialect: new SqliteDialect({ database: new Database(":memory:") }), kind: "sqlite" } })
+      .schema(v)
+      .resource("book")
+      .start();
+    const orphan = await rpc(app, "book.create", { authorId: 42 });
+    expect(orphan.status).toBe(409);
+    await app.close();
+  });
+});
