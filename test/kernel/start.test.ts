@@ -66,7 +66,10 @@ describe("SQLite through a plain Kysely dialect", () => {
       .table("author", (t) => ({ id: t.serial().primaryKey() }))
       .table("book", (t) => ({ id: t.serial().primaryKey(), authorId: t.integer().references("author", "id") }))
       .build();
-    const app = await new App({ db: { dialect: new SqliteDialect({ database: new Database(":memory:") }), kind: "sqlite" } })
+    // better-sqlite3 builds with foreign keys on; switch them off as another driver or setting might.
+    const database = new Database(":memory:");
+    database.pragma("foreign_keys = OFF");
+    const app = await new App({ db: { dialect: new SqliteDialect({ database }), kind: "sqlite" } })
       .schema(v)
       .resource("book")
       .start();
