@@ -5,6 +5,7 @@ export default defineConfig({
     index: "presets/trellis.ts",
     kernel: "kernel/index.ts",
     embedded: "kernel/embedded/index.ts",
+    db: "kernel/db/dialect/entry.ts",
     schema: "kernel/schema/index.ts",
     secrets: "kernel/secrets/index.ts",
     kv: "kernel/kv/index.ts",

@@ -17,7 +17,7 @@ import { TieredRouter, type RouteDefinition } from "./router.js";
 import { RequestEvent, withHeaders } from "./event.js";
 import { resolveSession, type SessionResolver, type SessionState } from "./session.js";
 import { RpcError, TrellisError, defaultOnError, errorResponse, report, type ErrorSource, type OnError } from "./errors.js";
-import { createRpcHandler, errorInterceptor } from "./rpc.js";
+import { createRpcHandler, errorInterceptor, toRpcError } from "./rpc.js";
 import { assertProcedureName, flattenProcedures, nestProcedures } from "./tree.js";
 import { rootBuilder } from "./procedure.js";
 import { STAGES } from "./stages.js";
@@ -249,6 +249,7 @@ class Running {
   readonly #resolver: SessionResolver | undefined;
   readonly #contextHook: boolean;
   readonly #rpcFastPath: RouteDefinition | undefined;
+  readonly #schema: SchemaModel;
   #ready: Promise<void> | undefined;
   #isReady = false;
   #closed: Promise<void> | undefined;
@@ -267,9 +268,12 @@ class Running {
     this.#resolver = hooks.session.isUsed() ? (event) => hooks.session.promise(event) : undefined;
     this.#contextHook = hooks.context.isUsed();
     const tree = nestProcedures(procedures);
-    const rpc = createRpcHandler(tree, this.#onError);
+    this.#schema = kernel.schemas.at(-1) ?? EMPTY_SCHEMA;
+    const rpc = createRpcHandler(tree, this.#onError, this.#schema);
+    // POST only: the RPC protocol never needs another method, and a HEAD or OPTIONS that ran a
+    // procedure would slip past the origin check and CORS preflights.
     const rpcRoute: RouteDefinition = {
-      method: "ALL",
+      method: "POST",
       path: "/rpc/**",
       handler: async (event, context) => {
         const { matched, response } = await rpc.handle(event.request, { prefix: "/rpc", context });
@@ -295,10 +299,10 @@ class Running {
     const self = this;
     this.built = Object.freeze({
       handle: async (request: Request) => {
-        if (!self.#isReady) await self.ready();
         const event = new RequestEvent(request);
         let response: Response;
         try {
+          if (!self.#isReady) await self.ready();
           response = await chain(event);
         } catch (error) {
           response = self.#failure(error, event);
@@ -312,7 +316,7 @@ class Running {
             const resolved = typeof headers === "function" ? await headers() : headers;
             return self.createContext(new RequestEvent(new Request("http://trellis.internal/", { headers: resolved })));
           },
-          interceptors: [errorInterceptor(self.#onError, "rpc")],
+          interceptors: [errorInterceptor(self.#onError, "rpc", self.#schema)],
         }),
       get migrator() {
         return store.migrator;
@@ -327,9 +331,15 @@ class Running {
 
   ready(): Promise<void> {
     return (this.#ready ??= (async () => {
-      await this.store.ready();
-      await this.kernel.hooks.ready.promise();
-      this.#isReady = true;
+      try {
+        await this.store.ready();
+        await this.kernel.hooks.ready.promise();
+        this.#isReady = true;
+      } catch (error) {
+        // Not memoised: a database that was down at the first request may be up at the next.
+        this.#ready = undefined;
+        throw error;
+      }
     })());
   }
 
@@ -357,7 +367,7 @@ class Running {
 
   async #dispatch(event: RequestEvent): Promise<Response> {
     let route: RouteDefinition;
-    if (this.#rpcFastPath && event.path.startsWith("/rpc/")) {
+    if (this.#rpcFastPath && event.method === "POST" && event.path.startsWith("/rpc/")) {
       route = this.#rpcFastPath;
     } else {
       const match = this.router.match(event.method, event.path);
@@ -379,10 +389,9 @@ class Running {
 
   #failure(error: unknown, event: RequestEvent): Response {
     const rpc = event.path === "/rpc" || event.path.startsWith("/rpc/");
-    if (error instanceof RpcError) return errorResponse(error, rpc);
+    // Database constraint errors in routes map like in procedures; the rest is a reported 500.
     // Under /rpc a failure outside the procedure (a session lookup, say) is still the RPC surface's.
-    report(this.#onError, error, rpc ? "rpc" : "route");
-    return errorResponse(new RpcError("INTERNAL_SERVER_ERROR", { message: "Internal server error" }), rpc);
+    return errorResponse(toRpcError(error, this.#onError, rpc ? "rpc" : "route", this.#schema), rpc);
   }
 
   close(): Promise<void> {

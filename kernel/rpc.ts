@@ -4,18 +4,19 @@ import { classifyDatabaseError } from "./db/errors.js";
 import { report, type ErrorSource, type OnError } from "./errors.js";
 import { customJsonSerializers } from "./wire.js";
 import type { AppRpcContext } from "./context.js";
+import type { SchemaModel } from "./schema/model.js";
 
 /**
  * Turns anything a procedure throws into the error the caller should see: `RpcError`s pass through
  * (never reported), database constraint errors become 409/400, invalid input names the field, and
  * everything else is a bare 500 reported to `onError`.
  */
-export function toRpcError(error: unknown, onError: OnError, source: ErrorSource): ORPCError<any, any> {
+export function toRpcError(error: unknown, onError: OnError, source: ErrorSource, schema?: SchemaModel): ORPCError<any, any> {
   if (error instanceof ORPCError) {
     if (error.cause instanceof ValidationError) return validationError(error, error.cause, onError, source);
     return error;
   }
-  const database = classifyDatabaseError(error);
+  const database = classifyDatabaseError(error, schema);
   if (database) return new ORPCError(database.code, { status: database.status, message: database.message, data: database.data });
   if (isInputError(error)) return new ORPCError("BAD_REQUEST", { message: error.message, data: inputErrorData(error) });
   report(onError, error, source);
@@ -45,19 +46,19 @@ function inputErrorData(error: { path?: string }) {
 }
 
 /** An oRPC client interceptor applying `toRpcError`; shared by `/rpc/**` and `client()`. */
-export function errorInterceptor(onError: OnError, source: ErrorSource) {
+export function errorInterceptor(onError: OnError, source: ErrorSource, schema?: SchemaModel) {
   return async <T>({ next }: { next: () => Promise<T> }): Promise<T> => {
     try {
       return await next();
     } catch (error) {
-      throw toRpcError(error, onError, source);
+      throw toRpcError(error, onError, source, schema);
     }
   };
 }
 
-export function createRpcHandler(router: AnyRouter, onError: OnError): RPCHandler<AppRpcContext> {
+export function createRpcHandler(router: AnyRouter, onError: OnError, schema?: SchemaModel): RPCHandler<AppRpcContext> {
   return new RPCHandler<AppRpcContext>(router, {
     customJsonSerializers,
-    clientInterceptors: [errorInterceptor(onError, "rpc")],
+    clientInterceptors: [errorInterceptor(onError, "rpc", schema)],
   });
 }

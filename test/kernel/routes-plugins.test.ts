@@ -98,3 +98,51 @@ describe("plugins", () => {
     expect(built.describe()).toMatchSnapshot();
   });
 });
+
+describe("request handling edges", () => {
+  it("runs procedures on POST only: other methods get 405 and never reach the handler", async () => {
+    let runs = 0;
+    const app = build(new App({ db: sqliteMemory() }).procedure("bump", (base) => base.handler(() => ++runs)));
+    for (const method of ["GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"]) {
+      const response = await app.handle(new Request("http://localhost/rpc/bump", { method, headers: { cookie: "a=b", origin: "https://evil.test" } }));
+      expect(response.status, method).toBe(405);
+    }
+    expect(runs).toBe(0);
+    expect((await rpc(app, "bump")).body).toBe(1);
+  });
+
+  it("answers 500 and reports when asynchronous setup fails, then recovers on a later request", async () => {
+    let attempts = 0;
+    const reported: unknown[] = [];
+    const flaky = {
+      name: "flaky-setup",
+      build(ctx: import("../../kernel/index.js").PluginContext) {
+        ctx.hooks.ready.tap(async () => {
+          if (++attempts === 1) throw new Error("database not up yet");
+        });
+      },
+    };
+    const app = build(new App({ db: sqliteMemory(), onError: (error) => reported.push(error) }).use(flaky).procedure("ok", (b) => b.handler(() => "ok")));
+    const first = await rpc(app, "ok");
+    expect(first.status).toBe(500);
+    expect(first.body).toMatchObject({ code: "INTERNAL_SERVER_ERROR", message: "Internal server error" });
+    expect(reported).toHaveLength(1);
+    expect((await rpc(app, "ok")).body).toBe("ok");
+  });
+
+  it("maps database constraint errors in raw routes like in procedures", async () => {
+    const { schema } = await import("../../kernel/schema/index.js");
+    const v1 = schema("1").table("tag", (t) => ({ id: t.serial().primaryKey(), name: t.text().unique() })).build();
+    const reported: unknown[] = [];
+    const app = await new App({ db: sqliteMemory(), onError: (error) => reported.push(error) })
+      .schema(v1)
+      .route("POST", "/tags/:name", async (event, context) => context.db.insertInto("tag").values({ name: event.params.name }).returningAll().executeTakeFirst())
+      .start();
+    expect((await request(app, "POST", "/tags/a")).status).toBe(200);
+    const duplicate = await request(app, "POST", "/tags/a");
+    expect(duplicate.status).toBe(409);
+    expect(duplicate.body).toMatchObject({ code: "CONFLICT", status: 409 });
+    expect(reported).toEqual([]);
+    await app.close();
+  });
+});
