@@ -148,20 +148,27 @@ export class Kernel {
     const store = openDatastore(this.options.db, this.#schemas);
     const contexts = new Map(ordered.map((entry) => [entry.plugin.name, this.#pluginContext(entry, ordered, store)]));
 
-    const problems: string[] = [];
+    const problems: TrellisError[] = [];
     for (const { plugin } of ordered) {
       try {
         plugin.validate?.(contexts.get(plugin.name)!);
       } catch (cause) {
-        problems.push(`${plugin.name}: ${cause instanceof Error ? cause.message : String(cause)}`);
+        problems.push(tagged(cause, plugin.name, "validate"));
       }
     }
     const sessionProvided = ordered.some(({ plugin }) => plugin.provides?.includes("session"));
-    const authMissing = this.#sessionReasons.length > 0 && !sessionProvided;
-    if (authMissing) problems.push(`these need a signed-in session, so call .auth(): ${this.#sessionReasons.join("; ")}`);
-    if (problems.length > 0) {
-      const code = authMissing && problems.length === 1 ? "KERNEL_AUTH_REQUIRED" : "KERNEL_VALIDATION_FAILED";
-      throw new TrellisError(code, `Cannot build: ${problems.join("\n")}`, { hook: "validate" });
+    if (this.#sessionReasons.length > 0 && !sessionProvided) {
+      problems.push(
+        new TrellisError("KERNEL_AUTH_REQUIRED", `These need a signed-in session, so call .auth(): ${this.#sessionReasons.join("; ")}`, {
+          hook: "validate",
+        }),
+      );
+    }
+    // One problem keeps its own code; several are listed together so one build shows them all.
+    if (problems.length === 1) throw problems[0];
+    if (problems.length > 1) {
+      const lines = problems.map((problem) => `${problem.plugin ?? "kernel"}: ${problem.message}`);
+      throw new TrellisError("KERNEL_VALIDATION_FAILED", `Cannot build:\n${lines.join("\n")}`, { hook: "validate", cause: problems });
     }
 
     const router = new TieredRouter();
@@ -234,6 +241,14 @@ export class Kernel {
   #assertOpen(what: string): void {
     if (this.#built) throw new TrellisError("KERNEL_SEALED", `Cannot call ${what}() after build(): the app is already built`);
   }
+}
+
+/** A plugin's error with its plugin and hook attached (its own code kept when it has one). */
+function tagged(cause: unknown, plugin: string, hook: string): TrellisError {
+  if (cause instanceof TrellisError && cause.plugin) return cause;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  const code = cause instanceof TrellisError ? cause.code : "KERNEL_PLUGIN_INVALID";
+  return new TrellisError(code, message, { plugin, hook, cause });
 }
 
 function wrap(cause: unknown, plugin: string, hook: string): TrellisError {

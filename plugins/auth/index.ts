@@ -2,7 +2,7 @@ import { createRequire } from "node:module";
 import { betterAuth, type BetterAuthOptions } from "better-auth";
 import { isAPIError } from "better-auth/api";
 import { admin } from "better-auth/plugins/admin";
-import { RpcError, definePlugin, type AppPlugin, type SessionState } from "../../kernel/index.js";
+import { RpcError, TrellisError, definePlugin, type AppPlugin, type SessionState } from "../../kernel/index.js";
 import { authOptions, type AuthAppOptions, type AuthConfig } from "./options.js";
 import { originCheck, trustedOrigins } from "./origin-check.js";
 import { AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING } from "./errors.js";
@@ -27,12 +27,12 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
     stage: "identity",
     provides: ["session", "auth"],
     validate(ctx) {
-      if (!config?.secret) throw new Error(`${AUTH_SECRET_MISSING}: .auth() needs a secret (at least 32 random characters)`);
+      if (!config?.secret) throw fail(AUTH_SECRET_MISSING, ".auth() needs a secret (at least 32 random characters)");
       if (!ctx.schema.auth) {
-        throw new Error(`${AUTH_SCHEMA_MISSING}: .auth() needs the auth tables: call .auth() on the schema (schema("1").auth())`);
+        throw fail(AUTH_SCHEMA_MISSING, '.auth() needs the auth tables: call .auth() on the schema (schema("1").auth())');
       }
       if (ctx.schema.auth.apiKeys && !isInstalled(API_KEY_PACKAGE)) {
-        throw new Error(`${AUTH_PEER_MISSING}: the schema asks for API keys, so install the optional peer "${API_KEY_PACKAGE}"`);
+        throw fail(AUTH_PEER_MISSING, `The schema asks for API keys, so install the optional peer "${API_KEY_PACKAGE}"`);
       }
       if (config.secret.length < 32 && !process.env.VITEST && process.env.NODE_ENV !== "test") {
         console.warn("[trellis] auth: the secret is shorter than 32 characters; use a long random value in production");
@@ -88,4 +88,8 @@ function isInstalled(name: string): boolean {
   } catch {
     return false;
   }
+}
+
+function fail(code: string, message: string): TrellisError {
+  return new TrellisError(code, message, { plugin: "auth", hook: "validate" });
 }

@@ -1,4 +1,4 @@
-import { definePlugin, type AppPlugin, type HttpMiddleware } from "../../kernel/index.js";
+import { TrellisError, definePlugin, type AppPlugin, type HttpMiddleware } from "../../kernel/index.js";
 import { CORS_WILDCARD_CREDENTIALS } from "./errors.js";
 
 export interface CorsConfig {
@@ -34,7 +34,10 @@ export function corsPlugin(config?: CorsConfig): AppPlugin {
     stage: "edge",
     validate() {
       if (config?.credentials && config.origins.includes("*")) {
-        throw new Error(`${CORS_WILDCARD_CREDENTIALS}: cors.credentials cannot be true with the wildcard origin "*"; list the origins`);
+        throw new TrellisError(CORS_WILDCARD_CREDENTIALS, 'cors.credentials cannot be true with the wildcard origin "*"; list the origins', {
+          plugin: "cors",
+          hook: "validate",
+        });
       }
     },
     build() {

@@ -1,4 +1,4 @@
-import { definePlugin, primaryKeyOf, type AppPlugin, type ProcedureBase, type SchemaModel } from "../../kernel/index.js";
+import { TrellisError, primaryKeyOf, type AppPlugin, type ProcedureBase, type SchemaModel } from "../../kernel/index.js";
 import { ACTIONS, checkOptions, listLimits, type ResourceOptions } from "./options.js";
 import { resourceProcedures, type ResourceSpec } from "./procedures.js";
 import {
@@ -19,8 +19,11 @@ interface Declared {
 }
 
 export interface ResourcesPlugin extends AppPlugin {
-  /** Declares a resource; rules that need no schema are checked here, the rest at build. */
-  add(name: string, options: ResourceOptions<any, any>, base?: ProcedureBase<any>): void;
+  /**
+   * Declares a resource. Rules that need no schema are checked here, and so are column names when
+   * `schema` (the latest registered so far) already has the table; the rest is checked at build.
+   */
+  add(name: string, options: ResourceOptions<any, any>, base?: ProcedureBase<any>, schema?: SchemaModel): void;
 }
 
 /**
@@ -34,21 +37,23 @@ export function resourcesPlugin(): ResourcesPlugin {
   return {
     name: "resources",
     stage: "feature",
-    add(name, options, base) {
+    // A plain object rather than definePlugin's result: it carries `add` for the facade.
+    add(name, options, base, schema) {
       checkOptions(name, options);
       if (declared.some((resource) => resource.name === name)) {
-        throw new Error(`${RESOURCE_DUPLICATE}: resource "${name}" is already declared`);
+        throw new TrellisError(RESOURCE_DUPLICATE, `Resource "${name}" is already declared`, { plugin: "resources", hook: "add" });
       }
+      if (schema?.tables[name]) resolve({ name, options, base: base as ProcedureBase<any> }, schema, base as ProcedureBase<any>);
       declared.push({ name, options, base: base as ProcedureBase<any> });
     },
     validate(ctx) {
-      const problems: string[] = [];
+      const problems: TrellisError[] = [];
       specs = [];
       for (const resource of declared) {
         try {
           specs.push(resolve(resource, ctx.schema, ctx.base));
         } catch (error) {
-          problems.push((error as Error).message);
+          problems.push(error as TrellisError);
           continue;
         }
         for (const action of ACTIONS) {
@@ -59,7 +64,8 @@ export function resourcesPlugin(): ResourcesPlugin {
           }
         }
       }
-      if (problems.length) throw new Error(problems.join("; "));
+      if (problems.length === 1) throw problems[0];
+      if (problems.length) throw new TrellisError("RESOURCE_INVALID", problems.map((problem) => problem.message).join("; "), { cause: problems });
     },
     build(ctx) {
       const procedures: Record<string, unknown> = {};
@@ -73,14 +79,14 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
   const { name, options } = resource;
   const table = schema.tables[name];
   if (!table) {
-    throw new Error(`${RESOURCE_TABLE_MISSING}: resource "${name}" has no table "${name}" in the latest schema (version "${schema.version}"); declare it with .table("${name}", ...) in an earlier .schema()`);
+    throw fail(RESOURCE_TABLE_MISSING, `Resource "${name}" has no table "${name}" in the latest schema (version "${schema.version}"); declare it with .table("${name}", ...) in an earlier .schema()`);
   }
   const primaryKey = primaryKeyOf(table);
-  if (!primaryKey) throw new Error(`${RESOURCE_NO_PRIMARY_KEY}: table "${name}" needs a .primaryKey() column to be a resource`);
+  if (!primaryKey) throw fail(RESOURCE_NO_PRIMARY_KEY, `Table "${name}" needs a .primaryKey() column to be a resource`);
   const columns = Object.keys(table.columns);
   const unknown = (list: readonly string[] | undefined, label: string) => {
     const bad = (list ?? []).filter((column) => !columns.includes(column));
-    if (bad.length) throw new Error(`${RESOURCE_UNKNOWN_COLUMN}: resource "${name}" ${label} names unknown columns: ${bad.join(", ")}`);
+    if (bad.length) throw fail(RESOURCE_UNKNOWN_COLUMN, `Resource "${name}" ${label} names unknown columns: ${bad.join(", ")}`);
   };
   unknown(options.writable, "writable");
   unknown(options.readonly, "readonly");
@@ -88,7 +94,7 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
   const relations = schema.relations[name] ?? {};
   const badRelations = (options.includable ?? []).filter((relation) => !(relation in relations));
   if (badRelations.length) {
-    throw new Error(`${RESOURCE_UNKNOWN_RELATION}: resource "${name}" includable names unknown relations: ${badRelations.join(", ")}`);
+    throw fail(RESOURCE_UNKNOWN_RELATION, `Resource "${name}" includable names unknown relations: ${badRelations.join(", ")}`);
   }
   const serverControlled = new Set([...(options.readonly ?? []), ...(options.ownerColumn ? [options.ownerColumn] : [])]);
   const settable = (options.writable ?? columns).filter(
@@ -106,4 +112,8 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
     settable,
     base: resource.base ?? fallbackBase,
   };
+}
+
+function fail(code: string, message: string): TrellisError {
+  return new TrellisError(code, message, { plugin: "resources", hook: "validate" });
 }

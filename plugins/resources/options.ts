@@ -55,21 +55,24 @@ export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unkno
   readonly?: string[];
 }
 
+const TAG = { plugin: "resources", hook: "add" };
+
 /** The rules that need no schema, checked at the `.resource()` call so the stack points at it. */
 export function checkOptions(name: string, options: ResourceOptions<any, any>): void {
   const permissions = options.permissions ?? {};
   if (permissions.create === "owner") {
-    throw new TrellisError(RESOURCE_OWNER_ON_CREATE, `Resource "${name}": "owner" is not valid for create (no row exists yet); use "authenticated"`);
+    throw new TrellisError(RESOURCE_OWNER_ON_CREATE, `Resource "${name}": "owner" is not valid for create (no row exists yet); use "authenticated"`, TAG);
   }
   const ownerActions = Object.entries(permissions).filter(([, value]) => value === "owner").map(([action]) => action);
   if (ownerActions.length > 0 && !options.ownerColumn) {
     throw new TrellisError(
       RESOURCE_OWNER_COLUMN_MISSING,
       `Resource "${name}": the "owner" permission on ${ownerActions.join(", ")} needs ownerColumn`,
+      TAG,
     );
   }
   if (options.writable && options.readonly) {
-    throw new TrellisError(RESOURCE_WRITABLE_AND_READONLY, `Resource "${name}": writable and readonly are mutually exclusive`);
+    throw new TrellisError(RESOURCE_WRITABLE_AND_READONLY, `Resource "${name}": writable and readonly are mutually exclusive`, TAG);
   }
 }
 

@@ -64,11 +64,12 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
   const list = gated("list")
     .input(listInput())
     .handler(async ({ input = {}, context }) => {
-      await assertFunction(permissions.list, { context });
+      // Precedence: bad input (400) before a function permission's verdict (403).
       const take = input.take ?? spec.limits.default;
       if (take > spec.limits.max) throw new RpcError("BAD_REQUEST", { message: `take must be at most ${spec.limits.max}` });
       if ((input.skip ?? 0) > spec.limits.maxSkip) throw new RpcError("BAD_REQUEST", { message: `skip must be at most ${spec.limits.maxSkip}` });
       checkInclude(input.include);
+      await assertFunction(permissions.list, { context });
       let where: Row | undefined = input.where;
       if (isOwner("list")) {
         const mine = { [ownerColumn!]: ownerOf(context) };

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
-import { rpc, sqliteMemory } from "../support/app.js";
+import { errorOf, rpc, sqliteMemory } from "../support/app.js";
 import { ORIGIN, signIn, signOut, signUp, type SignedIn } from "../support/auth.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
@@ -148,12 +148,12 @@ describe("auth", () => {
 describe("auth build rules", () => {
   it("throws without a secret", () => {
     const app = new App({ db: sqliteMemory() }).schema(v1).auth({ secret: "" });
-    expect(() => app.build()).toThrow(/AUTH_SECRET_MISSING/);
+    expect(errorOf(() => app.build())).toMatchObject({ code: "AUTH_SECRET_MISSING", plugin: "auth", hook: "validate", message: expect.stringMatching(/needs a secret/) });
   });
 
   it("throws when the schema has no auth tables", () => {
     const app = new App({ db: sqliteMemory() }).auth({ secret: SECRET });
-    expect(() => app.build()).toThrow(/AUTH_SCHEMA_MISSING/);
+    expect(errorOf(() => app.build())).toMatchObject({ code: "AUTH_SCHEMA_MISSING", plugin: "auth", message: expect.stringMatching(/call \.auth\(\) on the schema/) });
   });
 
   it("leaves user and session null without .auth()", async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
-import { sqliteMemory } from "../support/app.js";
+import { errorOf, sqliteMemory } from "../support/app.js";
 
 const v1 = schema("1")
   .table("post", (t) => ({ id: t.serial().primaryKey(), title: t.text(), ownerId: t.text().nullable() }))
@@ -11,12 +11,16 @@ const app = () => new App({ db: sqliteMemory() }).schema(v1);
 
 describe("resource build-time rules", () => {
   it("throws at build for a resource without a table in the latest schema", () => {
-    expect(() => app().resource("ghost" as never).build()).toThrow(/RESOURCE_TABLE_MISSING: resource "ghost" has no table "ghost"/);
-    expect(() => new App({ db: sqliteMemory() }).resource("post" as never).build()).toThrow(/RESOURCE_TABLE_MISSING/);
+    expect(errorOf(() => app().resource("ghost" as never).build())).toMatchObject({
+      code: "RESOURCE_TABLE_MISSING",
+      plugin: "resources",
+      message: expect.stringMatching(/Resource "ghost" has no table "ghost"/),
+    });
+    expect(errorOf(() => new App({ db: sqliteMemory() }).resource("post" as never).build())).toMatchObject({ code: "RESOURCE_TABLE_MISSING" });
   });
 
   it("throws at build for a table without a primary key", () => {
-    expect(() => app().resource("log").build()).toThrow(/RESOURCE_NO_PRIMARY_KEY/);
+    expect(errorOf(() => app().resource("log").build())).toMatchObject({ code: "RESOURCE_NO_PRIMARY_KEY", message: expect.stringMatching(/"log" needs a \.primaryKey\(\)/) });
   });
 
   it("throws at the call for owner without ownerColumn, owner on create, and writable with readonly", () => {
@@ -25,10 +29,24 @@ describe("resource build-time rules", () => {
     expect(() => app().resource("post", { writable: ["title"], readonly: ["ownerId"] })).toThrow(/mutually exclusive/);
   });
 
-  it("throws at build for unknown column and relation names", () => {
-    expect(() => app().resource("post", { writable: ["title", "nope"] }).build()).toThrow(/unknown columns: nope/);
-    expect(() => app().resource("post", { readonly: ["zzz"] }).build()).toThrow(/unknown columns: zzz/);
-    expect(() => app().resource("post", { includable: ["author"] }).build()).toThrow(/unknown relations: author/);
+  it("throws at the call for unknown column and relation names when the table is known", () => {
+    expect(errorOf(() => app().resource("post", { writable: ["title", "nope"] }))).toMatchObject({ code: "RESOURCE_UNKNOWN_COLUMN", message: expect.stringMatching(/unknown columns: nope/) });
+    expect(() => app().resource("post", { readonly: ["zzz"] })).toThrow(/unknown columns: zzz/);
+    expect(() => app().resource("post", { includable: ["author"] })).toThrow(/unknown relations: author/);
+  });
+
+  it("checks column names at build when the schema comes after the resource", () => {
+    const late = new App({ db: sqliteMemory() }).resource("post" as never, { writable: ["nope"] }).schema(v1);
+    expect(errorOf(() => late.build())).toMatchObject({ code: "RESOURCE_UNKNOWN_COLUMN" });
+  });
+
+  it("lists several problems in one error, keeping each one's code", () => {
+    const many = app().resource("log").resource("ghost" as never);
+    const error = errorOf(() => many.build());
+    expect(error).toMatchObject({ code: "RESOURCE_INVALID", message: expect.stringMatching(/"log" needs a \.primaryKey\(\)[\s\S]*"ghost" has no table/) });
+    expect(error.cause.map((problem: { code: string }) => problem.code)).toEqual(["RESOURCE_NO_PRIMARY_KEY", "RESOURCE_TABLE_MISSING"]);
+    const acrossPlugins = errorOf(() => app().resource("log").use({ name: "picky", validate: () => { throw new Error("no"); } }).build());
+    expect(acrossPlugins).toMatchObject({ code: "KERNEL_VALIDATION_FAILED", message: expect.stringMatching(/resources: .*primaryKey[\s\S]*picky: no/) });
   });
 
   it("throws on a duplicate resource", () => {

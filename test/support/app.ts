@@ -54,3 +54,13 @@ export function closeAfterEach(): <T extends { build(): { close(): Promise<void>
     return built as never;
   };
 }
+
+/** The error `fn` throws (so a test can assert its code and tags), or a failure when it does not throw. */
+export function errorOf(fn: () => unknown): any {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected the call to throw");
+}
