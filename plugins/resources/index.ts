@@ -43,7 +43,7 @@ export function resourcesPlugin(): ResourcesPlugin {
       if (declared.some((resource) => resource.name === name)) {
         throw new TrellisError(RESOURCE_DUPLICATE, `Resource "${name}" is already declared`, { plugin: "resources", hook: "add" });
       }
-      if (schema?.tables[name]) resolve({ name, options, base: base as ProcedureBase<any> }, schema, base as ProcedureBase<any>);
+      if (schema?.tables[name]) checkNames(name, options, schema);
       declared.push({ name, options, base: base as ProcedureBase<any> });
     },
     validate(ctx) {
@@ -65,7 +65,9 @@ export function resourcesPlugin(): ResourcesPlugin {
         }
       }
       if (problems.length === 1) throw problems[0];
-      if (problems.length) throw new TrellisError("RESOURCE_INVALID", problems.map((problem) => problem.message).join("; "), { cause: problems });
+      if (problems.length) {
+        throw new TrellisError("RESOURCE_INVALID", problems.map((problem) => problem.message).join("; "), { plugin: "resources", hook: "validate", cause: problems });
+      }
     },
     build(ctx) {
       const procedures: Record<string, unknown> = {};
@@ -83,19 +85,8 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
   }
   const primaryKey = primaryKeyOf(table);
   if (!primaryKey) throw fail(RESOURCE_NO_PRIMARY_KEY, `Table "${name}" needs a .primaryKey() column to be a resource`);
+  checkNames(name, options, schema);
   const columns = Object.keys(table.columns);
-  const unknown = (list: readonly string[] | undefined, label: string) => {
-    const bad = (list ?? []).filter((column) => !columns.includes(column));
-    if (bad.length) throw fail(RESOURCE_UNKNOWN_COLUMN, `Resource "${name}" ${label} names unknown columns: ${bad.join(", ")}`);
-  };
-  unknown(options.writable, "writable");
-  unknown(options.readonly, "readonly");
-  if (options.ownerColumn) unknown([options.ownerColumn], "ownerColumn");
-  const relations = schema.relations[name] ?? {};
-  const badRelations = (options.includable ?? []).filter((relation) => !(relation in relations));
-  if (badRelations.length) {
-    throw fail(RESOURCE_UNKNOWN_RELATION, `Resource "${name}" includable names unknown relations: ${badRelations.join(", ")}`);
-  }
   const serverControlled = new Set([...(options.readonly ?? []), ...(options.ownerColumn ? [options.ownerColumn] : [])]);
   const settable = (options.writable ?? columns).filter(
     (column) => !serverControlled.has(column) && table.columns[column].type !== "serial",
@@ -116,4 +107,22 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
 
 function fail(code: string, message: string): TrellisError {
   return new TrellisError(code, message, { plugin: "resources", hook: "validate" });
+}
+
+/** Column and relation names the options refer to must exist on the table. */
+function checkNames(name: string, options: ResourceOptions<any, any>, schema: SchemaModel): void {
+  const table = schema.tables[name];
+  const columns = Object.keys(table.columns);
+  const unknown = (list: readonly string[] | undefined, label: string) => {
+    const bad = (list ?? []).filter((column) => !columns.includes(column));
+    if (bad.length) throw fail(RESOURCE_UNKNOWN_COLUMN, `Resource "${name}" ${label} names unknown columns: ${bad.join(", ")}`);
+  };
+  unknown(options.writable, "writable");
+  unknown(options.readonly, "readonly");
+  if (options.ownerColumn) unknown([options.ownerColumn], "ownerColumn");
+  const relations = schema.relations[name] ?? {};
+  const badRelations = (options.includable ?? []).filter((relation) => !(relation in relations));
+  if (badRelations.length) {
+    throw fail(RESOURCE_UNKNOWN_RELATION, `Resource "${name}" includable names unknown relations: ${badRelations.join(", ")}`);
+  }
 }
