@@ -1,4 +1,5 @@
-import { AsyncSeriesBailHook, AsyncSeriesHook, SyncHook } from "tapable";
+import { AsyncSeriesBailHook, AsyncSeriesHook, SyncBailHook, SyncHook } from "tapable";
+import type { ORPCError } from "@orpc/server";
 import type { AppRpcContext } from "./context.js";
 import type { RequestEvent } from "./event.js";
 import type { SessionState } from "./session.js";
@@ -16,6 +17,8 @@ export interface KernelHooks {
   readonly sealed: SyncHook<[SealedApp]>;
   /** Releases what plugins hold, at `close()`. */
   readonly close: AsyncSeriesHook<[]>;
+  /** Maps a library's own deliberate errors to an `RpcError` (first answer wins); never called for `RpcError`s. */
+  readonly error: SyncBailHook<[unknown], ORPCError<any, any> | undefined>;
 }
 
 export function createKernelHooks(): KernelHooks {
@@ -25,6 +28,7 @@ export function createKernelHooks(): KernelHooks {
     ready: new AsyncSeriesHook<[]>([]),
     sealed: new SyncHook<[SealedApp]>(["app"]),
     close: new AsyncSeriesHook<[]>([]),
+    error: new SyncBailHook<[unknown], ORPCError<any, any> | undefined>(["error"]),
   });
 }
 
@@ -38,6 +42,7 @@ export interface PluginHooks {
   ready: { tap(fn: () => Promise<void>): void };
   sealed: { tap(fn: (app: SealedApp) => void): void };
   close: { tap(fn: () => Promise<void>): void };
+  error: { tap(fn: (error: unknown) => ORPCError<any, any> | undefined): void };
 }
 
 export function pluginHooks(hooks: KernelHooks, name: string, stage: number): PluginHooks {
@@ -48,6 +53,7 @@ export function pluginHooks(hooks: KernelHooks, name: string, stage: number): Pl
     ready: { tap: (fn) => hooks.ready.tapPromise(options, fn) },
     sealed: { tap: (fn) => hooks.sealed.tap(options, fn) },
     close: { tap: (fn) => hooks.close.tapPromise(options, fn) },
+    error: { tap: (fn) => hooks.error.tap(options, fn) },
   } satisfies PluginHooks);
 }
 

@@ -13,7 +13,7 @@ export type { RouteDefinition, RouteHandler, RouteMethod } from "./router.js";
 export type { AppRpcContext } from "./context.js";
 export { carriesCredential, type SessionUser, type UserSession, type SessionState } from "./session.js";
 export { RpcError, TrellisError, errorBody, errorResponse, type OnError, type ErrorSource } from "./errors.js";
-export { toRpcError } from "./rpc.js";
+export { toRpcError, type ErrorRules, type ErrorMapper } from "./rpc.js";
 export {
   rootBuilder,
   hasRole,

@@ -17,7 +17,7 @@ import { TieredRouter, type RouteDefinition } from "./router.js";
 import { RequestEvent, withHeaders } from "./event.js";
 import { resolveSession, type SessionResolver, type SessionState } from "./session.js";
 import { RpcError, TrellisError, defaultOnError, errorResponse, report, type ErrorSource, type OnError } from "./errors.js";
-import { createRpcHandler, errorInterceptor, toRpcError } from "./rpc.js";
+import { createRpcHandler, errorInterceptor, toRpcError, type ErrorRules } from "./rpc.js";
 import { assertProcedureName, flattenProcedures, nestProcedures } from "./tree.js";
 import { rootBuilder } from "./procedure.js";
 import { STAGES } from "./stages.js";
@@ -265,6 +265,7 @@ class Running {
   readonly #contextHook: boolean;
   readonly #rpcFastPath: RouteDefinition | undefined;
   readonly #schema: SchemaModel;
+  readonly #rules: ErrorRules;
   #ready: Promise<void> | undefined;
   #isReady = false;
   #closed: Promise<void> | undefined;
@@ -284,7 +285,12 @@ class Running {
     this.#contextHook = hooks.context.isUsed();
     const tree = nestProcedures(procedures);
     this.#schema = kernel.schemas.at(-1) ?? EMPTY_SCHEMA;
-    const rpc = createRpcHandler(tree, this.#onError, this.#schema);
+    this.#rules = {
+      onError: this.#onError,
+      schema: this.#schema,
+      map: hooks.error.isUsed() ? (error) => hooks.error.call(error) : undefined,
+    };
+    const rpc = createRpcHandler(tree, this.#rules);
     // POST only: the RPC protocol never needs another method, and a HEAD or OPTIONS that ran a
     // procedure would slip past the origin check and CORS preflights.
     const rpcRoute: RouteDefinition = {
@@ -327,11 +333,16 @@ class Running {
       client: (headers?: ClientHeaders) =>
         createRouterClient(tree, {
           context: async () => {
-            await self.ready();
-            const resolved = typeof headers === "function" ? await headers() : headers;
-            return self.createContext(new RequestEvent(new Request("http://trellis.internal/", { headers: resolved })));
+            // Resolved by oRPC outside the interceptors: map failures here so callers get an RpcError.
+            try {
+              await self.ready();
+              const resolved = typeof headers === "function" ? await headers() : headers;
+              return await self.createContext(new RequestEvent(new Request("http://trellis.internal/", { headers: resolved })));
+            } catch (error) {
+              throw toRpcError(error, self.#rules, "rpc");
+            }
           },
-          interceptors: [errorInterceptor(self.#onError, "rpc", self.#schema)],
+          interceptors: [errorInterceptor(self.#rules, "rpc")],
         }),
       get migrator() {
         return store.migrator;
@@ -406,7 +417,7 @@ class Running {
     const rpc = event.path === "/rpc" || event.path.startsWith("/rpc/");
     // Database constraint errors in routes map like in procedures; the rest is a reported 500.
     // Under /rpc a failure outside the procedure (a session lookup, say) is still the RPC surface's.
-    return errorResponse(toRpcError(error, this.#onError, rpc ? "rpc" : "route", this.#schema), rpc);
+    return errorResponse(toRpcError(error, this.#rules, rpc ? "rpc" : "route"), rpc);
   }
 
   close(): Promise<void> {

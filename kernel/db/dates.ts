@@ -9,25 +9,31 @@ const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const ZONELESS = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)$/;
 const ISO_LIKE = /^[-+]?\d{4,6}-\d{2}-\d{2}/;
 
-/** A Date or an ISO-8601 string (zoneless text means UTC, as SQLite writes it). */
+// Years 1 to 9999: what both families store and compare alike (Postgres refuses year 0 and
+// time-zone displacements far out; SQLite text would sort them wrongly).
+const EARLIEST = new Date("0001-01-01T00:00:00.000Z").getTime();
+const LATEST = new Date("9999-12-31T23:59:59.999Z").getTime();
+const inRange = (date: Date) => date.getTime() >= EARLIEST && date.getTime() <= LATEST;
+
+/** A Date or an ISO-8601 string (zoneless text means UTC, as SQLite writes it), in years 1 to 9999. */
 export function toInstant(value: unknown): Date | undefined {
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value;
+  if (value instanceof Date) return inRange(value) ? value : undefined;
   if (typeof value !== "string") return undefined;
   // Only ISO-like text: V8 also accepts `new Date("1")`, which would hide a caller's mistake.
   if (!ISO_LIKE.test(value)) return undefined;
   const zoneless = ZONELESS.exec(value);
   const parsed = new Date(zoneless ? `${zoneless[1]}T${zoneless[2]}Z` : value);
-  return Number.isNaN(parsed.getTime()) ? undefined : parsed;
+  return inRange(parsed) ? parsed : undefined;
 }
 
 /** `YYYY-MM-DD` of a Date (its UTC day), of a `YYYY-MM-DD` string, or of an ISO timestamp string. */
 export function toDay(value: unknown): string | undefined {
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.toISOString().slice(0, 10);
+  if (value instanceof Date) return inRange(value) ? value.toISOString().slice(0, 10) : undefined;
   if (typeof value !== "string") return undefined;
   if (DATE_ONLY.test(value)) {
     const date = new Date(`${value}T00:00:00Z`);
     // Rejects 2024-02-31, which Date would silently roll over into March.
-    return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value) ? value : undefined;
+    return inRange(date) && date.toISOString().startsWith(value) ? value : undefined;
   }
   const instant = toInstant(value);
   return instant ? instant.toISOString().slice(0, 10) : undefined;

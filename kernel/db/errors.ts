@@ -25,6 +25,23 @@ const SQLITE: Record<string, Violation> = {
   SQLITE_CONSTRAINT_NOTNULL: "notNull",
   SQLITE_CONSTRAINT_CHECK: "check",
 };
+/**
+ * SQLSTATE class 22, "data exception": a value the column type cannot hold (an integer out of
+ * range, a malformed uuid, a NUL byte in text, a date out of range, a numeric overflow). It is the
+ * caller's value that is wrong, so 400, never a reported 500.
+ */
+const DATA_EXCEPTION = /^22[0-9A-Z]{3}$/;
+
+function dataException(fields: Fields): DatabaseErrorInfo {
+  const column = text(fields.column);
+  return {
+    status: 400,
+    code: "BAD_REQUEST",
+    message: `A value does not fit its column type${column ? ` (${column})` : ""}`,
+    ...(column ? { data: { column } } : {}),
+  };
+}
+
 const LABEL: Record<Violation, string> = {
   unique: "Unique constraint",
   foreignKey: "Foreign key constraint",
@@ -53,6 +70,7 @@ export function classifyDatabaseError(error: unknown, model?: SchemaModel): Data
     const fields = current as Fields;
     const code = typeof fields.code === "string" ? fields.code : "";
     if (POSTGRES[code]) return postgres(POSTGRES[code], fields);
+    if (DATA_EXCEPTION.test(code)) return dataException(fields);
     if (SQLITE[code]) return sqlite(SQLITE[code], fields, model);
     current = fields.cause;
   }

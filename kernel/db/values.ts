@@ -18,6 +18,7 @@ export class ValueError extends TypeError {
 }
 
 const INTEGER_TEXT = /^-?\d+$/;
+const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DECIMAL_TEXT = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
 const INT64_MAX = 9223372036854775807n;
 
@@ -30,23 +31,31 @@ export function encodeValue(kind: DatabaseKind, column: ColumnModel, value: unkn
   switch (column.type) {
     case "serial":
     case "integer":
-      if (typeof value === "number" && Number.isSafeInteger(value)) return value;
-      throw mismatch(column.type, "an integer", value);
+      // 32-bit, as Postgres stores them; SQLite is held to the same range so both agree.
+      if (typeof value === "number" && Number.isInteger(value) && value >= -2_147_483_648 && value <= 2_147_483_647) return value;
+      throw mismatch(column.type, "a 32-bit integer", value);
     case "real":
       if (typeof value === "number" && Number.isFinite(value)) return value;
       throw mismatch(column.type, "a finite number", value);
     case "text":
     case "varchar":
+      if (typeof value !== "string") throw mismatch(column.type, "a string", value);
+      // Postgres cannot store NUL in text; refuse it on both families alike.
+      if (value.includes("\u0000")) throw new ValueError(`expected ${column.type} without NUL characters`);
+      return value;
     case "uuid":
-      if (typeof value === "string") return value;
-      throw mismatch(column.type, "a string", value);
+      // Checked here so a malformed uuid is the caller's 400 on both families, not a Postgres 500
+      // on one and a silent non-match on the other.
+      if (typeof value === "string" && UUID_TEXT.test(value)) return value;
+      throw mismatch(column.type, "a uuid string", value);
     case "boolean":
       if (typeof value !== "boolean") throw mismatch(column.type, "a boolean", value);
       return kind === "sqlite" ? (value ? 1 : 0) : value;
     case "bigint":
       return encodeBigint(kind, value);
     case "decimal":
-      if (typeof value === "string" && DECIMAL_TEXT.test(value)) return value;
+      // An exponent past ±1000 overflows Postgres numeric and reads as Infinity on SQLite.
+      if (typeof value === "string" && DECIMAL_TEXT.test(value) && Math.abs(Number(/[eE]([-+]?\d+)$/.exec(value)?.[1] ?? 0)) <= 1000) return value;
       if (typeof value === "number" && Number.isFinite(value)) return String(value);
       throw mismatch(column.type, "a decimal string", value);
     case "timestamp": {

@@ -39,6 +39,8 @@ const TEXT_TYPES = new Set(["text", "varchar", "uuid"]);
 /** Longest `in`/`notIn` list: far below both families' bound-parameter limits, so a 400, not a 500. */
 export const MAX_IN_VALUES = 5000;
 const MAX_DEPTH = 32;
+/** Bound values in one `where`: under SQLite's 32766 and Postgres' 65535 parameter limits. */
+export const MAX_WHERE_VALUES = 20_000;
 
 /**
  * The predicate of `where` for `table`, or undefined when it constrains nothing (absent, `{}`,
@@ -57,6 +59,8 @@ export function compileWhere(
 }
 
 class WhereCompiler {
+  #values = 0;
+
   constructor(
     private readonly kind: DatabaseKind,
     private readonly table: TableModel,
@@ -110,7 +114,11 @@ class WhereCompiler {
     if (column.type === "jsonb" && !(value === null && (op === "equals" || op === "not"))) {
       throw new WhereError(path, `jsonb columns can only be filtered with isNull (or equals null)`);
     }
-    if (op === "not" && isPlainObject(value)) return this.negate(this.operators(name, column, value, path));
+    if (op === "not" && isPlainObject(value)) {
+      // `not` nests inside an operator object, beside the depth `node` counts: bound it too.
+      if (path.split(".not").length - 1 > MAX_DEPTH) throw new WhereError(path, `nested more than ${MAX_DEPTH} levels deep`);
+      return this.negate(this.operators(name, column, value, path));
+    }
     if (value === null) {
       if (op === "equals") return isNull;
       if (op === "not") return sql<SqlBool>`${ref} is not null`;
@@ -145,6 +153,7 @@ class WhereCompiler {
   }
 
   private encode(column: ColumnModel, value: unknown, path: string): unknown {
+    if (++this.#values > MAX_WHERE_VALUES) throw new WhereError("where", `at most ${MAX_WHERE_VALUES} values in one where`);
     try {
       return encodeValue(this.kind, column, value);
     } catch (error) {

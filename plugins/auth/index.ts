@@ -58,12 +58,14 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
         try {
           found = await instance!.api.getSession({ headers: event.headers });
         } catch (error) {
-          // The library's own refusals (a wrong API key, say) keep their status; anything else is a 500.
-          if (isAPIError(error)) throw new RpcError(String(error.status), { status: error.statusCode, message: error.message });
-          throw error;
+          // The library's own refusals (a wrong API key, say) keep their status. Its 500s (the
+          // database failed under it) stay unexpected, so they are reported.
+          throw refusal(error) ?? error;
         }
         return found ? { user: found.user, session: found.session } : undefined;
       });
+      // The same rule wherever the library is called from: a procedure or route calling context.auth.api.
+      ctx.hooks.error.tap((error) => refusal(error));
       const trusted = trustedOrigins(config.baseURL ?? app.baseUrl, app.corsOrigins, config.trustedOrigins);
       return {
         middleware: [originCheck(() => trusted)],
@@ -92,4 +94,10 @@ function isInstalled(name: string): boolean {
 
 function fail(code: string, message: string): TrellisError {
   return new TrellisError(code, message, { plugin: "auth", hook: "validate" });
+}
+
+/** The auth library's deliberate refusals (4xx) as an `RpcError` with the same status. */
+function refusal(error: unknown): RpcError<any, any> | undefined {
+  if (!isAPIError(error) || error.statusCode >= 500) return undefined;
+  return new RpcError(String(error.status), { status: error.statusCode, message: error.message });
 }

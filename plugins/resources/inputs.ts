@@ -28,7 +28,8 @@ export function columnInput(column: ColumnModel): z.ZodType {
   switch (column.type) {
     case "serial":
     case "integer":
-      return z.number().int();
+      // 32-bit on Postgres; the same bounds on SQLite so both families accept the same values.
+      return z.number().int().min(-2_147_483_648).max(2_147_483_647);
     case "real":
       return z.number();
     case "boolean":
@@ -47,10 +48,20 @@ export function columnInput(column: ColumnModel): z.ZodType {
     case "decimal":
       return z.union([z.string().regex(DECIMAL_TEXT, "must be a decimal number"), z.number()]).transform(String);
     case "jsonb":
-      return z.json();
+      // Depth first: zod's JSON check recurses, and a deeply nested body would overflow the stack.
+      return z.unknown().refine((value) => depthWithin(value, MAX_JSON_DEPTH), { message: `nested more than ${MAX_JSON_DEPTH} levels deep`, abort: true }).pipe(z.json());
     case "bytes":
       return z.union([z.instanceof(Uint8Array), z.base64()]).transform((value) => (typeof value === "string" ? fromBase64(value) : value));
   }
+}
+
+const MAX_JSON_DEPTH = 64;
+
+function depthWithin(value: unknown, limit: number): boolean {
+  if (typeof value !== "object" || value === null) return true;
+  if (limit === 0) return false;
+  for (const child of Object.values(value)) if (!depthWithin(child, limit - 1)) return false;
+  return true;
 }
 
 function isOptionalOnCreate(column: ColumnModel): boolean {

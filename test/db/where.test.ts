@@ -143,7 +143,7 @@ describe.each(families())("where on %s", (family) => {
   const refused: [string, unknown, string, RegExp][] = [
     ["an unknown column", { nope: 1 }, "where.nope", /unknown column "nope" on table "item"/],
     ["an unknown operator", { title: { like: "x" } }, "where.title.like", /unknown operator "like"/],
-    ["a wrong value type", { n: { gt: "x" } }, "where.n.gt", /expected an integer for a integer column, got "x"/],
+    ["a wrong value type", { n: { gt: "x" } }, "where.n.gt", /expected a 32-bit integer for a integer column, got "x"/],
     ["a text operator on a number", { n: { contains: "1" } }, "where.n.contains", /applies to text columns, not to a integer column/],
     ["an order operator on text", { title: { lt: "b" } }, "where.title.lt", /applies to numbers/],
     ["a non-string text value", { title: { contains: 1 } }, "where.title.contains", /expected a string/],

@@ -183,3 +183,56 @@ describe("lifecycle", () => {
     await built.close();
   });
 });
+
+describe("what reaches onError", () => {
+  it("reports a failure to encode a procedure's output, once, with a bare 500", async () => {
+    const onError = vi.fn();
+    const app = build(
+      new App({ db: sqliteMemory(), onError }).procedure("loop", (base) =>
+        base.handler(() => {
+          const value: Record<string, unknown> = {};
+          value.self = value;
+          return value;
+        }),
+      ),
+    );
+    const result = await rpc(app, "loop");
+    expect(result.status).toBe(500);
+    expect(result.body).toMatchObject({ code: "INTERNAL_SERVER_ERROR", message: "Internal server error" });
+    expect(onError).toHaveBeenCalledTimes(1);
+    expect(onError.mock.calls[0][1]).toEqual({ source: "rpc" });
+  });
+
+  it("does not report malformed request bodies", async () => {
+    const onError = vi.fn();
+    const app = build(new App({ db: sqliteMemory(), onError }).procedure("p", (base) => base.handler(() => 1)));
+    const response = await app.handle(new Request("http://localhost/rpc/p", { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" }));
+    expect(response.status).toBe(400);
+    expect(onError).not.toHaveBeenCalled();
+  });
+
+  it("treats a foreign error that carries status 400 as unexpected: 500, reported, message hidden", async () => {
+    const onError = vi.fn();
+    const app = build(
+      new App({ db: sqliteMemory(), onError }).procedure("upstream", (base) =>
+        base.handler(() => {
+          throw Object.assign(new Error("upstream said: internal token abc123 rejected"), { status: 400 });
+        }),
+      ),
+    );
+    const result = await rpc(app, "upstream");
+    expect(result.status).toBe(500);
+    expect(JSON.stringify(result.body)).not.toContain("abc123");
+    expect(onError).toHaveBeenCalledTimes(1);
+  });
+
+  it("gives client() callers an RpcError, reported, when building the context fails", async () => {
+    const onError = vi.fn();
+    const app = build(new App({ db: sqliteMemory(), onError }).procedure("p", (base) => base.handler(() => 1)));
+    const client = app.client(() => {
+      throw new Error("headers unavailable");
+    });
+    await expect(client.p()).rejects.toMatchObject({ code: "INTERNAL_SERVER_ERROR", status: 500, message: "Internal server error" });
+    expect(onError).toHaveBeenCalledWith(expect.objectContaining({ message: "headers unavailable" }), { source: "rpc" });
+  });
+});
