@@ -4,7 +4,14 @@ import { TrellisError } from "./errors.js";
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$/;
 
+/** Segments that would reach into Object.prototype when the router is nested. */
+const RESERVED_SEGMENTS = new Set(["__proto__", "constructor", "prototype"]);
+
 export function assertProcedureName(name: string): void {
+  const reserved = name.split(".").find((segment) => RESERVED_SEGMENTS.has(segment));
+  if (reserved) {
+    throw new TrellisError("KERNEL_INVALID_PROCEDURE_NAME", `Procedure name "${name}" uses the reserved segment "${reserved}"`);
+  }
   if (!NAME.test(name)) {
     throw new TrellisError(
       "KERNEL_INVALID_PROCEDURE_NAME",
@@ -34,14 +41,14 @@ export function nestProcedures(procedures: ReadonlyMap<string, AnyProcedure>): P
     const segments = name.split(".");
     let node = root;
     for (const segment of segments.slice(0, -1)) {
-      const child = node[segment];
+      const child = Object.hasOwn(node, segment) ? node[segment] : undefined;
       if (isProcedure(child)) {
         throw new TrellisError("KERNEL_PROCEDURE_CONFLICT", `Procedure "${name}" is nested under procedure "${segment}"`);
       }
-      node = (node[segment] ??= {}) as ProcedureTree;
+      node = (child ?? (node[segment] = {})) as ProcedureTree;
     }
     const leaf = segments[segments.length - 1];
-    if (node[leaf] !== undefined) {
+    if (Object.hasOwn(node, leaf)) {
       throw new TrellisError("KERNEL_PROCEDURE_CONFLICT", `Procedure "${name}" collides with a namespace of the same name`);
     }
     node[leaf] = procedure;

@@ -132,7 +132,7 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
     options: ResourceOptions<Ctx<S, Extra>, RowOf<S, N>> & { ownerColumn?: Owner } = {},
   ): App<S, Extra, Router & { [K in N]: ResourceRouter<S, N, Owner> }> {
     if (!this.#resources) this.kernel.use((this.#resources = resourcesPlugin()));
-    this.#resources.add(name, options as ResourceOptions<any, any>, this.#base, this.kernel.schemas.at(-1));
+    this.#resources.add(name, options as ResourceOptions<any, any>, this.#base);
     return this as never;
   }
 

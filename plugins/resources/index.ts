@@ -20,10 +20,10 @@ interface Declared {
 
 export interface ResourcesPlugin extends AppPlugin {
   /**
-   * Declares a resource. Rules that need no schema are checked here, and so are column names when
-   * `schema` (the latest registered so far) already has the table; the rest is checked at build.
+   * Declares a resource. Rules that need no schema are checked here; column and relation names at
+   * build, against the latest schema (a later `.schema()` may add the column an option names).
    */
-  add(name: string, options: ResourceOptions<any, any>, base?: ProcedureBase<any>, schema?: SchemaModel): void;
+  add(name: string, options: ResourceOptions<any, any>, base?: ProcedureBase<any>): void;
 }
 
 /**
@@ -38,12 +38,11 @@ export function resourcesPlugin(): ResourcesPlugin {
     name: "resources",
     stage: "feature",
     // A plain object rather than definePlugin's result: it carries `add` for the facade.
-    add(name, options, base, schema) {
+    add(name, options, base) {
       checkOptions(name, options);
       if (declared.some((resource) => resource.name === name)) {
         throw new TrellisError(RESOURCE_DUPLICATE, `Resource "${name}" is already declared`, { plugin: "resources", hook: "add" });
       }
-      if (schema?.tables[name]) checkNames(name, options, schema);
       declared.push({ name, options, base: base as ProcedureBase<any> });
     },
     validate(ctx) {

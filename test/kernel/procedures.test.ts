@@ -39,6 +39,9 @@ describe("procedures", () => {
     expect(() => app.procedure("a", (base) => base.handler(() => 2))).toThrow(/already registered/);
     expect(() => app.procedure("_admin.meta", (base) => base.handler(() => 2))).toThrow(/reserved "_admin"/);
     expect(() => app.procedure("bad name", (base) => base.handler(() => 2))).toThrow(/invalid/);
+    expect(() => app.procedure("__proto__.polluted", (base) => base.handler(() => 2))).toThrow(/reserved segment "__proto__"/);
+    expect(() => app.procedure("user.constructor", (base) => base.handler(() => 2))).toThrow(/reserved segment "constructor"/);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it("refuses to build when a non-public permission has no .auth(), naming every procedure", () => {
