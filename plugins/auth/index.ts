@@ -68,7 +68,7 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
       ctx.hooks.error.tap((error) => refusal(error));
       const trusted = trustedOrigins(config.baseURL ?? app.baseUrl, app.corsOrigins, config.trustedOrigins);
       return {
-        middleware: [originCheck(() => trusted)],
+        middleware: [originCheck(trusted, typeof config.trustedOrigins === "function" ? config.trustedOrigins : undefined)],
         routes: [
           {
             method: "ALL",

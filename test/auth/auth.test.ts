@@ -145,6 +145,28 @@ describe("auth", () => {
   });
 });
 
+describe("origin check with patterns and a function", () => {
+  it("trusts wildcard patterns and origins a trustedOrigins function returns", async () => {
+    const db = await openDatabase("pglite");
+    const app = await new App({ baseUrl: ORIGIN, db: { dialect: db.dialect, kind: db.kind } })
+      .schema(v1)
+      .auth({ secret: SECRET, emailAndPassword: { enabled: true }, trustedOrigins: async () => ["https://*.tenant.example", "https://fixed.example"] })
+      .procedure("me", (base) => base.handler(({ context }) => context.user!.id), { permission: "authenticated" })
+      .start();
+    try {
+      const user = await signUp(app, "pat@example.test");
+      const from = (origin: string) => rpc(app, "me", undefined, { cookie: user.cookie, origin });
+      expect((await from("https://acme.tenant.example")).status).toBe(200);
+      expect((await from("https://fixed.example")).status).toBe(200);
+      expect((await from("https://tenant.example.evil.test")).status).toBe(403);
+      expect((await from("https://evil.test/https://x.tenant.example")).status).toBe(403);
+    } finally {
+      await app.close();
+      await db.close();
+    }
+  });
+});
+
 describe("auth build rules", () => {
   it("throws without a secret", () => {
     const app = new App({ db: sqliteMemory() }).schema(v1).auth({ secret: "" });
