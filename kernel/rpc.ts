@@ -63,15 +63,17 @@ const RETURNED = Symbol("trellis.procedureReturned");
 
 /** An oRPC client interceptor applying `toRpcError`; shared by `/rpc/**` and `client()`. */
 export function errorInterceptor(rules: ErrorRules, source: ErrorSource) {
-  return async <T>({ next, context }: { next: () => Promise<T>; context?: object }): Promise<T> => {
-    try {
-      const output = await next();
-      if (context) (context as Record<symbol, boolean>)[RETURNED] = true;
-      return output;
-    } catch (error) {
-      throw toRpcError(error, rules, source);
-    }
-  };
+  // A promise chain rather than an async function: one frame less on every call.
+  return <T>({ next, context }: { next: () => Promise<T>; context?: object }): Promise<T> =>
+    next().then(
+      (output) => {
+        if (context) (context as Record<symbol, boolean>)[RETURNED] = true;
+        return output;
+      },
+      (error) => {
+        throw toRpcError(error, rules, source);
+      },
+    );
 }
 
 export function createRpcHandler(router: AnyRouter, rules: ErrorRules): RPCHandler<AppRpcContext> {
@@ -82,14 +84,11 @@ export function createRpcHandler(router: AnyRouter, rules: ErrorRules): RPCHandl
     // there (a circular value, a throwing getter) is the server's bug and must be reported. Decoding
     // failures pass here too, before the procedure ran; those are the caller's and are not.
     interceptors: [
-      async ({ next, context }) => {
-        try {
-          return await next();
-        } catch (error) {
+      ({ next, context }) =>
+        next().catch((error) => {
           if (!(error instanceof ORPCError) && (context as unknown as Record<symbol, boolean>)[RETURNED]) report(rules.onError, error, "rpc");
           throw error;
-        }
-      },
+        }),
     ],
   });
 }

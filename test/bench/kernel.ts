@@ -17,10 +17,13 @@ export async function run(): Promise<void> {
     new Request("http://localhost/rpc/add", { method: "POST", headers: { "content-type": "application/json" }, body });
   const check = await (await app.handle(request())).json();
   if (check.json?.sum !== 42) throw new Error(`unexpected answer ${JSON.stringify(check)}`);
-  const stats = await compare([
+  const stats = await compare(
+    [
     { name: "bare oRPC RPCHandler", op: async () => (await bare.handle(request(), { prefix: "/rpc", context: {} })).response!.text() },
     { name: "Trellis app.handle()", op: async () => (await app.handle(request())).text() },
-  ]);
+    ],
+    { rounds: 5 },
+  );
   print("Trivial procedure (in-process, sequential)", stats, { of: "Trellis app.handle()", to: "bare oRPC RPCHandler", target: 0.9 });
   await app.close();
 }
