@@ -22,12 +22,22 @@ export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaMo
   const wrapped = reentrant(config.dialect);
   const kysely = new Kysely<any>({ dialect: wrapped.dialect });
   const db = createAppDatabase(kysely, config.kind, schemas.at(-1) ?? EMPTY, (fn) => wrapped.transact(kysely, fn));
-  const migrator = createMigrator(kysely, config.kind, schemas);
+  // Kysely's Migrator looks for its tables in every schema unless told which: with several apps in
+  // schemas of one PostgreSQL database it would find another app's lock table and then fail to
+  // read its own. `ready` resolves the connection's schema, and the migrator is built for it.
+  let migrationSchema: string | undefined;
+  let migrator: Migrator | undefined;
   let closed: Promise<void> | undefined;
   return {
     db,
-    migrator,
+    get migrator() {
+      return (migrator ??= createMigrator(kysely, config.kind, schemas, migrationSchema ? { migrationTableSchema: migrationSchema } : {}));
+    },
     ready: async () => {
+      if (config.kind === "postgres") {
+        const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(kysely);
+        migrationSchema = rows[0]?.schema ?? undefined;
+      }
       // Whatever SQLite dialect the integrator passed, foreign keys are enforced (SQLite ships them off).
       if (config.kind === "sqlite") {
         await sql`PRAGMA foreign_keys = ON`.execute(kysely);

@@ -263,7 +263,8 @@ describe.each(families())("dialect on %s", (family) => {
       "0001_a": { up: (m) => m.schema.createTable("migrated").addColumn("id", "integer").execute() },
       "0002_b": { up: (m) => m.schema.alterTable("migrated").addColumn("name", "text").execute() },
     };
-    const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+    // Its tables in this database's own schema: another test file's schema may hold some too.
+    const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableSchema: database.schema });
     const { error, results } = await migrator.migrateToLatest();
     expect(error).toBeUndefined();
     expect(results?.map((r) => r.status)).toEqual(["Success", "Success"]);

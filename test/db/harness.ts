@@ -2,6 +2,7 @@ import { Kysely, sql } from "kysely";
 import { createAppDatabase, type AppDatabase } from "../../kernel/db/database.js";
 import { reentrant } from "../../kernel/db/dialect/index.js";
 import { createMigrator } from "../../kernel/db/migrations.js";
+import type { Migrator } from "kysely";
 import type { SchemaModel } from "../../kernel/schema/model.js";
 import { openDatabase, type Family } from "../support/databases.js";
 
@@ -18,6 +19,8 @@ export interface Harness {
   /** `context.db` over the model last passed to `migrate`. */
   db: AppDatabase<any>;
   migrate(models: readonly SchemaModel[]): Promise<void>;
+  /** A migrator over `models` whose bookkeeping tables live in this database's own schema. */
+  migrator(models: readonly SchemaModel[]): Migrator;
   /** Drops every table (migration bookkeeping included), leaving an empty database. */
   reset(): Promise<void>;
   close(): Promise<void>;
@@ -39,8 +42,10 @@ export async function openHarness(family: Family, models: readonly SchemaModel[]
     kysely,
     statements,
     db: createAppDatabase(kysely, database.kind, { version: "0", tables: {}, relations: {} }, (fn) => wrapped.transact(kysely, fn)),
+    // Kysely's Migrator would otherwise find another test file's tables in another schema.
+    migrator: (list) => createMigrator(kysely, database.kind, list, database.schema ? { migrationTableSchema: database.schema } : {}),
     async migrate(list) {
-      const { error } = await createMigrator(kysely, database.kind, list).migrateToLatest();
+      const { error } = await harness.migrator(list).migrateToLatest();
       if (error) throw error;
       const latest = list.at(-1)!;
       // A fresh Kysely view per model: `query` is attached once per instance.

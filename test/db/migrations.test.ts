@@ -134,7 +134,7 @@ describe.each(families())("migrations on %s", (family) => {
   afterAll(() => h?.close());
   beforeEach(() => h.reset());
 
-  const migrate = (models: SchemaModel[]) => createMigrator(h.kysely, h.kind, models).migrateToLatest();
+  const migrate = (models: SchemaModel[]) => h.migrator(models).migrateToLatest();
   const columns = async (table: string) => {
     const query =
       h.kind === "postgres"

@@ -7,6 +7,7 @@ import { embedded } from "../../kernel/embedded/index.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { rpc } from "../support/app.js";
+import { families, openDatabase } from "../support/databases.js";
 
 const dir = mkdtempSync(join(tmpdir(), "trellis-start-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -76,5 +77,21 @@ describe("SQLite through a plain Kysely dialect", () => {
     const orphan = await rpc(app, "book.create", { authorId: 42 });
     expect(orphan.status).toBe(409);
     await app.close();
+  });
+});
+
+describe.runIf(families().includes("postgres"))("several apps in schemas of one PostgreSQL database", () => {
+  it("each migrates into its own schema, whatever the others hold", async () => {
+    const first = await openDatabase("postgres");
+    const second = await openDatabase("postgres");
+    const a = await new App({ db: { dialect: first.dialect, kind: "postgres" } }).schema(v1).resource("item").start();
+    const b = await new App({ db: { dialect: second.dialect, kind: "postgres" } }).schema(v1).schema(v2).resource("item").start();
+    expect((await rpc(b, "item.create", { name: "in b", note: "v2" })).status).toBe(200);
+    expect((await rpc(a, "item.list", {})).body).toEqual([]);
+    expect((await b.migrator.getMigrations()).filter((m) => m.executedAt).map((m) => m.name)).toEqual(["0001_1", "0002_2"]);
+    await a.close();
+    await b.close();
+    await first.close();
+    await second.close();
   });
 });

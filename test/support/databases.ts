@@ -14,6 +14,8 @@ export interface TestDatabase {
   kind: "postgres" | "sqlite";
   dialect: Dialect;
   family: Family;
+  /** PostgreSQL: the schema this database lives in (its migrator's tables belong there too). */
+  schema?: string;
   /** Releases the database; safe after the test destroyed its Kysely instance. */
   close(): Promise<void>;
 }
@@ -63,6 +65,7 @@ async function openPostgres(): Promise<TestDatabase> {
   return {
     kind: "postgres",
     family: "postgres",
+    schema,
     dialect: postgresDialect({ pool }),
     close: async () => {
       if (!pool.ended) await pool.end();
