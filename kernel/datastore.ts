@@ -4,7 +4,7 @@ import { createMigrator } from "./db/migrations.js";
 import { validateHistory } from "./db/diff.js";
 import { reentrant } from "./db/dialect/index.js";
 import type { DatabaseConfig } from "./resources.js";
-import type { SchemaModel } from "./schema/model.js";
+import { EMPTY_SCHEMA, type SchemaModel } from "./schema/model.js";
 
 /** The app's database: the typed `db`, its migrator, and shutdown. */
 export interface Datastore {
@@ -14,14 +14,12 @@ export interface Datastore {
   close(): Promise<void>;
 }
 
-const EMPTY: SchemaModel = Object.freeze({ version: "0", tables: {}, relations: {} });
-
 export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaModel[]): Datastore {
   // Refuses unsafe steps (a changed type, a removed column) before anything touches the database.
   validateHistory(schemas);
   const wrapped = reentrant(config.dialect);
   const kysely = new Kysely<any>({ dialect: wrapped.dialect });
-  const db = createAppDatabase(kysely, config.kind, schemas.at(-1) ?? EMPTY, (fn) => wrapped.transact(kysely, fn));
+  const db = createAppDatabase(kysely, config.kind, schemas.at(-1) ?? EMPTY_SCHEMA, (fn) => wrapped.transact(kysely, fn));
   // Kysely's Migrator looks for its tables in every schema unless told which: with several apps in
   // schemas of one PostgreSQL database it would find another app's lock table and then fail to
   // read its own. `ready` resolves the connection's schema, and the migrator is built for it.

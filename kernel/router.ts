@@ -2,6 +2,9 @@ import { addRoute, createRouter, findRoute, routesOverlap, type RouterContext } 
 import type { RequestEvent } from "./event.js";
 import type { AppRpcContext } from "./context.js";
 
+/** Route tiers, matched in this order: the first that matches wins. */
+export const TIER = Object.freeze({ user: 0, plugin: 1, rpc: 2 });
+
 export type RouteMethod = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS" | "ALL" | "*" | (string & {});
 
 /** A raw route. The handler returns a `Response`, or a JSON-serialisable value sent as JSON. */

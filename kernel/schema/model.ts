@@ -81,6 +81,9 @@ export interface SchemaModel {
   readonly files?: { readonly owner: boolean; readonly attachTo: readonly string[] };
 }
 
+/** The schema of an app that registered none: no tables. */
+export const EMPTY_SCHEMA: SchemaModel = Object.freeze({ version: "0", tables: Object.freeze({}), relations: Object.freeze({}) });
+
 /** The primary-key column of a table, or undefined when it has none. */
 export function primaryKeyOf(table: TableModel): string | undefined {
   for (const [name, column] of Object.entries(table.columns)) if (column.primaryKey) return name;
