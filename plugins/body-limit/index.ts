@@ -37,7 +37,8 @@ function bodyLimit(maxBytes: number): HttpMiddleware {
     if (BODYLESS.has(event.method)) return next();
     const declared = event.headers.get("content-length");
     if (declared !== null) return Number(declared) > maxBytes ? Promise.resolve(tooLarge(event)) : next();
-    if (!event.request.body || !event.headers.has("transfer-encoding")) return next();
+    // The header first: reading `request.body` may build a stream the common path never needs.
+    if (!event.headers.has("transfer-encoding") || !event.request.body) return next();
     return readCapped(event.request.body, maxBytes).then((body) => {
       if (!body) return tooLarge(event);
       event.request = new Request(event.request, { body, duplex: "half" } as RequestInit);
