@@ -5,7 +5,8 @@ import { admin } from "better-auth/plugins/admin";
 import { RpcError, TrellisError, definePlugin, type AppPlugin, type SessionState } from "../../kernel/index.js";
 import { authOptions, type AuthAppOptions, type AuthConfig } from "./options.js";
 import { originCheck, trustedOrigins } from "./origin-check.js";
-import { AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING } from "./errors.js";
+import { missingAuthColumns } from "./schema-check.js";
+import { AUTH_SCHEMA_INCOMPLETE, AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING } from "./errors.js";
 
 export type { AuthConfig, AuthAppOptions } from "./options.js";
 
@@ -30,6 +31,13 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
       if (!config?.secret) throw fail(AUTH_SECRET_MISSING, ".auth() needs a secret (at least 32 random characters)");
       if (!ctx.schema.auth) {
         throw fail(AUTH_SCHEMA_MISSING, '.auth() needs the auth tables: call .auth() on the schema (schema("1").auth())');
+      }
+      const missing = missingAuthColumns({ ...config, plugins: [...(config.plugins ?? []), admin()] } as BetterAuthOptions, ctx.schema);
+      if (missing.length > 0) {
+        throw fail(
+          AUTH_SCHEMA_INCOMPLETE,
+          `The auth library (with its plugins) needs what the schema lacks: ${missing.join(", ")}. Declare them with .table(...) in the schema`,
+        );
       }
       if (ctx.schema.auth.apiKeys && !isInstalled(API_KEY_PACKAGE)) {
         throw fail(AUTH_PEER_MISSING, `The schema asks for API keys, so install the optional peer "${API_KEY_PACKAGE}"`);

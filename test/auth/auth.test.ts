@@ -173,6 +173,15 @@ describe("auth build rules", () => {
     expect(errorOf(() => app.build())).toMatchObject({ code: "AUTH_SECRET_MISSING", plugin: "auth", hook: "validate", message: expect.stringMatching(/needs a secret/) });
   });
 
+  it("names the tables and columns an extra auth plugin needs that the schema lacks", async () => {
+    const { organization } = await import("better-auth/plugins/organization");
+    const app = new App({ db: sqliteMemory() }).schema(v1).auth({ secret: SECRET, plugins: [organization()] });
+    const error = errorOf(() => app.build());
+    expect(error).toMatchObject({ code: "AUTH_SCHEMA_INCOMPLETE", plugin: "auth" });
+    expect(error.message).toMatch(/table "organization"/);
+    expect(error.message).toMatch(/session\.activeOrganizationId/);
+  });
+
   it("throws when the schema has no auth tables", () => {
     const app = new App({ db: sqliteMemory() }).auth({ secret: SECRET });
     expect(errorOf(() => app.build())).toMatchObject({ code: "AUTH_SCHEMA_MISSING", plugin: "auth", message: expect.stringMatching(/call \.auth\(\) on the schema/) });
