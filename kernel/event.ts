@@ -25,6 +25,11 @@ export class RequestEvent {
     return this.request.headers;
   }
 
+  /** True under `/rpc/**`, where errors use the RPC envelope so the typed client decodes them. */
+  get isRpc(): boolean {
+    return this.path === "/rpc" || this.path.startsWith("/rpc/");
+  }
+
   get url(): URL {
     return (this.#url ??= new URL(this.request.url));
   }

@@ -193,10 +193,9 @@ export class Running {
   }
 
   #failure(error: unknown, event: RequestEvent): Response {
-    const rpc = event.path === "/rpc" || event.path.startsWith("/rpc/");
     // Database constraint errors in routes map like in procedures; the rest is a reported 500.
     // Under /rpc a failure outside the procedure (a session lookup, say) is still the RPC surface's.
-    return errorResponse(toRpcError(error, this.#rules, rpc ? "rpc" : "route"), rpc);
+    return errorResponse(toRpcError(error, this.#rules, event.isRpc ? "rpc" : "route"), event.isRpc);
   }
 
   close(): Promise<void> {

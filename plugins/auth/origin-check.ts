@@ -18,8 +18,7 @@ export function originCheck(fixed: readonly string[], dynamic?: (request: Reques
     if (!origin || !event.headers.has("cookie")) return next();
     if (origin === event.url.origin || trusted(origin)) return next();
     if (dynamic && matcher(await dynamic(event.request))(origin)) return next();
-    const rpc = event.path === "/rpc" || event.path.startsWith("/rpc/");
-    return errorResponse(new RpcError("FORBIDDEN", { message: `Origin ${origin} is not trusted for cookie-authenticated requests` }), rpc);
+    return errorResponse(new RpcError("FORBIDDEN", { message: `Origin ${origin} is not trusted for cookie-authenticated requests` }), event.isRpc);
   };
   middleware.displayName = "auth:origin-check";
   return middleware;

@@ -30,7 +30,7 @@ function bodyLimit(maxBytes: number): HttpMiddleware {
   const tooLarge = (event: RequestEvent) =>
     errorResponse(
       new RpcError("PAYLOAD_TOO_LARGE", { status: 413, message: `Request body is larger than ${maxBytes} bytes` }),
-      event.path === "/rpc" || event.path.startsWith("/rpc/"),
+      event.isRpc,
     );
   // Not `async`: on the common path it hands `next()`'s promise straight through.
   const middleware: HttpMiddleware = (event, next) => {
