@@ -18,6 +18,7 @@ export {
   rootBuilder,
   hasRole,
   assertPermission,
+  assertRole,
   permissionMiddleware,
   type ProcedureBase,
   type ProcedureMeta,

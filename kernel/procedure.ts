@@ -44,21 +44,29 @@ export function hasRole(user: Pick<SessionUser, "role"> | null | undefined, role
   return false;
 }
 
+/**
+ * The part of a permission that needs nothing but the session: 401 signed out for `authenticated`
+ * and `admin`, 403 when `admin` finds no accepted role. `public` and functions pass here.
+ */
+export function assertRole(permission: unknown, roles: readonly string[], context: { user: SessionUser | null }): void {
+  if (permission !== "authenticated" && permission !== "admin") return;
+  if (!context.user) throw new ORPCError("UNAUTHORIZED", { message: "Sign in to call this procedure" });
+  if (permission === "admin" && !hasRole(context.user, roles)) {
+    throw new ORPCError("FORBIDDEN", { message: `Requires one of the roles: ${roles.join(", ")}` });
+  }
+}
+
 /** Throws the status the permission calls for: 401 signed out, 403 role missing or function false. */
 export async function assertPermission<Ctx extends { user: SessionUser | null }>(
   permission: ProcedurePermission<Ctx>,
   roles: readonly string[],
   context: Ctx,
 ): Promise<void> {
-  if (permission === "public") return;
   if (typeof permission === "function") {
     if (!(await permission({ context }))) throw new ORPCError("FORBIDDEN", { message: "Permission denied" });
     return;
   }
-  if (!context.user) throw new ORPCError("UNAUTHORIZED", { message: "Sign in to call this procedure" });
-  if (permission === "admin" && !hasRole(context.user, roles)) {
-    throw new ORPCError("FORBIDDEN", { message: `Requires one of the roles: ${roles.join(", ")}` });
-  }
+  assertRole(permission, roles, context);
 }
 
 /** The permission check as an oRPC middleware, placed before input validation (401/403 before 400). */

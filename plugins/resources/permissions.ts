@@ -1,4 +1,4 @@
-import { RpcError, hasRole, type AppRpcContext } from "../../kernel/index.js";
+import { RpcError, assertRole, type AppRpcContext } from "../../kernel/index.js";
 import type { ResourcePermission } from "./options.js";
 
 /** Resource `admin` means the role `admin` itself, parsed from the comma-separated `user.role`. */
@@ -6,14 +6,11 @@ const ADMIN_ROLES = ["admin"];
 
 /**
  * The part of a permission that needs no input or row, run before input validation so the
- * precedence holds: 401 signed out, then 403 missing role, then 400 bad input.
+ * precedence holds: 401 signed out, then 403 missing role, then 400 bad input. Before the row is
+ * known, `owner` only needs a signed-in caller.
  */
 export function assertGate(permission: ResourcePermission<any, any>, context: AppRpcContext): void {
-  if (permission === "public" || typeof permission === "function") return;
-  if (!context.user) throw new RpcError("UNAUTHORIZED", { message: "Sign in to do this" });
-  if (permission === "admin" && !hasRole(context.user, ADMIN_ROLES)) {
-    throw new RpcError("FORBIDDEN", { message: "Requires the admin role" });
-  }
+  assertRole(permission === "owner" ? "authenticated" : permission, ADMIN_ROLES, context);
 }
 
 /** A function permission's verdict: 403 when it says no. */
