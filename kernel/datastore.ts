@@ -4,12 +4,19 @@ import { createMigrator } from "./db/migrations.js";
 import { validateHistory } from "./db/diff.js";
 import { reentrant } from "./db/dialect/index.js";
 import type { DatabaseConfig } from "./resources.js";
-import { EMPTY_SCHEMA, type SchemaModel } from "./schema/model.js";
+import { EMPTY_SCHEMA, primaryKeyOf, type SchemaModel } from "./schema/model.js";
+import type { ChangeFeed } from "./db/changes.js";
+import { LiveHub } from "./db/live.js";
 
-/** The app's database: the typed `db`, its migrator, and shutdown. */
+/** The app's database: the typed `db`, its migrator, committed changes, and shutdown. */
 export interface Datastore {
   readonly db: AppDatabase<any>;
+  /** Kysely's migrator, built for the connection's schema once `ready` ran. */
   readonly migrator: Migrator;
+  /** Writes committed through `db`, for the kernel's `changed` hook. */
+  readonly changes: ChangeFeed;
+  /** Live queries over `db.query`; invalidated by `changes` and by whatever a live provider publishes. */
+  readonly live: LiveHub;
   ready(): Promise<void>;
   close(): Promise<void>;
 }
@@ -19,7 +26,13 @@ export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaMo
   validateHistory(schemas);
   const wrapped = reentrant(config.dialect);
   const kysely = new Kysely<any>({ dialect: wrapped.dialect });
-  const db = createAppDatabase(kysely, config.kind, schemas.at(-1) ?? EMPTY_SCHEMA, (fn) => wrapped.transact(kysely, fn));
+  const latest = schemas.at(-1) ?? EMPTY_SCHEMA;
+  const live = new LiveHub(() => wrapped.changes.listen((change) => live.notify(change)));
+  const db = createAppDatabase(kysely, config.kind, latest, (fn) => wrapped.transact(kysely, fn), live);
+  wrapped.changes.keyOf = (table) => {
+    const model = latest.tables[table];
+    return model ? primaryKeyOf(model) : undefined;
+  };
   // Kysely's Migrator looks for its tables in every schema unless told which: with several apps in
   // schemas of one PostgreSQL database it would find another app's lock table and then fail to
   // read its own. `ready` resolves the connection's schema, and the migrator is built for it.
@@ -28,6 +41,8 @@ export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaMo
   let closed: Promise<void> | undefined;
   return {
     db,
+    changes: wrapped.changes,
+    live,
     get migrator() {
       return (migrator ??= createMigrator(kysely, config.kind, schemas, migrationSchema ? { migrationTableSchema: migrationSchema } : {}));
     },
@@ -45,6 +60,7 @@ export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaMo
     },
     close: () =>
       (closed ??= (async () => {
+        live.close();
         await kysely.destroy();
         await config.close?.();
       })()),

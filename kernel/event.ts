@@ -1,4 +1,9 @@
-import type { SessionState } from "./session.js";
+import { resolveSession, type SessionResolver, type SessionState } from "./session.js";
+
+export interface RequestFacts {
+  /** The caller's network address, as `handle(request, { clientAddress })` was told it. */
+  clientAddress?: string;
+}
 
 /**
  * One incoming request as middleware and routes see it. Built once per request; `url` is parsed
@@ -10,15 +15,38 @@ export class RequestEvent {
   readonly method: string;
   readonly path: string;
   params: Record<string, string> = EMPTY_PARAMS;
+  /**
+   * The caller's network address: the socket's under `trellis/node`'s `serve()` (or the proxy's
+   * forwarded address under its `trustProxy`), whatever `handle(request, { clientAddress })` was
+   * given otherwise. Undefined when unknown (a request built in process).
+   */
+  readonly clientAddress: string | undefined;
+  /**
+   * The body limit of the matched route or procedure, when it sets one; the body-limit plugin
+   * applies it instead of its default. Set by the kernel before any middleware runs.
+   */
+  bodyLimit: number | undefined = undefined;
   /** @internal memoised session lookup; see `session.ts`. */
   sessionState: SessionState | Promise<SessionState> | undefined = undefined;
+  /** @internal set by the kernel: how this app resolves sessions. */
+  resolver: SessionResolver | undefined = undefined;
   #url: URL | undefined;
   #responseHeaders: Headers | undefined;
 
-  constructor(request: Request) {
+  constructor(request: Request, facts?: RequestFacts) {
     this.request = request;
     this.method = request.method.toUpperCase();
     this.path = pathOf(request.url);
+    this.clientAddress = facts?.clientAddress;
+  }
+
+  /**
+   * The caller's session, looked up at most once per request and shared with every later reader
+   * (routes, procedures, the rate limiter). Anonymous without a credential, without a lookup.
+   */
+  session(): Promise<SessionState> {
+    const state = resolveSession(this, this.resolver);
+    return state instanceof Promise ? state : Promise.resolve(state);
   }
 
   get headers(): Headers {

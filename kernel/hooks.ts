@@ -4,6 +4,12 @@ import type { AppRpcContext } from "./context.js";
 import type { RequestEvent } from "./event.js";
 import type { SessionState } from "./session.js";
 import type { SealedApp } from "./sealed.js";
+import type { ChangeEvent } from "./db/changes.js";
+
+/** What the `migrated` hook receives: the migrations this run applied, in order (empty when none were pending). */
+export interface MigratedInfo {
+  applied: readonly string[];
+}
 
 /** The kernel's hooks. Only the kernel calls them; plugins tap them through `PluginHooks`. */
 export interface KernelHooks {
@@ -19,6 +25,10 @@ export interface KernelHooks {
   readonly close: AsyncSeriesHook<[]>;
   /** Maps a library's own deliberate errors to an `RpcError` (first answer wins); never called for `RpcError`s. */
   readonly error: SyncBailHook<[unknown], ORPCError<any, any> | undefined>;
+  /** A write made through the app's database was committed (never for a rolled-back one). */
+  readonly changed: SyncHook<[ChangeEvent]>;
+  /** Migrations ran (successfully): plugins create triggers and other DDL of their own here. */
+  readonly migrated: AsyncSeriesHook<[MigratedInfo]>;
 }
 
 export function createKernelHooks(): KernelHooks {
@@ -29,6 +39,8 @@ export function createKernelHooks(): KernelHooks {
     sealed: new SyncHook<[SealedApp]>(["app"]),
     close: new AsyncSeriesHook<[]>([]),
     error: new SyncBailHook<[unknown], ORPCError<any, any> | undefined>(["error"]),
+    changed: new SyncHook<[ChangeEvent]>(["change"]),
+    migrated: new AsyncSeriesHook<[MigratedInfo]>(["info"]),
   });
 }
 
@@ -43,6 +55,8 @@ export interface PluginHooks {
   sealed: { tap(fn: (app: SealedApp) => void): void };
   close: { tap(fn: () => Promise<void>): void };
   error: { tap(fn: (error: unknown) => ORPCError<any, any> | undefined): void };
+  changed: { tap(fn: (change: ChangeEvent) => void): void };
+  migrated: { tap(fn: (info: MigratedInfo) => Promise<void>): void };
 }
 
 export function pluginHooks(hooks: KernelHooks, name: string, stage: number): PluginHooks {
@@ -54,6 +68,8 @@ export function pluginHooks(hooks: KernelHooks, name: string, stage: number): Pl
     sealed: { tap: (fn) => hooks.sealed.tap(options, fn) },
     close: { tap: (fn) => hooks.close.tapPromise(options, fn) },
     error: { tap: (fn) => hooks.error.tap(options, fn) },
+    changed: { tap: (fn) => hooks.changed.tap(options, fn) },
+    migrated: { tap: (fn) => hooks.migrated.tapPromise(options, fn) },
   } satisfies PluginHooks);
 }
 

@@ -7,6 +7,8 @@
  * - After `build()` nothing can be registered.
  * - The session is resolved at most once per request and only when the request carries a credential.
  * - A deliberate `RpcError` never reaches `onError`; every unexpected failure does, with its source.
+ * - Every surface runs procedures through one gate (gate.ts), so a failure has one status everywhere.
+ * - The kernel names no feature: plugins share what they offer as named services (services.ts).
  */
 import type { AnyProcedure } from "@orpc/server";
 import { createKernelHooks, pluginHooks, type KernelHooks } from "./hooks.js";
@@ -19,8 +21,9 @@ import { rootBuilder } from "./procedure.js";
 import { openDatastore, type Datastore } from "./datastore.js";
 import { Running, type BuiltKernel } from "./running.js";
 import { EMPTY_SCHEMA, type SchemaModel } from "./schema/model.js";
+import { ServiceRegistry, type ServiceOf } from "./services.js";
 import type { AppPlugin, PluginContext, PluginResources } from "./plugin.js";
-import type { AppKV, AppSecrets, AppStorage, DatabaseConfig } from "./resources.js";
+import type { DatabaseConfig } from "./resources.js";
 
 export type { BuiltKernel, ClientHeaders, KernelDescription } from "./running.js";
 
@@ -30,9 +33,11 @@ export interface KernelOptions {
   /** Public origin of the app. */
   baseUrl?: string;
   db: DatabaseConfig;
-  storage?: AppStorage;
-  secrets?: AppSecrets<any>;
-  kv?: AppKV;
+  /**
+   * Services the app starts with, provided before any plugin runs and set on every request context
+   * under their keys (the facade passes `storage`, `secrets` and `kv` this way).
+   */
+  services?: Readonly<Record<string, unknown>>;
   /**
    * Called for unexpected failures only.
    * @default logs to the console
@@ -49,11 +54,41 @@ export class Kernel {
   readonly #procedures = new Map<string, AnyProcedure>();
   readonly #routes: RouteDefinition[] = [];
   readonly #sessionReasons: string[] = [];
-  readonly #provided = new Map<string, unknown>();
+  readonly #services = new ServiceRegistry();
+  /** Reserved procedure namespaces and the plugin that owns each. */
+  readonly #reserved = new Map<string, string>();
   #built = false;
 
   constructor(options: KernelOptions) {
     this.options = options;
+    for (const [key, value] of Object.entries(options.services ?? {})) {
+      if (value !== undefined) this.#services.provide("app", key, value, { context: true });
+    }
+  }
+
+  /**
+   * Reserves a procedure namespace for one plugin: procedures under it may only come from that
+   * plugin's `build`. The facade reserves `_admin` for the admin plugin.
+   */
+  reserve(namespace: string, owner: string): this {
+    this.#assertOpen("reserve");
+    const existing = this.#reserved.get(namespace);
+    if (existing && existing !== owner) {
+      throw new TrellisError("KERNEL_RESERVED_NAME", `Namespace "${namespace}" is already reserved for "${existing}"`, { plugin: owner });
+    }
+    this.#reserved.set(namespace, owner);
+    for (const name of this.#procedures.keys()) this.#assertNotReserved(name, undefined);
+    return this;
+  }
+
+  #assertNotReserved(name: string, plugin: string | undefined): void {
+    const namespace = name.split(".")[0]!;
+    const owner = this.#reserved.get(namespace);
+    if (owner === undefined || owner === plugin) return;
+    throw new TrellisError("KERNEL_RESERVED_NAME", `Procedure "${name}" uses the reserved "${namespace}" namespace (it belongs to the "${owner}" plugin)`, {
+      plugin,
+      hook: plugin ? "build" : undefined,
+    });
   }
 
   use(plugin: AppPlugin): this {
@@ -84,9 +119,7 @@ export class Kernel {
   procedure(name: string, procedure: AnyProcedure): this {
     this.#assertOpen("procedure");
     assertProcedureName(name);
-    if (name === "_admin" || name.startsWith("_admin.")) {
-      throw new TrellisError("KERNEL_RESERVED_NAME", `Procedure "${name}" uses the reserved "_admin" namespace`);
-    }
+    this.#assertNotReserved(name, undefined);
     if (this.#procedures.has(name)) throw new TrellisError("KERNEL_DUPLICATE_PROCEDURE", `Procedure "${name}" is already registered`);
     this.#procedures.set(name, procedure);
     return this;
@@ -155,6 +188,7 @@ export class Kernel {
       if (!result) continue;
       for (const [name, procedure] of flattenProcedures(result.procedures ?? {})) {
         assertProcedureName(name);
+        this.#assertNotReserved(name, plugin.name);
         if (this.#procedures.has(name)) {
           throw new TrellisError("KERNEL_DUPLICATE_PROCEDURE", `Plugin "${plugin.name}" registers "${name}", which already exists`, {
             plugin: plugin.name,
@@ -166,26 +200,27 @@ export class Kernel {
       for (const route of result.routes ?? []) router.add(TIER.plugin, route);
       middleware.push(...(result.middleware ?? []));
     }
-    return new Running(this, ordered, store, router, middleware, this.#procedures, this.#provided).built;
+    return new Running(this, ordered, store, router, middleware, this.#procedures, this.#services).built;
   }
 
   #pluginContext(entry: OrderedPlugin, ordered: OrderedPlugin[], store: Datastore): PluginContext {
     const { plugin } = entry;
-    const provided = this.#provided;
+    const services = this.#services;
     const options = this.options;
-    const resources: PluginResources = Object.freeze({
-      db: store.db,
-      kind: options.db.kind,
-      name: options.name ?? "trellis",
-      baseUrl: options.baseUrl,
-      storage: options.storage,
-      secrets: options.secrets,
-      kv: options.kv,
-      get auth() {
-        return provided.get("auth");
-      },
-    });
-    const declared = new Set(plugin.dependencies ?? []);
+    // SPEC's frozen bag: the database and the app's identity, then any service by its key (`auth`,
+    // `storage`, `secrets`, `kv`, ...), read when asked so a service provided later is seen.
+    const fixed: Record<string, unknown> = { db: store.db, kind: options.db.kind, live: options.db.live, name: options.name ?? "trellis", baseUrl: options.baseUrl };
+    const resources = new Proxy(Object.freeze(fixed), {
+      get: (target, key) => (typeof key === "string" && !(key in target) ? services.get(key) : Reflect.get(target, key)),
+      has: (target, key) => key in target || (typeof key === "string" && services.has(key)),
+    }) as unknown as PluginResources;
+    const declared = new Set([...(plugin.dependencies ?? []), ...(plugin.optionalDependencies ?? [])]);
+    const readable = (key: string) => {
+      const owner = services.owner(key) ?? ordered.find((o) => o.plugin.provides?.includes(key))?.plugin.name;
+      if (owner && owner !== "app" && owner !== plugin.name && !declared.has(owner)) {
+        throw new TrellisError("KERNEL_UNDECLARED_DEPENDENCY", `Plugin "${plugin.name}" reads "${key}" from "${owner}" without declaring it as a dependency`, { plugin: plugin.name });
+      }
+    };
     return Object.freeze({
       name: plugin.name,
       resources,
@@ -196,17 +231,22 @@ export class Kernel {
       plugins: ordered.map((o) => o.plugin.name),
       procedures: this.#procedures,
       requireSession: (reason: string) => this.requireSession(reason),
-      provide: (key: string, value: unknown) => provided.set(key, value),
-      report: (error: unknown, source: ErrorSource) => report(options.onError ?? defaultOnError, error, source),
-      need: <T>(key: string): T => {
-        const owner = ordered.find((o) => o.plugin.provides?.includes(key));
-        if (owner && !declared.has(owner.plugin.name) && owner.plugin.name !== plugin.name) {
-          throw new TrellisError("KERNEL_UNDECLARED_DEPENDENCY", `Plugin "${plugin.name}" reads "${key}" from "${owner.plugin.name}" without declaring it as a dependency`, { plugin: plugin.name });
-        }
-        if (!provided.has(key)) throw new TrellisError("KERNEL_NOT_PROVIDED", `Nothing provides "${key}" to plugin "${plugin.name}"`, { plugin: plugin.name });
-        return provided.get(key) as T;
+      reserve: (namespace: string) => {
+        this.#reserved.set(namespace, plugin.name);
+        for (const name of this.#procedures.keys()) this.#assertNotReserved(name, undefined);
       },
-    });
+      provide: (key: string, value: unknown, provideOptions?: { context?: boolean }) => services.provide(plugin.name, key, value, provideOptions),
+      report: (error: unknown, source: ErrorSource) => report(options.onError ?? defaultOnError, error, source),
+      need: <K extends string>(key: K): ServiceOf<K> => {
+        readable(key);
+        if (!services.has(key)) throw new TrellisError("KERNEL_NOT_PROVIDED", `Nothing provides "${key}" to plugin "${plugin.name}"`, { plugin: plugin.name });
+        return services.get(key) as ServiceOf<K>;
+      },
+      want: <K extends string>(key: K): ServiceOf<K> | undefined => {
+        readable(key);
+        return services.get(key) as ServiceOf<K> | undefined;
+      },
+    }) as PluginContext;
   }
 
   #assertOpen(what: string): void {

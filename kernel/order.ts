@@ -25,7 +25,13 @@ export function resolveOrder(plugins: readonly AppPlugin[]): OrderedPlugin[] {
   if (missing.length) throw new TrellisError("KERNEL_MISSING_DEPENDENCY", missing.join("; "));
 
   const compare = (a: OrderedPlugin, b: OrderedPlugin) => a.stage - b.stage || a.index - b.index;
-  const pending = new Map(entries.map((entry) => [entry.plugin.name, new Set(entry.plugin.dependencies ?? [])]));
+  // Optional dependencies order like required ones when present, and are dropped when absent.
+  const pending = new Map(
+    entries.map((entry) => [
+      entry.plugin.name,
+      new Set([...(entry.plugin.dependencies ?? []), ...(entry.plugin.optionalDependencies ?? []).filter((name) => byName.has(name))]),
+    ]),
+  );
   const ordered: OrderedPlugin[] = [];
   while (pending.size > 0) {
     const ready = entries.filter((entry) => pending.get(entry.plugin.name)?.size === 0).sort(compare);

@@ -5,7 +5,8 @@ import type { PluginHooks } from "./hooks.js";
 import type { SchemaModel } from "./schema/model.js";
 import type { AppDatabase } from "./db/database.js";
 import type { ProcedureBase } from "./procedure.js";
-import type { AppKV, AppSecrets, AppStorage, DatabaseKind } from "./resources.js";
+import type { AppKV, AppSecrets, AppStorage, DatabaseKind, LiveProvider } from "./resources.js";
+import type { ProvideOptions, ServiceOf } from "./services.js";
 
 /** A nested record of oRPC procedures: `{ post: { list: procedure } }` is served at `/rpc/post/list`. */
 export interface ProcedureTree {
@@ -20,10 +21,16 @@ export interface PluginResult {
   middleware?: HttpMiddleware[];
 }
 
-/** The shared, read-only resources of the app, as a plugin sees them. */
+/**
+ * The shared, read-only resources of the app, as a plugin sees them (SPEC's bag). The database and
+ * the app's identity are fixed; every other field is the service of that name (`auth`, `storage`,
+ * `secrets`, `kv`, or any a plugin provides), read when asked.
+ */
 export interface PluginResources {
   readonly db: AppDatabase<any>;
   readonly kind: DatabaseKind;
+  /** The database's live provider (`db.live`), read by live queries; undefined without one. */
+  readonly live: LiveProvider | undefined;
   readonly name: string;
   readonly baseUrl: string | undefined;
   readonly storage: AppStorage | undefined;
@@ -51,10 +58,21 @@ export interface PluginContext {
   readonly procedures: ReadonlyMap<string, AnyProcedure>;
   /** Declares that something needs a signed-in session; `.build()` throws listing every reason when no plugin provides sessions. */
   requireSession(reason: string): void;
-  /** Shares a value with later plugins (for example the auth instance). */
-  provide(key: string, value: unknown): void;
-  /** Reads a value provided by a declared dependency. */
-  need<T = unknown>(key: string): T;
+  /**
+   * Shares a named service with other plugins (the auth instance, the resource registry); with
+   * `{ context: true }` it is also set on every request context as `context[key]`. Type it by
+   * declaration merging into `AppServices`.
+   */
+  provide<K extends string>(key: K, value: ServiceOf<K>, options?: ProvideOptions): void;
+  /** A service provided by the app or a declared dependency; throws naming the key when absent. */
+  need<K extends string>(key: K): ServiceOf<K>;
+  /** Like `need`, but undefined when nothing provides it (for optional dependencies). */
+  want<K extends string>(key: K): ServiceOf<K> | undefined;
+  /**
+   * Reserves a procedure namespace (such as `_admin`) for this plugin: the build fails if anything
+   * else registers a procedure under it.
+   */
+  reserve(namespace: string): void;
   /** Reports an unexpected failure to the app's `onError` (never throws). */
   report(error: unknown, source: import("./errors.js").ErrorSource): void;
 }
@@ -64,6 +82,8 @@ export interface AppPlugin {
   name: string;
   /** Plugins that must be registered and run before this one; checked at `.build()`. */
   dependencies?: readonly string[];
+  /** Plugins this one runs after when they are registered; absent ones are no error. */
+  optionalDependencies?: readonly string[];
   /**
    * Where the plugin sits on the stage ladder.
    * @default "user"

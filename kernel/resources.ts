@@ -3,9 +3,14 @@ import type { Dialect } from "kysely";
 /** The two database families Trellis generates DDL, auth schema and error mapping for. */
 export type DatabaseKind = "postgres" | "sqlite";
 
-/** A live-query provider; the live plugin reads it. */
+/** A live-query provider (`db.live`); the live plugin reads it. */
 export interface LiveProvider {
   readonly kind: string;
+  /**
+   * Hears writes made by other processes: `onMessage` gets each NOTIFY payload on `channel`;
+   * `onReconnect` runs after a dropped connection came back (refresh everything then).
+   */
+  listen?(channel: string, onMessage: (payload: string) => void, onReconnect: () => void): Promise<{ close(): Promise<void> }>;
   [key: string]: unknown;
 }
 

@@ -19,6 +19,11 @@ export interface RouteDefinition {
    * @default true
    */
   context?: boolean;
+  /**
+   * Largest request body this route accepts, in bytes, instead of the app's default (an upload
+   * route raises it). Applied by the body-limit plugin once the route is matched.
+   */
+  bodyLimit?: number;
 }
 
 export type RouteHandler = (event: RequestEvent, context: AppRpcContext<any>) => unknown;
@@ -36,8 +41,11 @@ export interface RouteMatch {
 export class TieredRouter {
   readonly #tiers: RouterContext<RouteDefinition>[] = [];
   readonly #list: { tier: number; method: string; path: string }[] = [];
+  /** True once a route sets its own body limit; until then no request pays for the lookup. */
+  hasBodyLimits = false;
 
   add(tier: number, route: RouteDefinition): void {
+    if (route.bodyLimit !== undefined) this.hasBodyLimits = true;
     while (this.#tiers.length <= tier) this.#tiers.push(createRouter<RouteDefinition>());
     const method = normaliseMethod(route.method);
     addRoute(this.#tiers[tier], method, route.path, route);
@@ -56,6 +64,12 @@ export class TieredRouter {
       }
     }
     return undefined;
+  }
+
+  /** The body limit of the route a request would reach, if it sets one. */
+  bodyLimitOf(method: string, path: string): number | undefined {
+    const match = this.match(method, path);
+    return typeof match === "object" ? match.route.bodyLimit : undefined;
   }
 
   /** True when no route in a tier before `tier` could match a path under `pattern`. */

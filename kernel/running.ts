@@ -1,13 +1,15 @@
 import { createRouterClient, type AnyProcedure } from "@orpc/server";
-import type { Migrator } from "kysely";
 import { describeHooks } from "./hooks.js";
 import { compose, type HttpMiddleware } from "./middleware.js";
 import type { OrderedPlugin } from "./order.js";
 import { TIER, type RouteDefinition, type TieredRouter } from "./router.js";
-import { RequestEvent, withHeaders } from "./event.js";
+import { RequestEvent, withHeaders, type RequestFacts } from "./event.js";
 import { resolveSession, type SessionResolver, type SessionState } from "./session.js";
-import { RpcError, defaultOnError, errorResponse, type OnError } from "./errors.js";
-import { createRpcHandler, errorInterceptor, toRpcError, type ErrorRules } from "./rpc.js";
+import { RpcError, defaultOnError, errorResponse, type ErrorSource, type OnError } from "./errors.js";
+import { createRpcHandler } from "./rpc.js";
+import { callProcedure, gateInterceptor, toRpcError, type ErrorRules } from "./gate.js";
+import { appMigrator, type AppMigrator, type AppliedMigration } from "./migrator.js";
+import type { ServiceRegistry } from "./services.js";
 import { nestProcedures } from "./tree.js";
 import { STAGES } from "./stages.js";
 import { EMPTY_SCHEMA, type SchemaModel } from "./schema/model.js";
@@ -15,13 +17,16 @@ import type { Datastore } from "./datastore.js";
 import type { Kernel } from "./kernel.js";
 import type { ProcedureTree } from "./plugin.js";
 import type { AppRpcContext } from "./context.js";
-import type { SealedApp } from "./sealed.js";
+import type { SealedApp, SealedCallOptions } from "./sealed.js";
 import type { AppDatabase } from "./db/database.js";
 
 export interface BuiltKernel {
-  handle(request: Request): Promise<Response>;
+  /** The Fetch handler; `facts` carries what the transport knows (the client address). */
+  handle(request: Request, facts?: RequestFacts): Promise<Response>;
   client(headers?: ClientHeaders): any;
-  readonly migrator: Migrator;
+  readonly migrator: AppMigrator;
+  /** The finished app as plugins see it: the gate, migrations, services. */
+  readonly sealed: SealedApp;
   readonly router: ProcedureTree;
   readonly db: AppDatabase<any>;
   /** Runs the `ready` hook (memoised). */
@@ -48,6 +53,9 @@ export class Running {
   readonly #rpcFastPath: RouteDefinition | undefined;
   readonly #schema: SchemaModel;
   readonly #rules: ErrorRules;
+  /** Body limits of procedures that set one (`meta({ bodyLimit })`), by their `/rpc` path. */
+  readonly #rpcBodyLimits = new Map<string, number>();
+  readonly #migrator: AppMigrator;
   #ready: Promise<void> | undefined;
   #isReady = false;
   #closed: Promise<void> | undefined;
@@ -59,7 +67,7 @@ export class Running {
     readonly router: TieredRouter,
     middleware: HttpMiddleware[],
     procedures: ReadonlyMap<string, AnyProcedure>,
-    readonly provided: ReadonlyMap<string, unknown>,
+    readonly services: ServiceRegistry,
   ) {
     const { hooks, options } = kernel;
     this.#onError = options.onError ?? defaultOnError;
@@ -73,6 +81,16 @@ export class Running {
       map: hooks.error.isUsed() ? (error) => hooks.error.call(error) : undefined,
     };
     const rpc = createRpcHandler(tree, this.#rules);
+    for (const [name, procedure] of procedures) {
+      const limit = (procedure["~orpc"].meta as { bodyLimit?: unknown } | undefined)?.bodyLimit;
+      if (typeof limit === "number") this.#rpcBodyLimits.set(`/rpc/${name.replaceAll(".", "/")}`, limit);
+    }
+    if (hooks.changed.isUsed()) store.changes.listen((change) => hooks.changed.call(change));
+    this.#migrator = appMigrator(
+      () => store.migrator,
+      () => this.ready(),
+      (applied) => hooks.migrated.promise({ applied }),
+    );
     // POST only: the RPC protocol never needs another method, and a HEAD or OPTIONS that ran a
     // procedure would slip past the origin check and CORS preflights.
     const rpcRoute: RouteDefinition = {
@@ -93,16 +111,23 @@ export class Running {
       baseUrl: options.baseUrl,
       router: tree,
       procedures,
-      schema: kernel.schemas.at(-1) ?? EMPTY_SCHEMA,
+      schema: this.#schema,
+      schemas: kernel.schemas,
       createContext: async (event: RequestEvent) => this.createContext(event),
+      call: (name: string, input: unknown, callOptions: SealedCallOptions) => this.call(procedures, name, input, callOptions),
+      toError: (error: unknown, source: ErrorSource) => toRpcError(error, this.#rules, source),
+      migrations: () => this.migrations(),
+      publishChange: (change: { table: string }) => store.live.notify(change),
+      liveStats: () => store.live.stats(),
+      service: (key: string) => services.get(key) as never,
       onError: this.#onError,
     });
     hooks.sealed.call(sealed);
 
     const self = this;
     this.built = Object.freeze({
-      handle: async (request: Request) => {
-        const event = new RequestEvent(request);
+      handle: async (request: Request, facts?: RequestFacts) => {
+        const event = self.#event(request, facts);
         let response: Response;
         try {
           if (!self.#isReady) await self.ready();
@@ -119,22 +144,54 @@ export class Running {
             try {
               await self.ready();
               const resolved = typeof headers === "function" ? await headers() : headers;
-              return await self.createContext(new RequestEvent(new Request("http://trellis.internal/", { headers: resolved })));
+              return await self.createContext(self.#event(new Request("http://trellis.internal/", { headers: resolved })));
             } catch (error) {
               throw toRpcError(error, self.#rules, "rpc");
             }
           },
-          interceptors: [errorInterceptor(self.#rules, "rpc")],
+          interceptors: [gateInterceptor(self.#rules, "rpc")],
         }),
-      get migrator() {
-        return store.migrator;
-      },
+      migrator: this.#migrator,
+      sealed,
       router: tree,
       db: store.db,
       ready: () => self.ready(),
       close: () => self.close(),
       describe: () => self.describe(procedures),
     });
+  }
+
+  #event(request: Request, facts?: RequestFacts): RequestEvent {
+    const event = new RequestEvent(request, facts);
+    event.resolver = this.#resolver;
+    // The limit of what the request will reach, known before any middleware reads the body.
+    if (this.#rpcBodyLimits.size > 0 && event.method === "POST" && event.path.startsWith("/rpc/")) event.bodyLimit = this.#rpcBodyLimits.get(event.path);
+    else if (this.router.hasBodyLimits) event.bodyLimit = this.router.bodyLimitOf(event.method, event.path);
+    return event;
+  }
+
+  /** The gate: one procedure, run as `/rpc` would run it, for any surface. */
+  async call(procedures: ReadonlyMap<string, AnyProcedure>, name: string, input: unknown, options: SealedCallOptions): Promise<unknown> {
+    const procedure = procedures.get(name);
+    if (!procedure) throw new RpcError("NOT_FOUND", { message: `No procedure named "${name}"` });
+    let context = options.context;
+    if (!context) {
+      try {
+        if (!this.#isReady) await this.ready();
+        context = await this.createContext(options.event ?? this.#event(new Request("http://trellis.internal/", { headers: options.headers })));
+      } catch (error) {
+        throw toRpcError(error, this.#rules, options.source);
+      }
+    }
+    return callProcedure(procedure, name.split("."), input, this.#rules, { ...options, context });
+  }
+
+  async migrations(): Promise<AppliedMigration[]> {
+    const all = await this.#migrator.getMigrations();
+    const schemas = this.kernel.schemas;
+    return all.flatMap((migration, index) =>
+      migration.executedAt ? [{ name: migration.name, version: schemas[index]?.version ?? migration.name, executedAt: migration.executedAt }] : [],
+    );
   }
 
   ready(): Promise<void> {
@@ -157,18 +214,14 @@ export class Running {
   }
 
   #context(event: RequestEvent, state: SessionState): AppRpcContext {
-    const { options } = this.kernel;
     const context: AppRpcContext = {
       headers: event.headers,
       db: this.store.db,
       user: state.user,
       session: state.session,
     };
-    const auth = this.provided.get("auth");
-    if (auth !== undefined) context.auth = auth;
-    if (options.storage) context.storage = options.storage;
-    if (options.secrets) context.secrets = options.secrets;
-    if (options.kv) context.kv = options.kv;
+    // Services provided with `{ context: true }` (the app's storage, secrets and kv; the auth instance ...).
+    for (const [key, value] of this.services.contextEntries()) (context as unknown as Record<string, unknown>)[key] = value;
     if (this.#contextHook) this.kernel.hooks.context.call(context, event);
     return context;
   }

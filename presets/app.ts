@@ -18,6 +18,7 @@ import type { KyselyDatabase, RowOf, SchemaResult, TableName } from "../kernel/s
 import { resourcesPlugin, type ResourceOptions, type ResourcesPlugin } from "../plugins/resources/index.js";
 import type { ResourceRouter } from "./resource-types.js";
 import { authPlugin, type AuthConfig } from "../plugins/auth/index.js";
+import { livePlugin } from "../plugins/live/index.js";
 import { defaultPreset, type PresetOptions } from "./default.js";
 import type { BuiltApp, ContextOf, NestName } from "./types.js";
 
@@ -73,7 +74,11 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
 
   constructor(options: AppOptions) {
     this.options = options;
-    this.kernel = new Kernel(options);
+    const { storage, secrets, kv } = options;
+    // The constructor's stores are services like any other: on every request context under their names.
+    this.kernel = new Kernel({ ...options, services: { storage, secrets, kv } });
+    // SPEC: `_admin` belongs to the admin plugin, whether or not `.admin()` is called.
+    this.kernel.reserve("_admin", "admin");
     for (const plugin of defaultPreset(options)) this.kernel.use(plugin);
   }
 
@@ -133,6 +138,8 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
   ): App<S, Extra, Router & { [K in N]: ResourceRouter<S, N, Owner> }> {
     if (!this.#resources) this.kernel.use((this.#resources = resourcesPlugin()));
     this.#resources.add(name, options as ResourceOptions<any, any>, this.#base);
+    // A streaming resource brings the live plugin (cross-process notifications), once.
+    if (options.live && !this.kernel.plugins.some((plugin) => plugin.name === "live")) this.kernel.use(livePlugin());
     return this as never;
   }
 

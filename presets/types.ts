@@ -1,6 +1,5 @@
 import type { AnyProcedure, AnyRouter, RouterClient } from "@orpc/server";
-import type { Migrator } from "kysely";
-import type { AppRpcContext, AppDatabase, KernelDescription, ProcedureTree } from "../kernel/index.js";
+import type { AppRpcContext, AppDatabase, AppMigrator, KernelDescription, ProcedureTree, RequestFacts, SealedApp } from "../kernel/index.js";
 
 /** `"user.me"` with procedure P becomes `{ user: { me: P } }`. */
 export type NestName<N extends string, P> = N extends `${infer Head}.${infer Rest}`
@@ -11,13 +10,16 @@ export type NestName<N extends string, P> = N extends `${infer Head}.${infer Res
 export type ContextOf<DB, Extra> = Omit<AppRpcContext<DB>, "db"> & { db: AppDatabase<DB> } & Extra;
 
 export interface BuiltApp<Router = ProcedureTree, DB = any> {
-  /** The Fetch handler. */
-  handle(request: Request): Promise<Response>;
+  /** The Fetch handler; `facts.clientAddress` is the caller's address when the transport knows it. */
+  handle(request: Request, facts?: RequestFacts): Promise<Response>;
   /** In-process client that skips HTTP; permissions see the session of the given headers. */
   client(headers?: HeadersInit | (() => HeadersInit | Promise<HeadersInit>)): RouterClient<Router extends AnyRouter ? Router : never>;
-  readonly migrator: Migrator;
+  /** Kysely's migrator over the schema versions, run after the app's setup. */
+  readonly migrator: AppMigrator;
   readonly router: Router;
   readonly db: AppDatabase<DB>;
+  /** The finished app as plugins see it: the gate (`call`), applied migrations, services. */
+  readonly sealed: SealedApp;
   /** Releases the database (the embedded one included) and plugin resources. Idempotent. */
   close(): Promise<void>;
   /** Plugins in resolved order, hook taps, routes and procedures. */

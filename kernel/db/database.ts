@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import type { SchemaModel } from "../schema/model.js";
 import type { DatabaseKind } from "../resources.js";
 import { createQueryApi, type QueryApi } from "./query.js";
+import type { LiveHub } from "./live.js";
 
 /**
  * `context.db`: the Kysely instance itself (so `db.selectFrom(...)` and every other builder method
@@ -26,6 +27,7 @@ export function createAppDatabase<DB = any>(
   kind: DatabaseKind,
   model: SchemaModel,
   transact?: Transact,
+  hub?: LiveHub,
 ): AppDatabase<DB> {
   const run: Transact = transact ?? ((fn) => (kysely as Kysely<any>).transaction().execute(fn));
   const outer: AppDatabase<DB>["transact"] = (fn) =>
@@ -34,17 +36,17 @@ export function createAppDatabase<DB = any>(
       // becomes a savepoint of the open transaction. Kysely's own transactions cannot nest, so
       // without it a nested call joins the open transaction.
       const nested: AppDatabase<DB>["transact"] = transact ? outer : (inner) => inner(handle);
-      const handle: AppDatabase<DB> = attach(trx as Kysely<DB>, kind, model, nested);
+      const handle: AppDatabase<DB> = attach(trx as Kysely<DB>, kind, model, nested, hub);
       return fn(handle);
     });
-  return attach(kysely, kind, model, outer);
+  return attach(kysely, kind, model, outer, hub);
 }
 
-function attach<DB>(instance: Kysely<DB>, kind: DatabaseKind, model: SchemaModel, transact: AppDatabase<DB>["transact"]): AppDatabase<DB> {
+function attach<DB>(instance: Kysely<DB>, kind: DatabaseKind, model: SchemaModel, transact: AppDatabase<DB>["transact"], hub: LiveHub | undefined): AppDatabase<DB> {
   if (Object.hasOwn(instance, "query")) return instance as AppDatabase<DB>;
   if (Object.isFrozen(instance)) throw new TypeError("The Kysely instance is frozen; cannot attach query and transact");
   Object.defineProperties(instance, {
-    query: { value: createQueryApi<DB>(instance as Kysely<any>, kind, model), enumerable: false },
+    query: { value: createQueryApi<DB>(instance as Kysely<any>, kind, model, hub), enumerable: false },
     transact: { value: transact, enumerable: false },
   });
   return instance as AppDatabase<DB>;

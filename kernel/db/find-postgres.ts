@@ -2,8 +2,8 @@ import { sql, type Kysely, type RawBuilder } from "kysely";
 import { primaryKeyOf, type RelationModel, type SchemaModel, type TableModel } from "../schema/model.js";
 import { tupleDecoder } from "./decode.js";
 import { jsonArray, jsonColumnValues, readJsonArray } from "./json-tuple.js";
-import type { FindPlan } from "./query-args.js";
-import { INCLUDE_LIMIT, isMany } from "./relations.js";
+import type { FindPlan, IncludePlan } from "./query-args.js";
+import { INCLUDE_LIMIT, RELATED, isMany } from "./relations.js";
 import { orderByList } from "./select-sql.js";
 
 /**
@@ -20,30 +20,34 @@ import { orderByList } from "./select-sql.js";
  */
 
 const PARENT = "__p";
-const TARGET = "__t";
+const TARGET = RELATED;
 const PIVOT = "__v";
 
 type Row = Record<string, unknown>;
 
-export async function findManyPostgres(db: Kysely<any>, model: SchemaModel, table: TableModel, plan: FindPlan): Promise<Row[]> {
-  const values = [...jsonColumnValues(table, PARENT), ...plan.include.map((relation) => relationValue(model, relation))];
+/** The one statement of a `findMany` (what `compile()` shows and live providers watch). */
+export function findManyPostgresStatement(model: SchemaModel, table: TableModel, plan: FindPlan): RawBuilder<{ rows: unknown }> {
+  const values = [...jsonColumnValues(table, PARENT), ...plan.include.map((include) => relationValue(model, include))];
   const order = plan.ordering.length > 0 ? sql` order by ${orderByList("postgres", table, PARENT, plan.ordering)}` : sql``;
-  const statement = sql<{ rows: unknown }>`select coalesce(json_agg(${jsonArray(values)}${order}), '[]') as "rows" from (${pageOf(table, plan)}) as ${sql.id(PARENT)}`;
-  const { rows } = await statement.execute(db);
+  return sql<{ rows: unknown }>`select coalesce(json_agg(${jsonArray(values)}${order}), '[]') as "rows" from (${pageOf(table, plan)}) as ${sql.id(PARENT)}`;
+}
+
+export async function findManyPostgres(db: Kysely<any>, model: SchemaModel, table: TableModel, plan: FindPlan): Promise<Row[]> {
+  const { rows } = await findManyPostgresStatement(model, table, plan).execute(db);
   let document = rows[0]?.rows ?? [];
   // pg and PGlite parse json already; a dialect with that parser switched off hands over text.
   if (typeof document === "string") document = JSON.parse(document);
 
   const width = Object.keys(table.columns).length;
   const decodeParent = tupleDecoder("postgres", table);
-  const relations = plan.include.map((relation) => {
+  const relations = plan.include.map(({ relation }) => {
     const target = model.tables[relation.target]!;
     const decode = tupleDecoder("postgres", target);
     const size = Object.keys(target.columns).length;
     return { name: relation.name, many: isMany(relation), read: (raw: unknown[]) => decode(readJsonArray(raw, size)) };
   });
   return (document as unknown[][]).map((raw) => {
-    const tuple = readJsonArray(raw, values.length);
+    const tuple = readJsonArray(raw, width + relations.length);
     const row = decodeParent(tuple);
     relations.forEach(({ name, many, read }, i) => {
       const value = tuple[width + i] as unknown[] | null;
@@ -62,12 +66,15 @@ function pageOf(table: TableModel, plan: FindPlan): RawBuilder<unknown> {
   return sql`select * from ${sql.id(table.name)}${where}${order}${limit}${offset}`;
 }
 
-/** The related rows of the current parent row: an array of tuples (many) or one tuple or null. */
-function relationValue(model: SchemaModel, relation: RelationModel): RawBuilder<unknown> {
+/**
+ * The related rows of the current parent row: an array of tuples (many) or one tuple or null. An
+ * include's own `where` is ANDed into the same correlated subquery, so filtering costs no statement.
+ */
+function relationValue(model: SchemaModel, { relation, where }: IncludePlan): RawBuilder<unknown> {
   const target = model.tables[relation.target]!;
   const key = primaryKeyOf(target);
   const order = key ? sql` order by ${sql.id(TARGET, key)}` : sql``;
-  const source = relatedRows(relation);
+  const source = where ? sql`${relatedRows(relation)} and ${where}` : relatedRows(relation);
   const tuple = jsonArray(jsonColumnValues(target, TARGET));
   if (!isMany(relation)) return sql`(select ${tuple} ${source}${order} limit 1)`;
   const ordinal = key ? sql.id(TARGET, key) : sql`1`;

@@ -1,8 +1,8 @@
 import { sql, type Kysely, type RawBuilder } from "kysely";
-import { primaryKeyOf, type ColumnModel, type RelationModel, type SchemaModel, type TableModel } from "../schema/model.js";
+import { primaryKeyOf, type ColumnModel, type SchemaModel, type TableModel } from "../schema/model.js";
 import { decodeValue, rowDecoder } from "./decode.js";
-import type { FindPlan } from "./query-args.js";
-import { INCLUDE_LIMIT, isMany } from "./relations.js";
+import type { FindPlan, IncludePlan } from "./query-args.js";
+import { INCLUDE_LIMIT, RELATED, isMany } from "./relations.js";
 import { columnValue, orderByList, selectList } from "./select-sql.js";
 import { encodeValue } from "./values.js";
 
@@ -14,26 +14,31 @@ import { encodeValue } from "./values.js";
  * caps the rows per parent at INCLUDE_LIMIT inside the same statement.
  */
 
-const TARGET = "__t";
+const TARGET = RELATED;
 const PIVOT = "__v";
 const KEY = "__trellis_key";
 const RANK = "__trellis_rank";
 
 type Row = Record<string, unknown>;
 
-export async function findManySqlite(db: Kysely<any>, model: SchemaModel, table: TableModel, plan: FindPlan): Promise<Row[]> {
+/** The parent page's statement (each included relation is one more batched statement). */
+export function findManySqliteStatement(table: TableModel, plan: FindPlan): RawBuilder<Row> {
   const where = plan.where ? sql` where ${plan.where}` : sql``;
   const order = plan.ordering.length > 0 ? sql` order by ${orderByList("sqlite", table, table.name, plan.ordering)}` : sql``;
   // SQLite has no OFFSET without LIMIT; -1 means no limit.
   const limit = plan.take !== undefined ? sql` limit ${plan.take}` : plan.skip ? sql` limit -1` : sql``;
   const offset = plan.skip ? sql` offset ${plan.skip}` : sql``;
-  const statement = sql<Row>`select ${selectList("sqlite", table, table.name)} from ${sql.id(table.name)}${where}${order}${limit}${offset}`;
-  const rows = (await statement.execute(db)).rows.map(rowDecoder("sqlite", table));
-  for (const relation of plan.include) await attach(db, model, table, relation, rows);
+  return sql<Row>`select ${selectList("sqlite", table, table.name)} from ${sql.id(table.name)}${where}${order}${limit}${offset}`;
+}
+
+export async function findManySqlite(db: Kysely<any>, model: SchemaModel, table: TableModel, plan: FindPlan): Promise<Row[]> {
+  const rows = (await findManySqliteStatement(table, plan).execute(db)).rows.map(rowDecoder("sqlite", table));
+  for (const include of plan.include) await attach(db, model, table, include, rows);
   return rows;
 }
 
-async function attach(db: Kysely<any>, model: SchemaModel, table: TableModel, relation: RelationModel, rows: Row[]): Promise<void> {
+async function attach(db: Kysely<any>, model: SchemaModel, table: TableModel, include: IncludePlan, rows: Row[]): Promise<void> {
+  const { relation } = include;
   const fromColumn = table.columns[relation.from]!;
   const keys = new Map<string, string>();
   for (const row of rows) {
@@ -44,7 +49,7 @@ async function attach(db: Kysely<any>, model: SchemaModel, table: TableModel, re
   if (keys.size > 0) {
     const target = model.tables[relation.target]!;
     const keyColumn = relation.kind === "manyToMany" ? model.tables[relation.via!]!.columns[relation.pivotFrom!]! : target.columns[relation.to]!;
-    const { rows: related } = await relatedRows(model, relation, `[${[...keys.values()].join(",")}]`).execute(db);
+    const { rows: related } = await relatedRows(model, include, `[${[...keys.values()].join(",")}]`).execute(db);
     const decode = rowDecoder("sqlite", target);
     for (const raw of related) {
       const key = keyOf(decodeValue("sqlite", keyColumn, raw[KEY]));
@@ -63,8 +68,11 @@ async function attach(db: Kysely<any>, model: SchemaModel, table: TableModel, re
   }
 }
 
-/** The related rows of every key in `keysJson`, each tagged with its key, capped per key. */
-function relatedRows(model: SchemaModel, relation: RelationModel, keysJson: string): RawBuilder<Row> {
+/**
+ * The related rows of every key in `keysJson`, each tagged with its key, capped per key. An
+ * include's own `where` is ANDed in before the cap, in the same statement.
+ */
+function relatedRows(model: SchemaModel, { relation, where }: IncludePlan, keysJson: string): RawBuilder<Row> {
   const target = model.tables[relation.target]!;
   const pk = primaryKeyOf(target);
   const m2m = relation.kind === "manyToMany";
@@ -76,7 +84,7 @@ function relatedRows(model: SchemaModel, relation: RelationModel, keysJson: stri
     : sql``;
   const rank = sql`row_number() over (partition by ${keyRef}${pk ? sql` order by ${sql.id(TARGET, pk)}` : sql``})`;
   const cap = isMany(relation) ? INCLUDE_LIMIT : 1;
-  const inner = sql`select ${selectList("sqlite", target, TARGET)}, ${keyValue} as ${sql.id(KEY)}, ${rank} as ${sql.id(RANK)} from ${sql.id(relation.target)} as ${sql.id(TARGET)}${join} where ${keyRef} in (select value from json_each(${keysJson}))`;
+  const inner = sql`select ${selectList("sqlite", target, TARGET)}, ${keyValue} as ${sql.id(KEY)}, ${rank} as ${sql.id(RANK)} from ${sql.id(relation.target)} as ${sql.id(TARGET)}${join} where ${keyRef} in (select value from json_each(${keysJson}))${where ? sql` and ${where}` : sql``}`;
   return sql<Row>`select * from (${inner}) where ${sql.id(RANK)} <= ${sql.lit(cap)} order by ${sql.id(RANK)}`;
 }
 

@@ -3,6 +3,7 @@ import { primaryKeyOf, type RelationModel, type SchemaModel, type TableModel } f
 import type { DatabaseKind } from "../resources.js";
 import { QueryError, isPlainObject } from "./query-error.js";
 import type { Direction, Ordering } from "./select-sql.js";
+import { RELATED } from "./relations.js";
 import { compileWhere } from "./where.js";
 
 /** `findMany`/`findFirst`/`count` arguments checked against the schema, ready to compile. */
@@ -12,7 +13,13 @@ export interface FindPlan {
   readonly ordering: Ordering;
   readonly take?: number;
   readonly skip?: number;
-  readonly include: readonly RelationModel[];
+  readonly include: readonly IncludePlan[];
+}
+
+/** One included relation, and the condition its rows must meet (compiled against `RELATED`). */
+export interface IncludePlan {
+  readonly relation: RelationModel;
+  readonly where?: RawBuilder<SqlBool>;
 }
 
 const FIND_KEYS = new Set(["where", "orderBy", "take", "skip", "include"]);
@@ -29,7 +36,7 @@ export function planFind(kind: DatabaseKind, model: SchemaModel, table: TableMod
     ordering: ordering(table, args.orderBy),
     ...count("take", args.take),
     ...count("skip", args.skip),
-    include: relations(model, table, args.include),
+    include: relations(kind, model, table, args.include),
   };
 }
 
@@ -64,19 +71,27 @@ function count(name: "take" | "skip", value: unknown): { take?: number } | { ski
   return { [name]: value };
 }
 
-function relations(model: SchemaModel, table: TableModel, include: unknown): RelationModel[] {
+function relations(kind: DatabaseKind, model: SchemaModel, table: TableModel, include: unknown): IncludePlan[] {
   if (include === undefined || include === null) return [];
   if (!isPlainObject(include)) throw new QueryError("include", "expected an object of { relation: true }");
   const declared = model.relations[table.name] ?? {};
-  const out: RelationModel[] = [];
+  const out: IncludePlan[] = [];
   for (const [name, wanted] of Object.entries(include)) {
     const relation = Object.hasOwn(declared, name) ? declared[name] : undefined;
     if (!relation) {
       const known = Object.keys(declared);
       throw new QueryError(`include.${name}`, `unknown relation "${name}" on table "${table.name}"${known.length ? ` (use ${known.join(", ")})` : ""}`);
     }
-    if (wanted !== true && wanted !== false && wanted !== undefined) throw new QueryError(`include.${name}`, "expected true");
-    if (wanted === true) out.push(relation);
+    if (wanted === true) out.push({ relation });
+    else if (isPlainObject(wanted)) out.push(filtered(kind, model, relation, wanted, `include.${name}`));
+    else if (wanted !== false && wanted !== undefined) throw new QueryError(`include.${name}`, "expected true or { where }");
   }
   return out;
+}
+
+/** `{ where }`: only related rows that match are included (the parent rows are not filtered). */
+function filtered(kind: DatabaseKind, model: SchemaModel, relation: RelationModel, args: Record<string, unknown>, path: string): IncludePlan {
+  for (const key of Object.keys(args)) if (key !== "where") throw new QueryError(`${path}.${key}`, "unknown argument (use where)");
+  const where = compileWhere(kind, model.tables[relation.target]!, args.where, { qualifier: RELATED, path: `${path}.where` });
+  return where ? { relation, where } : { relation };
 }

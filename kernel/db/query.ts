@@ -1,10 +1,11 @@
 import { sql, type Kysely, type Selectable } from "kysely";
 import type { SchemaModel, TableModel } from "../schema/model.js";
 import type { DatabaseKind } from "../resources.js";
-import { findManyPostgres } from "./find-postgres.js";
-import { findManySqlite } from "./find-sqlite.js";
+import { findManyPostgres, findManyPostgresStatement } from "./find-postgres.js";
+import { findManySqlite, findManySqliteStatement } from "./find-sqlite.js";
 import { planFind } from "./query-args.js";
 import type { Where } from "./where.js";
+import type { LiveHub } from "./live.js";
 
 /**
  * `db.query.<table>`: relational reads over the schema model. Arguments are validated against the
@@ -14,7 +15,8 @@ import type { Where } from "./where.js";
  * - `orderBy` is `[{ column: "asc" | "desc" }, ...]`; the primary key is appended as a tie-breaker
  *   (and is the whole order when none is given) so `skip`/`take` pages are stable.
  * - `include: { relation: true }` adds hasMany/manyToMany as arrays and belongsTo/hasOne as an object
- *   or null; a relation not asked for has no key. Postgres answers in one statement returning one
+ *   or null; a relation not asked for has no key. `include: { relation: { where } }` includes only the
+ *   related rows matching `where` (the target table's where language), in the same statement. Postgres answers in one statement returning one
  *   JSON document, SQLite with one batched statement per relation; never one per row. At most
  *   INCLUDE_LIMIT (1000) related rows per parent and relation.
  */
@@ -29,15 +31,35 @@ export interface FindManyArgs<Row, I extends Include = Include> {
   include?: I;
 }
 
-export type Include = Readonly<Record<string, boolean | undefined>>;
+/** What to include of one relation: all its rows (`true`), or only those matching `where`. */
+export type IncludeArgs = true | false | undefined | { readonly where?: Where };
+
+export type Include = Readonly<Record<string, IncludeArgs>>;
 
 /** A row plus the relations asked for. Their shape depends on the relation, so it is `unknown` here. */
-export type WithIncluded<Row, I> = Row & { [K in keyof I as I[K] extends true ? K : never]: unknown };
+export type WithIncluded<Row, I> = Row & { [K in keyof I as I[K] extends true | { readonly where?: Where } ? K : never]: unknown };
 
 export interface TableQuery<Row> {
   findMany<const I extends Include = {}>(args?: FindManyArgs<Row, I>): Promise<WithIncluded<Row, I>[]>;
   findFirst<const I extends Include = {}>(args?: FindManyArgs<Row, I>): Promise<WithIncluded<Row, I> | null>;
   count(args?: { where?: Where }): Promise<number>;
+  /**
+   * The SQL and parameters `findMany(args)` would run, validated the same way, without running it.
+   * On PostgreSQL it is the whole query, includes too; on SQLite the parent page (each include is
+   * one more batched statement).
+   */
+  compile(args?: FindManyArgs<Row, Include>): CompiledFind;
+  /**
+   * `findMany(args)` as a stream of full snapshots: the first at once, then one after each committed
+   * change that alters the result (coalesced: a slow reader gets the newest, never a backlog).
+   * Identical subscriptions share one query. Ends on `signal` abort, `return()` and `close()`.
+   */
+  live<const I extends Include = {}>(args?: FindManyArgs<Row, I>, options?: { signal?: AbortSignal }): AsyncIterableIterator<WithIncluded<Row, I>[]>;
+}
+
+export interface CompiledFind {
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
 }
 
 /** `query` typed from a Kysely database type (`KyselyDatabase<typeof v1>`): one entry per table. */
@@ -45,13 +67,13 @@ export type QueryApi<DB> = { readonly [T in keyof DB & string]: TableQuery<Selec
 
 const COUNT_KEYS = new Set(["where"]);
 
-export function createQueryApi<DB = any>(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel): QueryApi<DB> {
+export function createQueryApi<DB = any>(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, hub?: LiveHub): QueryApi<DB> {
   const api: Record<string, TableQuery<any>> = {};
-  for (const table of Object.values(model.tables)) api[table.name] = tableQuery(db, kind, model, table);
+  for (const table of Object.values(model.tables)) api[table.name] = tableQuery(db, kind, model, table, hub);
   return Object.freeze(api) as QueryApi<DB>;
 }
 
-function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, table: TableModel): TableQuery<any> {
+function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, table: TableModel, hub: LiveHub | undefined): TableQuery<any> {
   const findMany = async (args?: unknown): Promise<any[]> => {
     const plan = planFind(kind, model, table, args);
     return kind === "postgres" ? findManyPostgres(db, model, table, plan) : findManySqlite(db, model, table, plan);
@@ -61,6 +83,19 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
     async findFirst(args?: unknown) {
       const rows = await findMany({ ...(args as object), take: 1 });
       return rows[0] ?? null;
+    },
+    live(args?: unknown, options?: { signal?: AbortSignal }) {
+      if (!hub) throw new Error("Live queries need the app's database (context.db or built.db)");
+      // Validated now, so a bad argument throws at the call rather than inside the stream.
+      const plan = planFind(kind, model, table, args);
+      const tables = [table.name, ...plan.include.flatMap(({ relation }) => (relation.via ? [relation.target, relation.via] : [relation.target]))];
+      return hub.subscribe(`${table.name}\u0000${JSON.stringify(args ?? {})}`, tables, () => findMany(args), options?.signal);
+    },
+    compile(args?: unknown): CompiledFind {
+      const plan = planFind(kind, model, table, args);
+      const statement = kind === "postgres" ? findManyPostgresStatement(model, table, plan) : findManySqliteStatement(table, plan);
+      const { sql: text, parameters } = statement.compile(db);
+      return { sql: text, parameters };
     },
     async count(args?: unknown) {
       const plan = planFind(kind, model, table, args, COUNT_KEYS);

@@ -10,3 +10,6 @@ export const INCLUDE_LIMIT = 1000;
 export function isMany(relation: RelationModel): boolean {
   return relation.kind === "hasMany" || relation.kind === "manyToMany";
 }
+
+/** The alias of the related table in include subqueries: an include's `where` is compiled against it. */
+export const RELATED = "__t";

@@ -28,6 +28,11 @@ export type Where = Record<string, unknown>;
 export interface WhereOptions {
   /** Qualifies column references (`"post"."title"`), for statements that join or nest tables. */
   qualifier?: string;
+  /**
+   * Where the `where` sits in the caller's arguments, for error paths.
+   * @default "where"
+   */
+  path?: string;
 }
 
 /** Matches-everything and matches-nothing are kept apart so `AND`/`OR` can fold them away. */
@@ -53,7 +58,8 @@ export function compileWhere(
   options: WhereOptions = {},
 ): RawBuilder<SqlBool> | undefined {
   if (where === undefined || where === null) return undefined;
-  const compiled = new WhereCompiler(kind, table, options.qualifier).node(where, "where", 0);
+  const path = options.path ?? "where";
+  const compiled = new WhereCompiler(kind, table, options.qualifier, path).node(where, path, 0);
   if (compiled === true) return undefined;
   return compiled === false ? sql<SqlBool>`1 = 0` : compiled;
 }
@@ -65,6 +71,7 @@ class WhereCompiler {
     private readonly kind: DatabaseKind,
     private readonly table: TableModel,
     private readonly qualifier: string | undefined,
+    private readonly root: string,
   ) {}
 
   node(where: unknown, path: string, depth: number): Predicate {
@@ -153,7 +160,7 @@ class WhereCompiler {
   }
 
   private encode(column: ColumnModel, value: unknown, path: string): unknown {
-    if (++this.#values > MAX_WHERE_VALUES) throw new WhereError("where", `at most ${MAX_WHERE_VALUES} values in one where`);
+    if (++this.#values > MAX_WHERE_VALUES) throw new WhereError(this.root, `at most ${MAX_WHERE_VALUES} values in one where`);
     try {
       return encodeValue(this.kind, column, value);
     } catch (error) {

@@ -27,20 +27,22 @@ export function bodyLimitPlugin(config: BodyLimitConfig = {}): AppPlugin {
 }
 
 function bodyLimit(maxBytes: number): HttpMiddleware {
-  const tooLarge = (event: RequestEvent) =>
+  const tooLarge = (event: RequestEvent, limit: number) =>
     errorResponse(
-      new RpcError("PAYLOAD_TOO_LARGE", { status: 413, message: `Request body is larger than ${maxBytes} bytes` }),
+      new RpcError("PAYLOAD_TOO_LARGE", { status: 413, message: `Request body is larger than ${limit} bytes` }),
       event.isRpc,
     );
   // Not `async`: on the common path it hands `next()`'s promise straight through.
   const middleware: HttpMiddleware = (event, next) => {
     if (BODYLESS.has(event.method)) return next();
+    // A route or procedure that sets its own limit (an upload) was matched before any middleware ran.
+    const limit = event.bodyLimit ?? maxBytes;
     const declared = event.headers.get("content-length");
-    if (declared !== null) return Number(declared) > maxBytes ? Promise.resolve(tooLarge(event)) : next();
+    if (declared !== null) return Number(declared) > limit ? Promise.resolve(tooLarge(event, limit)) : next();
     // The header first: reading `request.body` may build a stream the common path never needs.
     if (!event.headers.has("transfer-encoding") || !event.request.body) return next();
-    return readCapped(event.request.body, maxBytes).then((body) => {
-      if (!body) return tooLarge(event);
+    return readCapped(event.request.body, limit).then((body) => {
+      if (!body) return tooLarge(event, limit);
       event.request = new Request(event.request, { body, duplex: "half" } as RequestInit);
       return next();
     });

@@ -7,3 +7,8 @@ export const RESOURCE_WRITABLE_AND_READONLY = "RESOURCE_WRITABLE_AND_READONLY";
 export const RESOURCE_UNKNOWN_COLUMN = "RESOURCE_UNKNOWN_COLUMN";
 export const RESOURCE_UNKNOWN_RELATION = "RESOURCE_UNKNOWN_RELATION";
 export const RESOURCE_DUPLICATE = "RESOURCE_DUPLICATE";
+export const RESOURCE_LIVE_NO_PROVIDER = "RESOURCE_LIVE_NO_PROVIDER";
+/** A scoped include whose related table has no resource: there is no rule to apply. */
+export const RESOURCE_INCLUDE_UNSCOPABLE = "RESOURCE_INCLUDE_UNSCOPABLE";
+/** A warning, not an error: an unscoped include returns rows a related rule would hide. */
+export const RESOURCE_INCLUDE_BYPASS = "RESOURCE_INCLUDE_BYPASS";

@@ -1,15 +1,26 @@
-import { TrellisError, primaryKeyOf, type AppPlugin, type ProcedureBase, type SchemaModel } from "../../kernel/index.js";
-import { ACTIONS, checkOptions, listLimits, type ResourceOptions } from "./options.js";
+import { TrellisError, primaryKeyOf, type AppPlugin, type PluginContext, type ProcedureBase, type ResourceInfo, type SchemaModel, type SealedApp } from "../../kernel/index.js";
+import { authorizer } from "./authorize.js";
+import { ACTIONS, checkOptions, listLimits, liveLimits, type ResourceOptions } from "./options.js";
 import { resourceProcedures, type ResourceSpec } from "./procedures.js";
+import { bypassWarnings, includeRules, normalizeIncludable, type RelatedRules } from "./include-rules.js";
 import {
   RESOURCE_DUPLICATE,
+  RESOURCE_LIVE_NO_PROVIDER,
   RESOURCE_NO_PRIMARY_KEY,
   RESOURCE_TABLE_MISSING,
   RESOURCE_UNKNOWN_COLUMN,
   RESOURCE_UNKNOWN_RELATION,
 } from "./errors.js";
 
-export type { ResourceOptions, ResourcePermission, ResourcePermissions, ResourcePermissionFn, ResourceAction } from "./options.js";
+export type {
+  IncludableRelation,
+  ResourceOptions,
+  ResourcePermission,
+  ResourcePermissions,
+  ResourcePermissionFn,
+  ResourceAction,
+} from "./options.js";
+export type { ResourceMeta } from "./procedures.js";
 
 interface Declared {
   name: string;
@@ -34,6 +45,8 @@ export interface ResourcesPlugin extends AppPlugin {
 export function resourcesPlugin(): ResourcesPlugin {
   const declared: Declared[] = [];
   let specs: ResourceSpec[] = [];
+  /** Every resource's list rule, by table: what a scoped include applies. */
+  let related = new Map<string, RelatedRules>();
   return {
     name: "resources",
     stage: "feature",
@@ -48,9 +61,17 @@ export function resourcesPlugin(): ResourcesPlugin {
     validate(ctx) {
       const problems: TrellisError[] = [];
       specs = [];
+      const includable = new Map<string, ResourceOptions["includable"]>();
       for (const resource of declared) {
         try {
           specs.push(resolve(resource, ctx.schema, ctx.base));
+          if (resource.options.live && !liveProvided(ctx)) {
+            throw fail(
+              RESOURCE_LIVE_NO_PROVIDER,
+              `Resource "${resource.name}" streams (live), but the database has no live provider: embedded() has one; for SQLite pass db.live = localLive(), for PostgreSQL db.live = postgresLive(...) (both from trellis/db)`,
+            );
+          }
+          includable.set(resource.name, resource.options.includable);
         } catch (error) {
           problems.push(error as TrellisError);
           continue;
@@ -63,14 +84,35 @@ export function resourcesPlugin(): ResourcesPlugin {
           }
         }
       }
+      // Scoped includes read the related resource's rules: every resource must be resolved first.
+      related = new Map(specs.map((spec) => [spec.name, { name: spec.name, list: spec.permissions.list, ownerColumn: spec.ownerColumn }]));
+      for (const spec of specs) {
+        try {
+          spec.includable = includeRules(spec.name, normalizeIncludable(includable.get(spec.name)), ctx.schema, related);
+        } catch (error) {
+          problems.push(error as TrellisError);
+        }
+      }
       if (problems.length === 1) throw problems[0];
       if (problems.length) {
         throw new TrellisError("RESOURCE_INVALID", problems.map((problem) => problem.message).join("; "), { plugin: "resources", hook: "validate", cause: problems });
       }
     },
     build(ctx) {
+      const { db, kind } = ctx.resources;
+      // The author's choice stays theirs (SPEC.md), but made visible: a bare includable relation that
+      // returns rows a related rule would hide is reported once, at build, with its code.
+      for (const spec of specs) for (const line of bypassWarnings(spec.name, spec.includable, related)) console.warn(`[trellis] resources: ${line}`);
       const procedures: Record<string, unknown> = {};
-      for (const spec of specs) procedures[spec.name] = resourceProcedures(spec, ctx.resources.db, ctx.resources.kind);
+      const registry = new Map<string, ResourceInfo>();
+      let sealed: SealedApp | undefined;
+      ctx.hooks.sealed.tap((app) => (sealed = app));
+      for (const spec of specs) {
+        procedures[spec.name] = resourceProcedures(spec, db, kind, () => sealed!);
+        registry.set(spec.name, describe(spec, authorizer(spec, db, kind)));
+      }
+      // Published for files (attach permissions), admin, REST and live, which must not reach in here.
+      ctx.provide("resource-registry", registry);
       return { procedures: procedures as never };
     },
   } satisfies ResourcesPlugin;
@@ -98,10 +140,34 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
     ownerColumn: options.ownerColumn,
     permissions,
     limits: listLimits(options),
-    includable: new Set(options.includable ?? []),
+    includable: new Map(),
     settable,
+    live: liveLimits(options),
     base: resource.base ?? fallbackBase,
   };
+}
+
+function describe(spec: ResourceSpec, authorize: ResourceInfo["authorize"]): ResourceInfo {
+  const permissions = Object.fromEntries(
+    ACTIONS.map((action) => [action, typeof spec.permissions[action] === "function" ? "function" : spec.permissions[action]]),
+  ) as ResourceInfo["permissions"];
+  const procedures: Record<string, string> = Object.fromEntries(ACTIONS.map((action) => [action, `${spec.name}.${action}`]));
+  if (spec.live) procedures.live = `${spec.name}.live`;
+  return Object.freeze({
+    name: spec.name,
+    table: spec.table,
+    primaryKey: spec.primaryKey,
+    ownerColumn: spec.ownerColumn,
+    permissions: Object.freeze(permissions),
+    includable: Object.freeze([...spec.includable.keys()]),
+    procedures: Object.freeze(procedures),
+    authorize,
+  });
+}
+
+/** The database config's live provider (`embedded()` sets one; `localLive()`/`postgresLive()` from trellis/db). */
+function liveProvided(ctx: PluginContext): boolean {
+  return ctx.resources.live !== undefined;
 }
 
 function fail(code: string, message: string): TrellisError {
@@ -120,7 +186,9 @@ function checkNames(name: string, options: ResourceOptions<any, any>, schema: Sc
   unknown(options.readonly, "readonly");
   if (options.ownerColumn) unknown([options.ownerColumn], "ownerColumn");
   const relations = schema.relations[name] ?? {};
-  const badRelations = (options.includable ?? []).filter((relation) => !(relation in relations));
+  const badRelations = normalizeIncludable(options.includable)
+    .map((entry) => entry.relation)
+    .filter((relation) => typeof relation !== "string" || !Object.hasOwn(relations, relation));
   if (badRelations.length) {
     throw fail(RESOURCE_UNKNOWN_RELATION, `Resource "${name}" includable names unknown relations: ${badRelations.join(", ")}`);
   }

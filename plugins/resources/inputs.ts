@@ -1,107 +1,25 @@
 import { z } from "zod";
-import { fromBase64, type ColumnModel, type TableModel } from "../../kernel/index.js";
 
-/**
- * Zod schemas generated from a table: the resource procedures validate with them, and the same
- * schemas describe the inputs to OpenAPI and MCP.
- */
-
-const INTEGER_TEXT = /^-?\d+$/;
-const DECIMAL_TEXT = /^-?(\d+(\.\d*)?|\.\d+)$/;
-
-/** The input schema of one column value (never null; nullability is added by the caller). */
-export function columnInput(column: ColumnModel): z.ZodType {
-  if (column.enum) {
-    const values = column.enum.values as [string, ...string[]];
-    if (!column.enum.multiple) return z.enum(values);
-    // A set is stored comma-separated; accept the array form too.
-    return z.union([z.array(z.enum(values)), z.string()]).transform((value, ctx) => {
-      const members = Array.isArray(value) ? value : value.split(",").map((part) => part.trim()).filter(Boolean);
-      const unknown = members.find((member) => !values.includes(member));
-      if (unknown !== undefined) {
-        ctx.addIssue({ code: "custom", message: `"${unknown}" is not one of ${values.join(", ")}` });
-        return z.NEVER;
-      }
-      return [...new Set(members)].join(",");
-    });
-  }
-  switch (column.type) {
-    case "serial":
-    case "integer":
-      // 32-bit on Postgres; the same bounds on SQLite so both families accept the same values.
-      return z.number().int().min(-2_147_483_648).max(2_147_483_647);
-    case "real":
-      return z.number();
-    case "boolean":
-      return z.boolean();
-    case "text":
-    case "varchar":
-      return z.string();
-    case "uuid":
-      return z.guid();
-    case "timestamp":
-      return z.union([z.date(), z.iso.datetime({ offset: true })]).transform((value) => new Date(value));
-    case "date":
-      return z.union([z.date(), z.iso.date()]);
-    case "bigint":
-      return z.union([z.string().regex(INTEGER_TEXT, "must be an integer"), z.number().int(), z.bigint()]).transform(String);
-    case "decimal":
-      return z.union([z.string().regex(DECIMAL_TEXT, "must be a decimal number"), z.number()]).transform(String);
-    case "jsonb":
-      // Depth first: zod's JSON check recurses, and a deeply nested body would overflow the stack.
-      return z.unknown().refine((value) => depthWithin(value, MAX_JSON_DEPTH), { message: `nested more than ${MAX_JSON_DEPTH} levels deep`, abort: true }).pipe(z.json());
-    case "bytes":
-      return z.union([z.instanceof(Uint8Array), z.base64()]).transform((value) => (typeof value === "string" ? fromBase64(value) : value));
-  }
-}
-
-const MAX_JSON_DEPTH = 64;
-
-function depthWithin(value: unknown, limit: number): boolean {
-  if (typeof value !== "object" || value === null) return true;
-  if (limit === 0) return false;
-  for (const child of Object.values(value)) if (!depthWithin(child, limit - 1)) return false;
-  return true;
-}
-
-function isOptionalOnCreate(column: ColumnModel): boolean {
-  return column.type === "serial" || column.nullable || column.default !== undefined;
-}
-
-function withNull(column: ColumnModel, schema: z.ZodType): z.ZodType {
-  return column.nullable ? schema.nullable() : schema;
-}
-
-/** `{ col: value }` for create: required unless serial, defaulted or nullable. Unknown keys are dropped. */
-export function createInput(table: TableModel, columns: readonly string[]): z.ZodObject {
-  const shape: Record<string, z.ZodType> = {};
-  for (const name of columns) {
-    const column = table.columns[name];
-    const schema = withNull(column, columnInput(column));
-    shape[name] = isOptionalOnCreate(column) ? schema.optional() : schema;
-  }
-  return z.object(shape);
-}
-
-/** Every settable column optional: the `data` of update. */
-export function updateData(table: TableModel, columns: readonly string[]): z.ZodObject {
-  const shape: Record<string, z.ZodType> = {};
-  for (const name of columns) shape[name] = withNull(table.columns[name], columnInput(table.columns[name])).optional();
-  return z.object(shape);
-}
-
-/** `{ <pk>: value }`, strict: the key names the row. */
-export function keyInput(table: TableModel, primaryKey: string): z.ZodObject {
-  return z.strictObject({ [primaryKey]: columnInput(table.columns[primaryKey]) });
-}
+/** The list, get, update and delete input shapes of a resource; column schemas come from the kernel. */
 
 const include = z.record(z.string(), z.literal(true));
+
+/**
+ * A record of columns and operators, checked in full by the where compiler. zod drops an own
+ * `__proto__` key from a record, which would silently widen the filter, so such a key is refused here.
+ */
+const where = z.preprocess((value, ctx) => {
+  if (typeof value === "object" && value !== null && Object.hasOwn(value, "__proto__")) {
+    ctx.addIssue({ code: "custom", message: 'unknown column "__proto__"' });
+  }
+  return value;
+}, z.record(z.string(), z.unknown()));
 const orderBy = z.array(z.record(z.string(), z.enum(["asc", "desc"])));
 
 export function listInput() {
   return z
     .object({
-      where: z.record(z.string(), z.unknown()).optional(),
+      where: where.optional(),
       orderBy: orderBy.optional(),
       take: z.number().int().min(0).optional(),
       skip: z.number().int().min(0).optional(),

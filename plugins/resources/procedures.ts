@@ -1,17 +1,23 @@
 import {
   RpcError,
+  createInput,
   decodeRow,
   encodeValue,
+  keyInput,
   rowSelection,
+  updateData,
   type AppDatabase,
   type AppRpcContext,
   type DatabaseKind,
   type ProcedureBase,
+  type SealedApp,
   type TableModel,
 } from "../../kernel/index.js";
 import { assertFunction, assertGate } from "./permissions.js";
-import { createInput, deleteInput, getInput, keyInput, listInput, updateData, updateInput } from "./inputs.js";
-import type { ListLimits, ResourceAction, ResourcePermission } from "./options.js";
+import { includeArgs, type IncludeRule } from "./include-rules.js";
+import { deleteInput, getInput, listInput, updateInput } from "./inputs.js";
+import type { ListLimits, LiveLimits, ResourceAction, ResourcePermission } from "./options.js";
+import { liveProcedure } from "./live.js";
 
 /** Everything a resource's procedures need, resolved once at build. */
 export interface ResourceSpec {
@@ -21,25 +27,39 @@ export interface ResourceSpec {
   ownerColumn: string | undefined;
   permissions: Record<ResourceAction, ResourcePermission<any, any>>;
   limits: ListLimits;
-  includable: ReadonlySet<string>;
+  /** Includable relations and the rule their rows follow (filled at build, once every resource is known). */
+  includable: ReadonlyMap<string, IncludeRule>;
   /** Columns a client may set on create (and, minus the primary key, on update). */
   settable: readonly string[];
+  /** Set when the resource streams (`{name}.live`). */
+  live: LiveLimits | undefined;
   base: ProcedureBase<AppRpcContext>;
 }
 
 type Row = Record<string, unknown>;
+export type ListInput = { where?: Row; orderBy?: Record<string, "asc" | "desc">[]; take?: number; skip?: number; include?: Record<string, true> };
 
-export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kind: DatabaseKind) {
+/** The metadata resource procedures carry: `procedure["~orpc"].meta.resource`. */
+export interface ResourceMeta {
+  resource: { table: string; action: ResourceAction | "live"; key: string };
+}
+
+export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kind: DatabaseKind, sealed: () => SealedApp) {
   const { table, primaryKey: pk, ownerColumn, permissions } = spec;
   const key = keyInput(table, pk);
   // Public and function permissions need no gate before validation: skip the middleware entirely.
-  const gated = (action: ResourceAction) =>
-    permissions[action] === "public" || typeof permissions[action] === "function"
+  // Every procedure carries what other surfaces need to know about it (REST paths, live, admin).
+  // `live` is the list as a stream: it answers to the list permission.
+  const gated = (action: ResourceAction | "live") => {
+    const rule = permissions[action === "live" ? "list" : action];
+    return (rule === "public" || typeof rule === "function"
       ? spec.base
       : spec.base.use(({ context, next }) => {
-          assertGate(permissions[action], context);
+          assertGate(rule, context);
           return next();
-        });
+        })
+    ).meta({ resource: { table: table.name, action, key: pk } } satisfies ResourceMeta);
+  };
   const isOwner = (action: ResourceAction) => permissions[action] === "owner";
   const ownerOf = (context: AppRpcContext) => context.user!.id;
   const encode = (data: Row) => {
@@ -54,36 +74,40 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
   const checkInclude = (include: Record<string, true> | undefined) => {
     for (const relation of Object.keys(include ?? {})) {
       if (!spec.includable.has(relation)) {
-        throw new RpcError("BAD_REQUEST", { message: `"${relation}" cannot be included; includable: ${[...spec.includable].join(", ") || "none"}` });
+        throw new RpcError("BAD_REQUEST", { message: `"${relation}" cannot be included; includable: ${[...spec.includable.keys()].join(", ") || "none"}` });
       }
     }
   };
   const keyWhere = (where: Row, context: AppRpcContext, action: ResourceAction): Row =>
     isOwner(action) ? { [pk]: where[pk], [ownerColumn!]: ownerOf(context) } : { [pk]: where[pk] };
 
+  /** The `findMany` arguments of a list call: limits checked, function permission asked, owner scoped in SQL. */
+  const listArgs = async (input: ListInput, context: AppRpcContext) => {
+    // Precedence: bad input (400) before a function permission's verdict (403).
+    const take = input.take ?? spec.limits.default;
+    if (take > spec.limits.max) throw new RpcError("BAD_REQUEST", { message: `take must be at most ${spec.limits.max}` });
+    if ((input.skip ?? 0) > spec.limits.maxSkip) throw new RpcError("BAD_REQUEST", { message: `skip must be at most ${spec.limits.maxSkip}` });
+    checkInclude(input.include);
+    await assertFunction(permissions.list, { context });
+    let where: Row | undefined = input.where;
+    if (isOwner("list")) {
+      const mine = { [ownerColumn!]: ownerOf(context) };
+      where = where ? { AND: [where, mine] } : mine;
+    }
+    return { where, orderBy: input.orderBy, take, skip: input.skip, include: await includeArgs(input.include, spec.includable, context) };
+  };
+
   const list = gated("list")
     .input(listInput())
-    .handler(async ({ input = {}, context }) => {
-      // Precedence: bad input (400) before a function permission's verdict (403).
-      const take = input.take ?? spec.limits.default;
-      if (take > spec.limits.max) throw new RpcError("BAD_REQUEST", { message: `take must be at most ${spec.limits.max}` });
-      if ((input.skip ?? 0) > spec.limits.maxSkip) throw new RpcError("BAD_REQUEST", { message: `skip must be at most ${spec.limits.maxSkip}` });
-      checkInclude(input.include);
-      await assertFunction(permissions.list, { context });
-      let where: Row | undefined = input.where;
-      if (isOwner("list")) {
-        const mine = { [ownerColumn!]: ownerOf(context) };
-        where = where ? { AND: [where, mine] } : mine;
-      }
-      return (await query().findMany({ where, orderBy: input.orderBy, take, skip: input.skip, include: input.include })) as Row[];
-    });
+    .handler(async ({ input = {}, context }) => (await query().findMany(await listArgs(input, context))) as Row[]);
 
   const get = gated("get")
     .input(getInput(key))
     .handler(async ({ input, context }) => {
       checkInclude(input.include);
       const where = keyWhere(input.where, context, "get");
-      const row = (input.include ? await query().findFirst({ where, include: input.include }) : await byKey(db, where)) as Row | undefined;
+      const include = await includeArgs(input.include, spec.includable, context);
+      const row = (include ? await query().findFirst({ where, include }) : await byKey(db, where)) as Row | undefined;
       await assertFunction(permissions.get, { context, row });
       if (!row) throw notFound(spec.name);
       return row;
@@ -96,11 +120,10 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
       const data: Row = { ...input };
       if (ownerColumn && context.user) data[ownerColumn] = context.user.id;
       const values = encode(data);
-      return db.transact(async (trx) => {
-        const insert = trx.insertInto(table.name);
-        const row = await (Object.keys(values).length ? insert.values(values) : insert.defaultValues()).returning(columns).executeTakeFirstOrThrow();
-        return decode(row);
-      });
+      // One statement: autocommit is atomic, so no BEGIN/COMMIT round trips around it.
+      const insert = db.insertInto(table.name);
+      const row = await (Object.keys(values).length ? insert.values(values) : insert.defaultValues()).returning(columns).executeTakeFirstOrThrow();
+      return decode(row);
     });
 
   const updatable = spec.settable.filter((column) => column !== pk);
@@ -112,7 +135,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
         throw new RpcError("BAD_REQUEST", { message: `Nothing to update: data needs at least one of ${updatable.join(", ")}` });
       }
       const where = encode(keyWhere(input.where, context, "update"));
-      return db.transact(async (trx) => {
+      return writeOnce("update", async (trx) => {
         await checkRow(trx, "update", where, context);
         let statement = trx.updateTable(table.name).set(values);
         for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
@@ -126,7 +149,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     .input(deleteInput(key))
     .handler(async ({ input, context }) => {
       const where = encode(keyWhere(input.where, context, "delete"));
-      return db.transact(async (trx) => {
+      return writeOnce("delete", async (trx) => {
         await checkRow(trx, "delete", where, context);
         let statement = trx.deleteFrom(table.name);
         for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
@@ -135,6 +158,15 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
         return decode(row);
       });
     });
+
+  /**
+   * A write is one statement (`WHERE pk = ? AND owner = ?` holds the owner check), needing no
+   * transaction; only a function permission, which must see the row before the write, adds a
+   * locked read and so a transaction around both.
+   */
+  function writeOnce<T>(action: ResourceAction, fn: (executor: AppDatabase<any>) => Promise<T>): Promise<T> {
+    return typeof permissions[action] === "function" ? db.transact(fn) : fn(db);
+  }
 
   /** The row with these column values (the key, and the owner when scoped): one plain select. */
   async function byKey(executor: any, where: Row): Promise<Row | undefined> {
@@ -155,7 +187,9 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     if (!found) throw notFound(spec.name);
   }
 
-  return { list, get, create, update, delete: remove };
+  const procedures = { list, get, create, update, delete: remove };
+  if (!spec.live) return procedures;
+  return { ...procedures, live: liveProcedure(spec, gated("live"), { listArgs, query, sealed }) };
 }
 
 function notFound(name: string) {

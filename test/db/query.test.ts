@@ -97,6 +97,21 @@ describe.each(families())("query API on %s", (family) => {
     await h.kysely.deleteFrom("comment").where("postId", "=", 30).execute();
   });
 
+  it("includes only the related rows an include's where matches, in the same statements", async () => {
+    h.statements.length = 0;
+    const posts = await h.db.query.post.findMany({
+      take: 3,
+      include: { comments: { where: { body: { not: "first" } } }, author: { where: { name: "bob" } }, tags: { where: { name: "x" } } },
+    });
+    expect(h.statements).toHaveLength(h.kind === "postgres" ? 1 : 4);
+    expect(posts.map((p) => (p.comments as { body: string }[]).map((c) => c.body))).toEqual([["second"], ["third"], []]);
+    expect(posts.map((p) => (p.author as { name: string } | null)?.name ?? null)).toEqual([null, "bob", null]);
+    expect(posts.map((p) => (p.tags as { name: string }[]).map((t) => t.name))).toEqual([["x"], [], ["x"]]);
+    // Matches-nothing keeps the parent rows and empties the relation; no where is everything.
+    const none = await h.db.query.post.findFirst({ include: { comments: { where: { OR: [] } }, author: {} } });
+    expect(none).toMatchObject({ id: 1, comments: [], author: { name: "ann" } });
+  });
+
   it("orders by the given columns with NULLs last ascending, then by primary key", async () => {
     const asc = await h.db.query.post.findMany({ orderBy: [{ rank: "asc" }], take: 30 });
     expect(asc.slice(0, 3).map((p) => p.rank)).toEqual([2, 3, 4]);
@@ -124,6 +139,8 @@ describe.each(families())("query API on %s", (family) => {
   const refused: [string, () => Promise<unknown>, string][] = [
     ["an unknown relation", () => h.db.query.post.findMany({ include: { editor: true } as never }), "include.editor"],
     ["an include that is not true", () => h.db.query.post.findMany({ include: { author: "yes" } as never }), "include.author"],
+    ["an include where on an unknown column", () => h.db.query.post.findMany({ include: { comments: { where: { title: "x" } } } }), "include.comments.where.title"],
+    ["an unknown include argument", () => h.db.query.post.findMany({ include: { comments: { take: 1 } as never } }), "include.comments.take"],
     ["an unknown order column", () => h.db.query.post.findMany({ orderBy: [{ nope: "asc" }] as never }), "orderBy[0].nope"],
     ["a bad direction", () => h.db.query.post.findMany({ orderBy: [{ id: "up" }] as never }), "orderBy[0].id"],
     ["two columns in one order entry", () => h.db.query.post.findMany({ orderBy: [{ id: "asc", rank: "asc" }] as never }), "orderBy[0]"],

@@ -6,3 +6,4 @@ export { postgresDialect, type PostgresDialectOptions } from "./postgres.js";
 export { sqliteDialect, type SqliteDialectOptions } from "./sqlite.js";
 export { PGliteDialect, type PGliteDialectConfig } from "./pglite.js";
 export { AcquireTimeoutError, DEFAULT_ACQUIRE_TIMEOUT_MS } from "./mutex.js";
+export { localLive, postgresLive, type PostgresLiveOptions, type ListeningLiveProvider, type LiveListener } from "./live-providers.js";

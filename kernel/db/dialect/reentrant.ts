@@ -12,6 +12,7 @@ import {
   type Transaction,
   type TransactionSettings,
 } from "kysely";
+import { ChangeFeed, type ChangeEvent } from "../changes.js";
 
 /**
  * Reentrant transactions for any dialect.
@@ -37,9 +38,48 @@ interface Scope {
 
 let savepoints = 0;
 
+function pendingOf(connection: DatabaseConnection): ChangeEvent[] | undefined {
+  return connection instanceof TrackedConnection ? connection.pending : undefined;
+}
+
+/**
+ * A driver connection that records the writes made on it for the change feed: at once outside a
+ * transaction (autocommit), held in `pending` inside one until it commits.
+ */
+class TrackedConnection implements DatabaseConnection {
+  pending: ChangeEvent[] | undefined;
+
+  constructor(
+    readonly inner: DatabaseConnection,
+    readonly feed: ChangeFeed,
+  ) {}
+
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (!this.feed.active) return this.inner.executeQuery<R>(query);
+    return this.inner.executeQuery<R>(query).then((result) => {
+      const change = this.feed.changeOf(query, result);
+      if (change) {
+        if (this.pending) this.pending.push(change);
+        else this.feed.emit(change);
+      }
+      return result;
+    });
+  }
+
+  streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.inner.streamQuery<R>(query, chunkSize);
+  }
+}
+
+function innerOf(connection: DatabaseConnection): DatabaseConnection {
+  return connection instanceof TrackedConnection ? connection.inner : connection;
+}
+
 /** A borrowed view of the transaction's connection: never released, never begun. */
 class JoinedConnection implements DatabaseConnection {
   savepoint: string | undefined;
+  /** How many changes the transaction held when this savepoint began (a rollback drops the rest). */
+  mark = 0;
 
   constructor(readonly target: DatabaseConnection) {}
 
@@ -54,11 +94,13 @@ class JoinedConnection implements DatabaseConnection {
 
 export class ReentrantDialect implements Dialect {
   readonly #scopes = new AsyncLocalStorage<Scope>();
+  /** Committed writes made through this dialect; the kernel listens when a plugin asks for changes. */
+  readonly changes = new ChangeFeed();
 
   constructor(readonly inner: Dialect) {}
 
   createDriver(): Driver {
-    return new ReentrantDriver(this.inner.createDriver(), this.#scopes);
+    return new ReentrantDriver(this.inner.createDriver(), this.#scopes, this.changes);
   }
 
   createQueryCompiler(): QueryCompiler {
@@ -114,6 +156,7 @@ class ReentrantDriver implements Driver {
   constructor(
     private readonly inner: Driver,
     private readonly scopes: AsyncLocalStorage<Scope>,
+    private readonly feed: ChangeFeed,
   ) {}
 
   init(): Promise<void> {
@@ -123,11 +166,11 @@ class ReentrantDriver implements Driver {
   async acquireConnection(): Promise<DatabaseConnection> {
     const scope = this.scopes.getStore();
     if (scope?.connection && !scope.closed) return new JoinedConnection(scope.connection);
-    return this.inner.acquireConnection();
+    return new TrackedConnection(await this.inner.acquireConnection(), this.feed);
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
-    if (!(connection instanceof JoinedConnection)) await this.inner.releaseConnection(connection);
+    if (!(connection instanceof JoinedConnection)) await this.inner.releaseConnection(innerOf(connection));
   }
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
@@ -135,9 +178,11 @@ class ReentrantDriver implements Driver {
       // Isolation settings cannot change mid-transaction; the savepoint inherits them.
       connection.savepoint = `trellis_sp_${++savepoints}`;
       await connection.executeQuery(CompiledQuery.raw(`savepoint ${connection.savepoint}`));
+      connection.mark = pendingOf(connection.target)?.length ?? 0;
       return;
     }
-    await this.inner.beginTransaction(connection, settings);
+    await this.inner.beginTransaction(innerOf(connection), settings);
+    if (connection instanceof TrackedConnection) connection.pending = [];
     const scope = this.scopes.getStore();
     if (scope && !scope.connection && !scope.closed) scope.connection = connection;
   }
@@ -148,7 +193,12 @@ class ReentrantDriver implements Driver {
       return;
     }
     this.#close(connection);
-    await this.inner.commitTransaction(connection);
+    await this.inner.commitTransaction(innerOf(connection));
+    if (connection instanceof TrackedConnection && connection.pending) {
+      const committed = connection.pending;
+      connection.pending = undefined;
+      for (const change of committed) this.feed.emit(change);
+    }
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
@@ -156,10 +206,13 @@ class ReentrantDriver implements Driver {
       const name = connection.savepoint;
       await connection.executeQuery(CompiledQuery.raw(`rollback to savepoint ${name}`));
       await connection.executeQuery(CompiledQuery.raw(`release savepoint ${name}`));
+      const pending = pendingOf(connection.target);
+      if (pending) pending.length = Math.min(pending.length, connection.mark);
       return;
     }
     this.#close(connection);
-    await this.inner.rollbackTransaction(connection);
+    if (connection instanceof TrackedConnection) connection.pending = undefined;
+    await this.inner.rollbackTransaction(innerOf(connection));
   }
 
   /**
@@ -186,7 +239,8 @@ class ReentrantDriver implements Driver {
   #need<K extends "savepoint" | "rollbackToSavepoint" | "releaseSavepoint">(method: K): NonNullable<Driver[K]> {
     const fn = this.inner[method];
     if (!fn) throw new Error(`The \`${method}\` method is not supported by this driver`);
-    return fn.bind(this.inner) as NonNullable<Driver[K]>;
+    return ((connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]) =>
+      fn.call(this.inner, innerOf(connection), name, compile)) as NonNullable<Driver[K]>;
   }
 
   destroy(): Promise<void> {

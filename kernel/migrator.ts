@@ -1,0 +1,46 @@
+import type { MigrationInfo, MigrationResultSet, Migrator } from "kysely";
+import { TrellisError } from "./errors.js";
+
+/** The migrator `built.migrator` is: Kysely's, run after the app's setup and followed by the `migrated` hook. */
+export type AppMigrator = Pick<Migrator, "migrateToLatest" | "migrateTo" | "migrateUp" | "migrateDown" | "getMigrations">;
+
+/** One applied migration, as `sealed.migrations()` and the admin API report it. */
+export interface AppliedMigration {
+  /** `0001_<version>`. */
+  name: string;
+  /** The schema version the step migrates to. */
+  version: string;
+  executedAt: Date;
+}
+
+/**
+ * Wraps Kysely's migrator so every path (`start()`, or `built.migrator.migrateToLatest()` after
+ * `build()`) runs the same setup first: the connection's schema for the bookkeeping tables on
+ * PostgreSQL, foreign keys on SQLite, plugin `ready` taps. After a successful run the `migrated`
+ * hook gets the applied names, so plugins create their triggers once the tables exist.
+ */
+export function appMigrator(raw: () => Migrator, before: () => Promise<void>, after: (applied: string[]) => Promise<void>): AppMigrator {
+  const run = async (step: (migrator: Migrator) => Promise<MigrationResultSet>): Promise<MigrationResultSet> => {
+    await before();
+    const outcome = await step(raw());
+    if (outcome.error) return outcome;
+    const applied = (outcome.results ?? []).filter((result) => result.status === "Success" && result.direction === "Up").map((result) => result.migrationName);
+    try {
+      await after(applied);
+    } catch (cause) {
+      const message = cause instanceof Error ? cause.message : String(cause);
+      return { ...outcome, error: new TrellisError("KERNEL_MIGRATED_HOOK_FAILED", `A plugin failed after migrating: ${message}`, { hook: "migrated", cause }) };
+    }
+    return outcome;
+  };
+  return Object.freeze({
+    migrateToLatest: () => run((migrator) => migrator.migrateToLatest()),
+    migrateTo: (target: Parameters<Migrator["migrateTo"]>[0]) => run((migrator) => migrator.migrateTo(target)),
+    migrateUp: () => run((migrator) => migrator.migrateUp()),
+    migrateDown: () => run((migrator) => migrator.migrateDown()),
+    getMigrations: async (): Promise<readonly MigrationInfo[]> => {
+      await before();
+      return raw().getMigrations();
+    },
+  });
+}
