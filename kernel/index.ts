@@ -13,7 +13,15 @@ export type { RouteDefinition, RouteHandler, RouteMethod } from "./router.js";
 export type { AppRpcContext } from "./context.js";
 export { carriesCredential, type SessionUser, type UserSession, type SessionState } from "./session.js";
 export { RpcError, TrellisError, errorBody, errorResponse, type OnError, type ErrorSource } from "./errors.js";
-export { toRpcError, type ErrorRules, type ErrorMapper } from "./rpc.js";
+export { toRpcError, type ErrorRules, type ErrorMapper } from "./gate.js";
+export type { SealedCallOptions } from "./sealed.js";
+export type { AppServices, ProvideOptions, ServiceOf } from "./services.js";
+export type { ResourceInfo, ResourceRegistry, ResourceAction } from "./registry.js";
+export type { ChangeEvent } from "./db/changes.js";
+export type { MigratedInfo } from "./hooks.js";
+export type { AppMigrator, AppliedMigration } from "./migrator.js";
+export type { RequestFacts } from "./event.js";
+export { liveIterable, type LiveIterableOptions } from "./live-iterable.js";
 export {
   rootBuilder,
   hasRole,
@@ -31,5 +39,8 @@ export type { AppKV, AppSecrets, AppStorage, DatabaseConfig, DatabaseKind, LiveP
 export type { AppDatabase } from "./db/database.js";
 export { primaryKeyOf, COLUMN_TYPES } from "./schema/model.js";
 export type { SchemaModel, TableModel, ColumnModel, RelationModel, ColumnType } from "./schema/model.js";
+// The value codec: one set of value rules for every family (what resources, admin and files store).
 export { encodeValue, decodeRow, decodeValue, ValueError } from "./db/values.js";
 export { rowSelection } from "./db/select-sql.js";
+// Column-to-zod: input schemas from the schema model (resources, admin, OpenAPI and MCP share them).
+export { columnInput, createInput, updateData, keyInput } from "./schema/zod.js";

@@ -4,3 +4,4 @@ export { healthPlugin, type HealthConfig } from "./health/index.js";
 export { authPlugin, type AuthConfig, type AuthAppOptions, type AuthInstance } from "./auth/index.js";
 export { resourcesPlugin, type ResourcesPlugin, type ResourceOptions, type ResourcePermission } from "./resources/index.js";
 export { bodyLimitPlugin, type BodyLimitConfig } from "./body-limit/index.js";
+export { livePlugin } from "./live/index.js";

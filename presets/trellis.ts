@@ -1,6 +1,6 @@
 /** `trellis`: the root entry. Schema, secrets and storage members live on their own subpaths. */
 export { App, type AppOptions } from "./app.js";
-export { RpcError } from "../kernel/index.js";
+export { RpcError, liveIterable } from "../kernel/index.js";
 export type { BuiltApp, InferRouter } from "./types.js";
 export type {
   AppRpcContext,

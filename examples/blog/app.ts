@@ -20,6 +20,8 @@ export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = 
       permissions: { list: "public", get: "public", create: "authenticated", update: "owner", delete: "owner" },
       includable: ["comments"],
       readonly: ["createdAt", "updatedAt"],
+      // post.live: the list as a stream of snapshots (curl -N, or the typed client's async iterator).
+      live: true,
     })
     .resource("comment", {
       ownerColumn: "authorId",

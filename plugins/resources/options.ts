@@ -39,10 +39,12 @@ export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unkno
    */
   listLimit?: { default?: number; max?: number; maxSkip?: number };
   /**
-   * Relations callers may `include` on list and get.
+   * Relations callers may `include` on list and get. A name alone includes every related row,
+   * whatever the related resource's rules (and `.build()` warns when that bypasses one); `{ relation,
+   * scoped: true }` includes only the rows the related resource's `list` rule lets the caller see.
    * @default []
    */
-  includable?: string[];
+  includable?: Array<string | IncludableRelation>;
   /**
    * Columns settable on create and update; every other column is server-controlled and dropped.
    * @default all columns
@@ -53,6 +55,38 @@ export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unkno
    * @default []
    */
   readonly?: string[];
+  /**
+   * Registers `{name}.live`: the list as a stream of snapshots, gated by the list permission and
+   * owner-scoped like it. The permission is re-checked every `revalidateMs` (`false`: never), and
+   * at most `max` streams are open at once (429 beyond). Needs a live provider on `db`.
+   * @default false ({ revalidateMs: 30000, max: 100 } when true)
+   */
+  live?: boolean | { revalidateMs?: number | false; max?: number };
+}
+
+export interface LiveLimits {
+  revalidateMs: number | false;
+  max: number;
+}
+
+/** The live settings of a resource, or undefined when it does not stream. */
+export function liveLimits(options: ResourceOptions<any, any>): LiveLimits | undefined {
+  if (!options.live) return undefined;
+  const given = options.live === true ? {} : options.live;
+  return { revalidateMs: given.revalidateMs ?? 30_000, max: given.max ?? 100 };
+}
+
+/** One includable relation, with the rule its rows follow. */
+export interface IncludableRelation {
+  /** A relation of the resource's table. */
+  relation: string;
+  /**
+   * `true`: the related resource's `list` permission and owner scoping apply to the included rows,
+   * inside the same SQL statement (rows the caller may not list are left out). `false`: every related
+   * row, as with a bare name, but stated on purpose, so `.build()` does not warn about it.
+   * @default false
+   */
+  scoped?: boolean;
 }
 
 const TAG = { plugin: "resources", hook: "add" };

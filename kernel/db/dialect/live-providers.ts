@@ -1,0 +1,97 @@
+import type { LiveProvider } from "../../resources.js";
+
+/**
+ * Live providers for `db.live`. Every provider re-runs live queries after the app's own committed
+ * writes (tracked in process); a provider that can `listen` also hears writes of other processes.
+ */
+
+/** Single process (SQLite, or one PostgreSQL replica): changes made through this app only. */
+export function localLive(): LiveProvider {
+  return { kind: "local" };
+}
+
+export type PostgresLiveOptions = { connectionString: string } | { pool: { connect(): Promise<PgClient> } };
+
+interface PgClient {
+  query(text: string): Promise<unknown>;
+  on(event: "notification", listener: (message: { channel: string; payload?: string }) => void): unknown;
+  on(event: "error" | "end", listener: (error?: Error) => void): unknown;
+  removeAllListeners(): unknown;
+  release?(destroy?: boolean): void;
+  end?(): Promise<void>;
+}
+
+/** What a listening provider hands the live plugin. */
+export interface LiveListener {
+  close(): Promise<void>;
+}
+
+export interface ListeningLiveProvider extends LiveProvider {
+  listen(channel: string, onMessage: (payload: string) => void, onReconnect: () => void): Promise<LiveListener>;
+}
+
+/**
+ * PostgreSQL across replicas: triggers created after migrations NOTIFY on every write to a live
+ * table, and each replica LISTENs on one dedicated connection. A dropped connection reconnects
+ * (with backoff) and then every live query is refreshed, so nothing missed while it was down stays
+ * missed.
+ */
+export function postgresLive(options: PostgresLiveOptions): ListeningLiveProvider {
+  const connect = async (): Promise<PgClient> => {
+    if ("pool" in options) return options.pool.connect();
+    const { default: pg } = await import("pg");
+    const client = new pg.Client({ connectionString: options.connectionString });
+    await client.connect();
+    return client as unknown as PgClient;
+  };
+  return {
+    kind: "postgres",
+    async listen(channel, onMessage, onReconnect) {
+      let closed = false;
+      let client: PgClient | undefined;
+      let delay = 100;
+      const drop = (current: PgClient) => {
+        current.removeAllListeners();
+        // A client that failed is never given back to a pool.
+        if (current.release) current.release(true);
+        else void current.end?.().catch(() => undefined);
+      };
+      const open = async (): Promise<void> => {
+        const current = await connect();
+        current.on("notification", (message) => {
+          if (message.channel === channel && message.payload) onMessage(message.payload);
+        });
+        const lost = () => {
+          if (closed || client !== current) return;
+          client = undefined;
+          drop(current);
+          setTimeout(reconnect, delay).unref?.();
+        };
+        current.on("error", lost);
+        current.on("end", lost);
+        await current.query(`LISTEN "${channel}"`);
+        client = current;
+      };
+      const reconnect = async () => {
+        if (closed) return;
+        try {
+          await open();
+          delay = 100;
+          onReconnect();
+        } catch {
+          delay = Math.min(delay * 2, 5_000);
+          if (!closed) setTimeout(reconnect, delay).unref?.();
+        }
+      };
+      await open();
+      return {
+        async close() {
+          closed = true;
+          const current = client;
+          client = undefined;
+          if (current) drop(current);
+        },
+      };
+    },
+  };
+}
