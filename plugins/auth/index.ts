@@ -6,14 +6,28 @@ import { RpcError, TrellisError, definePlugin, type AppPlugin, type SessionState
 import { authOptions, type AuthAppOptions, type AuthConfig } from "./options.js";
 import { originCheck, trustedOrigins } from "./origin-check.js";
 import { missingAuthColumns } from "./schema-check.js";
+import { SIGNED_OUT, sessionLookup } from "./session-lookup.js";
+import { withoutBannedCredentials } from "./ban-guard.js";
 import { AUTH_SCHEMA_INCOMPLETE, AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING } from "./errors.js";
 
 export type { AuthConfig, AuthAppOptions } from "./options.js";
 
+declare module "../../kernel/index.js" {
+  interface AppServices {
+    /** The better-auth instance, once the app is ready; also `context.auth`. */
+    auth: AuthInstance;
+  }
+}
+
 const API_KEY_PACKAGE = "@better-auth/api-key";
 
 /** The instance type is kept opaque at the package boundary (better-auth's inferred type is huge). */
-export type AuthInstance = { handler(request: Request): Promise<Response>; api: Record<string, any>; options: BetterAuthOptions };
+export type AuthInstance = {
+  handler(request: Request): Promise<Response>;
+  api: Record<string, any>;
+  options: BetterAuthOptions;
+  $context: Promise<any>;
+};
 
 /**
  * better-auth at `/api/auth/**`, on the app's own Kysely instance. Stage `identity`: it taps the
@@ -59,18 +73,22 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
           extra.push(apiKey({ enableSessionForAPIKeys: true, rateLimit: { enabled: false } }));
         }
         instance = betterAuth(authOptions(config, app, { db, type: kind }, extra)) as unknown as AuthInstance;
-        ctx.provide("auth", instance);
+        ctx.provide("auth", instance, { context: true });
       });
+      // A cached session may carry the user as they were: re-read the row so a ban applies at once.
+      const lookup = sessionLookup(() => instance!, Boolean(config.secondaryStorage || config.session?.cookieCache?.enabled));
       ctx.hooks.session.tap(async (event): Promise<SessionState | undefined> => {
         let found;
         try {
-          found = await instance!.api.getSession({ headers: event.headers });
+          found = await lookup(event.headers);
         } catch (error) {
           // The library's own refusals (a wrong API key, say) keep their status. Its 500s (the
           // database failed under it) stay unexpected, so they are reported.
           throw refusal(error) ?? error;
         }
-        return found ? { user: found.user, session: found.session } : undefined;
+        // A banned user is signed out, whatever the credential. The answer is final (the hook bails):
+        // no later session tap may resolve the same request to someone.
+        return found === SIGNED_OUT ? { user: null, session: null } : found;
       });
       // The same rule wherever the library is called from: a procedure or route calling context.auth.api.
       ctx.hooks.error.tap((error) => refusal(error));
@@ -81,9 +99,10 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
           {
             method: "ALL",
             path: "/api/auth/**",
-            // better-auth authenticates its own requests; resolving the session here would be a wasted lookup.
+            // better-auth authenticates its own requests, so no Trellis context; but it does not check
+            // bans, so a credentialed request is looked up once and a banned caller's credentials dropped.
             context: false,
-            handler: (event) => instance!.handler(event.request),
+            handler: async (event) => instance!.handler(await withoutBannedCredentials(event.request, lookup)),
           },
         ],
       };

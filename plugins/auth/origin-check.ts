@@ -3,25 +3,41 @@ import { RpcError, errorResponse, type HttpMiddleware } from "../../kernel/index
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /**
- * Cross-site request forgery guard: a state-changing request that carries a cookie and an `Origin`
- * outside the trusted set is refused with 403 before any handler runs. A missing `Origin` passes
- * (non-browser clients send none; browsers always send it on cross-origin POSTs). `*` alone is never
- * trusted here, even when CORS echoes any origin.
+ * Cross-site request forgery guard, before any handler, on every path. A request that can change
+ * state (not GET, HEAD or OPTIONS) and carries a `Cookie` is refused with 403 when:
+ * - the browser says another site started it (`Sec-Fetch-Site: cross-site`) and its `Origin` is not
+ *   one the app trusts by name (baseURL, CORS origins, trustedOrigins), whether `Origin` is
+ *   missing, `null` or foreign: the browser's own signal, which a page cannot forge or suppress;
+ * - or it has an `Origin` that is neither its own origin nor trusted.
+ * Without `Origin` and without that signal it passes: non-browser clients (curl, servers) send
+ * neither, and every browser sends at least one of them on a request another site starts. `*`
+ * alone is never trusted here, even when CORS echoes any origin.
  */
 type OriginList = readonly (string | null | undefined)[];
 
 export function originCheck(fixed: readonly string[], dynamic?: (request: Request) => OriginList | Promise<OriginList>): HttpMiddleware {
   const trusted = matcher(fixed);
+  const isTrusted = async (origin: string, request: Request) =>
+    trusted(origin) || (dynamic !== undefined && matcher(await dynamic(request))(origin));
   const middleware: HttpMiddleware = async (event, next) => {
-    if (SAFE_METHODS.has(event.method)) return next();
+    if (SAFE_METHODS.has(event.method) || !event.headers.has("cookie")) return next();
     const origin = event.headers.get("origin");
-    if (!origin || !event.headers.has("cookie")) return next();
-    if (origin === event.url.origin || trusted(origin)) return next();
-    if (dynamic && matcher(await dynamic(event.request))(origin)) return next();
-    return errorResponse(new RpcError("FORBIDDEN", { message: `Origin ${origin} is not trusted for cookie-authenticated requests` }), event.isRpc);
+    if (event.headers.get("sec-fetch-site")?.trim().toLowerCase() === "cross-site") {
+      if (origin && (await isTrusted(origin, event.request))) return next();
+      const message = origin
+        ? `Origin ${origin} is not trusted for cookie-authenticated requests`
+        : "A cross-site request (Sec-Fetch-Site: cross-site) without a trusted Origin cannot use cookies";
+      return refuse(message, event.isRpc);
+    }
+    if (!origin || origin === event.url.origin || (await isTrusted(origin, event.request))) return next();
+    return refuse(`Origin ${origin} is not trusted for cookie-authenticated requests`, event.isRpc);
   };
   middleware.displayName = "auth:origin-check";
   return middleware;
+}
+
+function refuse(message: string, isRpc: boolean): Response {
+  return errorResponse(new RpcError("FORBIDDEN", { message }), isRpc);
 }
 
 /** Exact origins, plus patterns where `*` stands for any run of characters within the host. */
