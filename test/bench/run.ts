@@ -7,6 +7,8 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   startup: () => import("./startup.js"),
   auth: () => import("./auth.js"),
   query: () => import("./query.js"),
+  live: () => import("./live.js"),
+  http: () => import("./http.js"),
 };
 
 const wanted = process.argv.slice(2);

@@ -1,0 +1,24 @@
+/** The slice of autocannon's API the HTTP benchmark uses (it ships no types). */
+declare module "autocannon" {
+  namespace autocannon {
+    interface Request {
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string;
+      setupRequest?: (request: any) => any;
+    }
+    interface Options {
+      url: string;
+      connections?: number;
+      duration?: number;
+      requests?: Request[];
+    }
+    interface Result {
+      requests: { average: number };
+      non2xx: number;
+    }
+  }
+  function autocannon(options: autocannon.Options): Promise<autocannon.Result>;
+  export default autocannon;
+}

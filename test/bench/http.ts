@@ -1,0 +1,182 @@
+/**
+ * `npm run bench -- http`: Trellis over real HTTP against a hand-written app on the same stack
+ * (@hono/node-server, oRPC's RPCHandler, Kysely, zod, better-auth's getSession) doing the same work
+ * with no framework around it. Each server runs alone on the embedded database with 10,000 rows;
+ * autocannon drives each case for a bounded time; every ratio is Trellis / hand-written.
+ */
+import { serve as serveNode } from "@hono/node-server";
+import { os } from "@orpc/server";
+import { RPCHandler } from "@orpc/server/fetch";
+import autocannon from "autocannon";
+import { betterAuth } from "better-auth";
+import { Kysely, sql } from "kysely";
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import { z } from "zod";
+import { embedded } from "../../kernel/embedded/index.js";
+import { schema } from "../../kernel/schema/index.js";
+import { App } from "../../presets/trellis.js";
+import { serve } from "../../presets/node.js";
+
+/** Both apps' baseURL: the origin their auth trusts. */
+const ORIGIN = "http://127.0.0.1";
+const SECRET = "bench-secret-bench-secret-bench-secret-1234";
+const DURATION = Number(process.env.BENCH_SECONDS ?? 4);
+const v1 = schema("1")
+  .auth()
+  .table("post", (t) => ({ id: t.serial().primaryKey(), title: t.text(), body: t.text(), authorId: t.text().nullable() }))
+  .build();
+
+interface Target {
+  url: string;
+  cookie: string;
+  close(): Promise<void>;
+}
+
+async function seed(db: Kysely<any>) {
+  await sql`insert into post (title, body) select 'post ' || i, repeat('text ', 20) from generate_series(1, 10000) as i`.execute(db);
+}
+
+async function signUp(url: string): Promise<string> {
+  const response = await fetch(`${url}/api/auth/sign-up/email`, {
+    method: "POST",
+    headers: { "content-type": "application/json", origin: ORIGIN },
+    body: JSON.stringify({ email: "bench@example.com", password: "correct-horse-battery-staple", name: "Bench" }),
+  });
+  if (!response.ok) throw new Error(`sign-up failed: ${response.status}`);
+  return response.headers.getSetCookie().map((line) => line.split(";")[0]).join("; ");
+}
+
+async function trellis(): Promise<Target> {
+  const app = new App({ db: embedded({ dataDir: "memory://" }), baseUrl: "http://127.0.0.1", onError: () => {} })
+    .schema(v1)
+    .auth({ secret: SECRET, emailAndPassword: { enabled: true } })
+    .resource("post");
+  const server = await serve(app, { port: 0, hostname: "127.0.0.1", handleSignals: false });
+  await seed(server.app.db);
+  return { url: server.url, cookie: await signUp(server.url), close: () => server.close() };
+}
+
+/** The same endpoints written by hand: what a careful developer builds without Trellis. */
+async function handWritten(): Promise<Target> {
+  // The tables come from the same schema (the migration is not what is measured).
+  const setup = await new App({ db: embedded({ dataDir: "memory://" }) }).schema(v1).start();
+  const db = setup.db as unknown as Kysely<any>;
+  await seed(db);
+  const auth = betterAuth({
+    database: { db, type: "postgres" },
+    secret: SECRET,
+    baseURL: "http://127.0.0.1",
+    emailAndPassword: { enabled: true },
+    advanced: { database: { validateSchema: false } } as never,
+  });
+  const columns = ["id", "title", "body", "authorId"] as const;
+  const key = z.object({ id: z.number().int() });
+  const router = {
+    post: {
+      list: os.input(z.object({ take: z.number().int().max(100).optional() }).optional()).handler(async ({ input, context }) => {
+        const headers = (context as { headers: Headers }).headers;
+        if (headers.has("cookie")) await auth.api.getSession({ headers });
+        return db.selectFrom("post").select(columns).orderBy("id").limit(input?.take ?? 50).execute();
+      }),
+      get: os.input(z.object({ where: key })).handler(async ({ input }) => {
+        const row = await db.selectFrom("post").select(columns).where("id", "=", input.where.id).executeTakeFirst();
+        return row ?? null;
+      }),
+      create: os.input(z.object({ title: z.string(), body: z.string() })).handler(({ input }) =>
+        db.insertInto("post").values(input).returning(columns).executeTakeFirstOrThrow(),
+      ),
+      update: os.input(z.object({ where: key, data: z.object({ title: z.string() }) })).handler(({ input }) =>
+        db.updateTable("post").set(input.data).where("id", "=", input.where.id).returning(columns).executeTakeFirst(),
+      ),
+      delete: os.input(z.object({ where: key })).handler(({ input }) =>
+        db.deleteFrom("post").where("id", "=", input.where.id).returning(columns).executeTakeFirst(),
+      ),
+    },
+  };
+  const rpc = new RPCHandler(router);
+  const fetchHandler = async (request: Request) => {
+    const path = new URL(request.url).pathname;
+    if (path === "/health") {
+      await sql`select 1`.execute(db);
+      return Response.json({ status: "ok", database: "up" });
+    }
+    if (path.startsWith("/api/auth/")) return auth.handler(request);
+    const { matched, response } = await rpc.handle(request, { prefix: "/rpc", context: { headers: request.headers } });
+    return matched ? response : new Response("Not found", { status: 404 });
+  };
+  const server = await new Promise<Server>((resolve) => {
+    const created = serveNode({ fetch: fetchHandler, port: 0, hostname: "127.0.0.1" }, () => resolve(created as Server));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    cookie: await signUp(url),
+    close: async () => {
+      await new Promise((resolve) => server.close(resolve));
+      await setup.close();
+    },
+  };
+}
+
+interface Case {
+  name: string;
+  connections: number;
+  request(target: Target): autocannon.Options;
+}
+
+const post = (path: string, input: unknown, headers: Record<string, string> = {}) => ({
+  method: "POST" as const,
+  path,
+  headers: { "content-type": "application/json", ...headers },
+  body: JSON.stringify({ json: input }),
+});
+
+const CASES: Case[] = [
+  { name: "GET /health", connections: 10, request: (t) => ({ url: t.url, requests: [{ method: "GET", path: "/health" }] }) },
+  { name: "get by key", connections: 1, request: (t) => ({ url: t.url, requests: [post("/rpc/post/get", { where: { id: 42 } })] }) },
+  { name: "list 20", connections: 1, request: (t) => ({ url: t.url, requests: [post("/rpc/post/list", { take: 20 })] }) },
+  { name: "list 20", connections: 10, request: (t) => ({ url: t.url, requests: [post("/rpc/post/list", { take: 20 })] }) },
+  { name: "list 20, signed in", connections: 10, request: (t) => ({ url: t.url, requests: [post("/rpc/post/list", { take: 20 }, { cookie: t.cookie, origin: ORIGIN })] }) },
+  { name: "create", connections: 1, request: (t) => ({ url: t.url, requests: [post("/rpc/post/create", { title: "new", body: "text" })] }) },
+  { name: "update", connections: 1, request: (t) => ({ url: t.url, requests: [post("/rpc/post/update", { where: { id: 7 }, data: { title: "changed" } })] }) },
+  {
+    name: "delete",
+    connections: 1,
+    request: (t) => {
+      let id = 100;
+      return { url: t.url, requests: [{ ...post("/rpc/post/delete", { where: { id } }), setupRequest: (req: any) => ({ ...req, body: JSON.stringify({ json: { where: { id: id++ } } }) }) }] };
+    },
+  },
+];
+
+async function drive(target: Target, entry: Case): Promise<number> {
+  const result = await autocannon({ ...entry.request(target), connections: entry.connections, duration: DURATION });
+  if (result.non2xx > 0) console.log(`    (${entry.name}: ${result.non2xx} non-2xx answers)`);
+  return result.requests.average;
+}
+
+async function measureAll(make: () => Promise<Target>): Promise<{ figures: number[]; rss: [number, number] }> {
+  const target = await make();
+  const figures: number[] = [];
+  // Warm-up, then each case.
+  await autocannon({ url: target.url, connections: 4, duration: 1, requests: [post("/rpc/post/list", { take: 20 })] });
+  const before = process.memoryUsage().rss;
+  for (const entry of CASES) figures.push(await drive(target, entry));
+  const after = process.memoryUsage().rss;
+  await target.close();
+  return { figures, rss: [before, after] };
+}
+
+export async function run(): Promise<void> {
+  console.log(`\n## http: Trellis over real HTTP vs a hand-written app on the same stack (${DURATION} s per case, req/s)`);
+  const baseline = await measureAll(handWritten);
+  const ours = await measureAll(trellis);
+  for (const [i, entry] of CASES.entries()) {
+    const ratio = ours.figures[i]! / baseline.figures[i]!;
+    const label = `${entry.name} (${entry.connections} conn)`.padEnd(32);
+    console.log(`  ${label} trellis ${ours.figures[i]!.toFixed(0).padStart(6)}  hand-written ${baseline.figures[i]!.toFixed(0).padStart(6)}  ratio ${ratio.toFixed(2)} (target >= 1.0) ${ratio >= 1 ? "OK" : "BELOW TARGET"}`);
+  }
+  const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
+  console.log(`  RSS during the Trellis run: ${mb(ours.rss[0])} -> ${mb(ours.rss[1])} MB (both servers ran in this process, one after the other)`);
+}
