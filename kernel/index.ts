@@ -7,6 +7,7 @@ export { STAGES, type StageName } from "./stages.js";
 export { definePlugin, type AppPlugin, type PluginContext, type PluginResult, type PluginResources, type ProcedureTree } from "./plugin.js";
 export type { PluginHooks, KernelHooks } from "./hooks.js";
 export type { SealedApp } from "./sealed.js";
+export type { AppState } from "./availability.js";
 export { RequestEvent } from "./event.js";
 export { compose, type HttpMiddleware } from "./middleware.js";
 export type { RouteDefinition, RouteHandler, RouteMethod } from "./router.js";
