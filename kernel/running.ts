@@ -95,6 +95,7 @@ export class Running {
     this.#migrator = appMigrator(
       () => store.migrator,
       () => this.ready(),
+      () => store.checkHistory(),
       (applied) => hooks.migrated.promise({ applied }),
     );
     // POST only: the RPC protocol never needs another method, and a HEAD or OPTIONS that ran a
@@ -196,10 +197,13 @@ export class Running {
 
   async migrations(): Promise<AppliedMigration[]> {
     const all = await this.#migrator.getMigrations();
+    const records = await this.store.versionRecords();
     const schemas = this.kernel.schemas;
-    return all.flatMap((migration, index) =>
-      migration.executedAt ? [{ name: migration.name, version: schemas[index]?.version ?? migration.name, executedAt: migration.executedAt }] : [],
-    );
+    return all.flatMap((migration, index) => {
+      if (!migration.executedAt) return [];
+      const record = records.get(migration.name);
+      return [{ name: migration.name, version: record?.version ?? schemas[index]?.version ?? migration.name, executedAt: migration.executedAt, checksum: record?.checksum }];
+    });
   }
 
   ready(): Promise<void> {
