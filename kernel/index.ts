@@ -23,6 +23,7 @@ export type { MigratedInfo } from "./hooks.js";
 export type { AppMigrator, AppliedMigration } from "./migrator.js";
 export type { RequestFacts } from "./event.js";
 export { liveIterable, type LiveIterableOptions } from "./live-iterable.js";
+export { processEnv } from "./environment.js";
 export {
   rootBuilder,
   hasRole,
