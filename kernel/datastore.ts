@@ -7,6 +7,8 @@ import type { DatabaseConfig } from "./resources.js";
 import { EMPTY_SCHEMA, primaryKeyOf, type SchemaModel } from "./schema/model.js";
 import type { ChangeFeed } from "./db/changes.js";
 import { LiveHub } from "./db/live.js";
+import { checkHistory } from "./db/history-check.js";
+import { readVersions, type VersionRecord } from "./db/version-record.js";
 
 /** The app's database: the typed `db`, its migrator, committed changes, and shutdown. */
 export interface Datastore {
@@ -18,6 +20,10 @@ export interface Datastore {
   /** Live queries over `db.query`; invalidated by `changes` and by whatever a live provider publishes. */
   readonly live: LiveHub;
   ready(): Promise<void>;
+  /** Refuses an applied history the registered versions no longer describe (db/history-check.ts). */
+  checkHistory(): Promise<void>;
+  /** What `trellis_migration` holds about each applied version (checksums). */
+  versionRecords(): Promise<Map<string, VersionRecord>>;
   close(): Promise<void>;
 }
 
@@ -58,6 +64,8 @@ export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaMo
         if (rows[0]?.foreign_keys !== 1) throw new Error("SQLite refused PRAGMA foreign_keys = ON; foreign keys would not be enforced");
       }
     },
+    checkHistory: () => checkHistory(kysely, config.kind, schemas),
+    versionRecords: () => readVersions(kysely, config.kind),
     close: () =>
       (closed ??= (async () => {
         live.close();

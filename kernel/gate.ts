@@ -3,6 +3,7 @@ import { classifyDatabaseError } from "./db/errors.js";
 import { QueryError } from "./db/query-error.js";
 import { ValueError } from "./db/values.js";
 import { report, type ErrorSource, type OnError } from "./errors.js";
+import { isConnectionLost, unavailable, UNAVAILABLE_MESSAGES } from "./availability.js";
 import type { SchemaModel } from "./schema/model.js";
 
 /**
@@ -23,8 +24,8 @@ export interface ErrorRules {
 
 /**
  * Turns anything a procedure throws into the error the caller should see: `RpcError`s pass through
- * (never reported), database constraint errors become 409/400, invalid input names the field, and
- * everything else is a bare 500 reported to `onError`.
+ * (never reported), database constraint errors become 409/400, invalid input names the field, a lost
+ * database connection is a reported 503, and everything else is a bare 500 reported to `onError`.
  */
 export function toRpcError(error: unknown, rules: ErrorRules, source: ErrorSource): ORPCError<any, any> {
   const { onError, schema } = rules;
@@ -38,6 +39,8 @@ export function toRpcError(error: unknown, rules: ErrorRules, source: ErrorSourc
   if (database) return new ORPCError(database.code, { status: database.status, message: database.message, data: database.data });
   if (isInputError(error)) return new ORPCError("BAD_REQUEST", { message: error.message, data: inputErrorData(error) });
   report(onError, error, source);
+  // A database that went away is the app's state, not a bug in the request: 503, and still reported.
+  if (isConnectionLost(error)) return unavailable(UNAVAILABLE_MESSAGES.lost);
   return new ORPCError("INTERNAL_SERVER_ERROR", { message: "Internal server error" });
 }
 

@@ -7,6 +7,7 @@ export { STAGES, type StageName } from "./stages.js";
 export { definePlugin, type AppPlugin, type PluginContext, type PluginResult, type PluginResources, type ProcedureTree } from "./plugin.js";
 export type { PluginHooks, KernelHooks } from "./hooks.js";
 export type { SealedApp } from "./sealed.js";
+export type { AppState } from "./availability.js";
 export { RequestEvent } from "./event.js";
 export { compose, type HttpMiddleware } from "./middleware.js";
 export type { RouteDefinition, RouteHandler, RouteMethod } from "./router.js";
@@ -22,6 +23,7 @@ export type { MigratedInfo } from "./hooks.js";
 export type { AppMigrator, AppliedMigration } from "./migrator.js";
 export type { RequestFacts } from "./event.js";
 export { liveIterable, type LiveIterableOptions } from "./live-iterable.js";
+export { processEnv } from "./environment.js";
 export {
   rootBuilder,
   hasRole,

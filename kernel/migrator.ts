@@ -11,17 +11,31 @@ export interface AppliedMigration {
   /** The schema version the step migrates to. */
   version: string;
   executedAt: Date;
+  /** SHA-256 of the version's definition when it was applied (`trellis_migration`). */
+  checksum?: string;
 }
 
 /**
  * Wraps Kysely's migrator so every path (`start()`, or `built.migrator.migrateToLatest()` after
  * `build()`) runs the same setup first: the connection's schema for the bookkeeping tables on
- * PostgreSQL, foreign keys on SQLite, plugin `ready` taps. After a successful run the `migrated`
+ * PostgreSQL, foreign keys on SQLite, plugin `ready` taps; then the applied history is checked
+ * against the registered versions (drift, gaps, order: db/history-check.ts). After a successful run the `migrated`
  * hook gets the applied names, so plugins create their triggers once the tables exist.
  */
-export function appMigrator(raw: () => Migrator, before: () => Promise<void>, after: (applied: string[]) => Promise<void>): AppMigrator {
+export function appMigrator(
+  raw: () => Migrator,
+  before: () => Promise<void>,
+  check: () => Promise<void>,
+  after: (applied: string[]) => Promise<void>,
+): AppMigrator {
   const run = async (step: (migrator: Migrator) => Promise<MigrationResultSet>): Promise<MigrationResultSet> => {
     await before();
+    // A changed, missing or reordered applied version: refused before anything runs, like a failed step.
+    try {
+      await check();
+    } catch (error) {
+      return { error };
+    }
     const outcome = await step(raw());
     if (outcome.error) return outcome;
     const applied = (outcome.results ?? []).filter((result) => result.status === "Success" && result.direction === "Up").map((result) => result.migrationName);

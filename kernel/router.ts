@@ -24,6 +24,13 @@ export interface RouteDefinition {
    * route raises it). Applied by the body-limit plugin once the route is matched.
    */
   bodyLimit?: number;
+  /**
+   * Dispatch this route even while the app cannot serve (setup still running or failed, or after
+   * `close()`), instead of waiting for setup or answering 503; the handler reads `sealed.state()`
+   * itself. The health probe sets it so that it answers in every state.
+   * @default false
+   */
+  beforeReady?: boolean;
 }
 
 export type RouteHandler = (event: RequestEvent, context: AppRpcContext<any>) => unknown;

@@ -5,7 +5,8 @@ import type { OrderedPlugin } from "./order.js";
 import { TIER, type RouteDefinition, type TieredRouter } from "./router.js";
 import { RequestEvent, withHeaders, type RequestFacts } from "./event.js";
 import { resolveSession, type SessionResolver, type SessionState } from "./session.js";
-import { RpcError, defaultOnError, errorResponse, type ErrorSource, type OnError } from "./errors.js";
+import { RpcError, TrellisError, defaultOnError, errorResponse, report, type ErrorSource, type OnError } from "./errors.js";
+import { unavailable, UNAVAILABLE_MESSAGES, type AppState } from "./availability.js";
 import { createRpcHandler } from "./rpc.js";
 import { callProcedure, gateInterceptor, toRpcError, type ErrorRules } from "./gate.js";
 import { appMigrator, type AppMigrator, type AppliedMigration } from "./migrator.js";
@@ -58,6 +59,11 @@ export class Running {
   readonly #migrator: AppMigrator;
   #ready: Promise<void> | undefined;
   #isReady = false;
+  /** Ready and not closed: the one flag every request checks. */
+  #serving = false;
+  #setupFailed = false;
+  /** Setup failures already reported, so concurrent requests waiting on one attempt report it once. */
+  readonly #reported = new WeakSet<object>();
   #closed: Promise<void> | undefined;
 
   constructor(
@@ -89,6 +95,7 @@ export class Running {
     this.#migrator = appMigrator(
       () => store.migrator,
       () => this.ready(),
+      () => store.checkHistory(),
       (applied) => hooks.migrated.promise({ applied }),
     );
     // POST only: the RPC protocol never needs another method, and a HEAD or OPTIONS that ran a
@@ -117,6 +124,8 @@ export class Running {
       call: (name: string, input: unknown, callOptions: SealedCallOptions) => this.call(procedures, name, input, callOptions),
       toError: (error: unknown, source: ErrorSource) => toRpcError(error, this.#rules, source),
       migrations: () => this.migrations(),
+      state: () => this.state(),
+      ready: () => this.ready(),
       publishChange: (change: { table: string }) => store.live.notify(change),
       liveStats: () => store.live.stats(),
       service: (key: string) => services.get(key) as never,
@@ -130,7 +139,7 @@ export class Running {
         const event = self.#event(request, facts);
         let response: Response;
         try {
-          if (!self.#isReady) await self.ready();
+          if (!self.#serving) await self.#available(event);
           response = await chain(event);
         } catch (error) {
           response = self.#failure(error, event);
@@ -142,7 +151,7 @@ export class Running {
           context: async () => {
             // Resolved by oRPC outside the interceptors: map failures here so callers get an RpcError.
             try {
-              await self.ready();
+              await self.#whenReady("rpc");
               const resolved = typeof headers === "function" ? await headers() : headers;
               return await self.createContext(self.#event(new Request("http://trellis.internal/", { headers: resolved })));
             } catch (error) {
@@ -177,7 +186,7 @@ export class Running {
     let context = options.context;
     if (!context) {
       try {
-        if (!this.#isReady) await this.ready();
+        if (!this.#serving) await this.#whenReady(options.source);
         context = await this.createContext(options.event ?? this.#event(new Request("http://trellis.internal/", { headers: options.headers })));
       } catch (error) {
         throw toRpcError(error, this.#rules, options.source);
@@ -188,24 +197,62 @@ export class Running {
 
   async migrations(): Promise<AppliedMigration[]> {
     const all = await this.#migrator.getMigrations();
+    const records = await this.store.versionRecords();
     const schemas = this.kernel.schemas;
-    return all.flatMap((migration, index) =>
-      migration.executedAt ? [{ name: migration.name, version: schemas[index]?.version ?? migration.name, executedAt: migration.executedAt }] : [],
-    );
+    return all.flatMap((migration, index) => {
+      if (!migration.executedAt) return [];
+      const record = records.get(migration.name);
+      return [{ name: migration.name, version: record?.version ?? schemas[index]?.version ?? migration.name, executedAt: migration.executedAt, checksum: record?.checksum }];
+    });
   }
 
   ready(): Promise<void> {
+    if (this.#closed) return Promise.reject(new TrellisError("KERNEL_CLOSED", "The app is closed: close() was called"));
     return (this.#ready ??= (async () => {
       try {
         await this.store.ready();
         await this.kernel.hooks.ready.promise();
         this.#isReady = true;
+        this.#setupFailed = false;
+        this.#serving = !this.#closed;
       } catch (error) {
         // Not memoised: a database that was down at the first request may be up at the next.
         this.#ready = undefined;
+        this.#setupFailed = true;
         throw error;
       }
     })());
+  }
+
+  state(): AppState {
+    if (this.#closed) return "closed";
+    if (this.#isReady) return "ready";
+    return this.#setupFailed && !this.#ready ? "failed" : "starting";
+  }
+
+  /**
+   * Before a request while the app is not serving: routes marked `beforeReady` (the health probe)
+   * answer for themselves; every other request waits for setup, or gets a 503 that says why.
+   */
+  #available(event: RequestEvent): Promise<void> | void {
+    const match = this.router.match(event.method, event.path);
+    if (typeof match === "object" && match.route.beforeReady) return;
+    return this.#whenReady(event.isRpc ? "rpc" : "route");
+  }
+
+  /** Setup, with its failure as the 503 a caller sees (the cause goes to `onError`, once per attempt). */
+  async #whenReady(source: ErrorSource): Promise<void> {
+    if (this.#closed) throw unavailable(UNAVAILABLE_MESSAGES.closed);
+    try {
+      await this.ready();
+    } catch (error) {
+      if (this.#closed) throw unavailable(UNAVAILABLE_MESSAGES.closed);
+      if (typeof error !== "object" || error === null || !this.#reported.has(error)) {
+        if (typeof error === "object" && error !== null) this.#reported.add(error);
+        report(this.#onError, error, source);
+      }
+      throw unavailable(UNAVAILABLE_MESSAGES.setup);
+    }
   }
 
   createContext(event: RequestEvent): AppRpcContext | Promise<AppRpcContext> {
@@ -252,6 +299,7 @@ export class Running {
   }
 
   close(): Promise<void> {
+    this.#serving = false;
     return (this.#closed ??= (async () => {
       try {
         await this.kernel.hooks.close.promise();

@@ -7,6 +7,7 @@ import type { ErrorSource, OnError } from "./errors.js";
 import type { SchemaModel } from "./schema/model.js";
 import type { AppliedMigration } from "./migrator.js";
 import type { ServiceOf } from "./services.js";
+import type { AppState } from "./availability.js";
 
 /** How `sealed.call` learns who is calling: a request event, bare headers, or a context already built. */
 export interface SealedCallOptions {
@@ -52,6 +53,10 @@ export interface SealedApp {
   publishChange(change: { table: string }): void;
   /** Live queries open in this app: distinct queries, subscribers, and table watchers. */
   liveStats(): { queries: number; subscribers: number; watchers: number };
+  /** Whether the app can serve now: `starting`, `ready`, `failed` (setup failed; retried when asked) or `closed`. */
+  state(): AppState;
+  /** The app's setup (memoised once it succeeds, tried again after a failure); rejects after `close()`. */
+  ready(): Promise<void>;
   /** Applied migrations, oldest first. */
   migrations(): Promise<AppliedMigration[]>;
   /** A service by key (undefined when nothing provides it). */

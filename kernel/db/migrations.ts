@@ -4,6 +4,8 @@ import type { DatabaseKind } from "../resources.js";
 import { addColumnStatements, createIndexStatement, createTablesStatements, dropIndexStatement } from "./ddl.js";
 import { planMigrations, type MigrationStep } from "./diff.js";
 import { withTransactionalDdl } from "./transactional-ddl.js";
+import { recordVersion } from "./version-record.js";
+import { TrellisError } from "../errors.js";
 
 /**
  * Migrations over the ordered schema versions: step N applies the difference between versions N-1
@@ -36,13 +38,49 @@ export function createMigrationProvider(kind: DatabaseKind, models: readonly Sch
   const migrations: Record<string, Migration> = {};
   for (const step of planMigrations(models)) {
     const statements = stepStatements(kind, step);
-    migrations[migrationName(step.index, step.version)] = {
+    const name = migrationName(step.index, step.version);
+    const model = models[step.index]!;
+    migrations[name] = {
       up: async (db: Kysely<any>) => {
-        for (const statement of statements) await sql.raw(statement).execute(db);
+        for (const [index, statement] of statements.entries()) {
+          try {
+            await sql.raw(statement).execute(db);
+          } catch (cause) {
+            throw new MigrationStepError(name, step, index, statements.length, statement, cause);
+          }
+        }
+        // In the same transaction: the record exists exactly when the step was committed.
+        await recordVersion(db, name, model);
       },
     };
   }
   return { getMigrations: async () => migrations };
+}
+
+/**
+ * A statement of a migration step failed. Names the step, its version, the statement and the
+ * database's own message; the run was rolled back, so the database is at the version it had before.
+ */
+export class MigrationStepError extends TrellisError {
+  override name = "MigrationStepError";
+  readonly step: string;
+  readonly version: string;
+  readonly statement: string;
+  constructor(name: string, step: MigrationStep, index: number, total: number, statement: string, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    const shown = statement.length > 300 ? `${statement.slice(0, 300)}...` : statement;
+    super(
+      "MIGRATION_STEP_FAILED",
+      `Migration ${name} (schema version ${JSON.stringify(step.version)}) failed at statement ${index + 1} of ${total}: ${reason}\n` +
+        `  statement: ${shown}\n` +
+        "The whole run was rolled back: the database is still at the version it had before the run. " +
+        "Fix the cause (the data the statement ran into, or the version's definition if it was never applied anywhere) and start again.",
+      { hook: "migrate", cause },
+    );
+    this.step = name;
+    this.version = step.version;
+    this.statement = statement;
+  }
 }
 
 /**

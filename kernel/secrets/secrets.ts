@@ -1,5 +1,6 @@
 import type { AppSecrets } from "../resources.js";
 import type { StandardSchemaV1 } from "./standard-schema.js";
+import { processEnv } from "../environment.js";
 
 /** Secrets over a fixed record; `all` is a frozen copy. */
 export function fromRecord<T extends Record<string, unknown>>(record: T): AppSecrets<T> {
@@ -17,8 +18,8 @@ export function fromRecord<T extends Record<string, unknown>>(record: T): AppSec
   });
 }
 
-/** Secrets from the process environment, read once. */
-export function fromEnv(env: Record<string, string | undefined> = process.env): AppSecrets {
+/** Secrets from the process environment, read once; empty on a runtime without `process` (an edge worker). */
+export function fromEnv(env: Record<string, string | undefined> = processEnv()): AppSecrets {
   return fromRecord<Record<string, string | undefined>>(env);
 }
 
@@ -33,7 +34,7 @@ export function memorySecrets<T extends Record<string, string | undefined>>(valu
  */
 export function fromSchema<S extends StandardSchemaV1>(
   schema: S,
-  env: Record<string, string | undefined> = process.env,
+  env: Record<string, string | undefined> = processEnv(),
 ): AppSecrets<StandardSchemaV1.InferOutput<S> & Record<string, unknown>> {
   const result = schema["~standard"].validate(env);
   if (result instanceof Promise) throw new Error("fromSchema needs a synchronous schema: secrets are read at startup");

@@ -2,7 +2,7 @@ import { createRequire } from "node:module";
 import { betterAuth, type BetterAuthOptions } from "better-auth";
 import { isAPIError } from "better-auth/api";
 import { admin } from "better-auth/plugins/admin";
-import { RpcError, TrellisError, definePlugin, type AppPlugin, type SessionState } from "../../kernel/index.js";
+import { RpcError, TrellisError, definePlugin, processEnv, type AppPlugin, type SessionState } from "../../kernel/index.js";
 import { authOptions, type AuthAppOptions, type AuthConfig } from "./options.js";
 import { originCheck, trustedOrigins } from "./origin-check.js";
 import { missingAuthColumns } from "./schema-check.js";
@@ -56,7 +56,8 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
       if (ctx.schema.auth.apiKeys && !isInstalled(API_KEY_PACKAGE)) {
         throw fail(AUTH_PEER_MISSING, `The schema asks for API keys, so install the optional peer "${API_KEY_PACKAGE}"`);
       }
-      if (config.secret.length < 32 && !process.env.VITEST && process.env.NODE_ENV !== "test") {
+      const env = processEnv();
+      if (config.secret.length < 32 && !env.VITEST && env.NODE_ENV !== "test") {
         console.warn("[trellis] auth: the secret is shorter than 32 characters; use a long random value in production");
       }
     },

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { definePlugin, type AppPlugin } from "../../kernel/index.js";
+import { definePlugin, type AppPlugin, type SealedApp } from "../../kernel/index.js";
 
 export type HealthConfig = boolean | {
   /**
@@ -15,8 +15,9 @@ export type HealthConfig = boolean | {
 };
 
 /**
- * `GET /health`: 200 `{ status: "ok", database: "up" }` when `select 1` answers in time, else 503
- * `{ status: "error", database: "down" }`. Stage `observe`: it only reads the database, and a user
+ * `GET /health`: 200 `{ status: "ok", database: "up" }` when the app's setup is done and `select 1`
+ * answers, both in time; else 503 `{ status: "error", database: "down" }`, in every state
+ * (starting, setup failed, connection lost, closed). Stage `observe`: it only reads the database, and a user
  * `.route()` on the same path wins because user routes are matched first.
  */
 export function healthPlugin(config: Exclude<HealthConfig, boolean> = {}): AppPlugin {
@@ -27,19 +28,30 @@ export function healthPlugin(config: Exclude<HealthConfig, boolean> = {}): AppPl
     stage: "observe",
     build(ctx) {
       const { db } = ctx.resources;
+      let app: SealedApp | undefined;
+      ctx.hooks.sealed.tap((sealed) => (app = sealed));
+      const headers = { "cache-control": "no-store" };
       return {
         routes: [
           {
             method: "GET",
             path,
             context: false,
+            // Answers while the app is starting, after its setup failed and after close(): a probe
+            // that waited for setup would hang, or never run, exactly when it matters.
+            beforeReady: true,
             handler: async () => {
+              if (app?.state() === "closed") return Response.json(DOWN, { status: 503, headers });
               try {
-                await withTimeout(sql`select 1`.execute(db), timeoutMs);
-                return Response.json({ status: "ok", database: "up" }, { headers: { "cache-control": "no-store" } });
+                // Setup first (it is retried after a failure), then the probe, both within the timeout.
+                await withTimeout((async () => {
+                  await app?.ready();
+                  await sql`select 1`.execute(db);
+                })(), timeoutMs);
+                return Response.json({ status: "ok", database: "up" }, { headers });
               } catch (error) {
                 ctx.report(error, "route");
-                return Response.json({ status: "error", database: "down" }, { status: 503, headers: { "cache-control": "no-store" } });
+                return Response.json(DOWN, { status: 503, headers });
               }
             },
           },
@@ -48,6 +60,8 @@ export function healthPlugin(config: Exclude<HealthConfig, boolean> = {}): AppPl
     },
   });
 }
+
+const DOWN = Object.freeze({ status: "error", database: "down" });
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

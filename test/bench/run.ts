@@ -9,6 +9,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   query: () => import("./query.js"),
   live: () => import("./live.js"),
   http: () => import("./http.js"),
+  durability: () => import("./durability.js"),
 };
 
 const wanted = process.argv.slice(2);

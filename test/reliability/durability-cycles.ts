@@ -1,0 +1,135 @@
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+/**
+ * Kill-and-reopen cycles on one embedded data directory. Each cycle starts a process that reports
+ * what it finds, writes (or migrates), and is killed with SIGKILL at a random moment; the next
+ * cycle's report is checked against what the dead one had acknowledged. Shared by the suite (20
+ * cycles) and `npm run bench` (100).
+ */
+const CHILD = fileURLToPath(new URL("./durability-child.fixture.ts", import.meta.url));
+
+export interface CycleReport {
+  cycles: number;
+  acknowledged: number;
+  /** Acknowledged rows missing after a reopen (must be 0). */
+  lost: number;
+  /** Cycles whose process was killed before it was ready (during start-up). */
+  killedStarting: number;
+  /** Dead holders whose lock file was left behind and taken over by the next process. */
+  staleLocks: number;
+  msPerCycle: number;
+}
+
+interface Child {
+  lines: string[];
+  /** Resolves with the first line matching `pattern`. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  kill(): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+function start(dataDir: string, mode: "write" | "migrate"): Child {
+  const child = spawn(process.execPath, ["--import", "tsx", CHILD, dataDir, mode], { stdio: ["ignore", "pipe", "pipe"] });
+  const lines: string[] = [];
+  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  let buffered = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const parts = buffered.split("\n");
+    buffered = parts.pop()!;
+    for (const line of parts) {
+      lines.push(line);
+      for (const waiter of [...waiters]) {
+        if (waiter.pattern.test(line)) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve(line);
+        }
+      }
+    }
+  });
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return {
+    lines,
+    exited,
+    waitFor: (pattern, timeoutMs = 60_000) => {
+      const found = lines.find((line) => pattern.test(line));
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${pattern} within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+        waiters.push({ pattern, resolve: (line) => (clearTimeout(timer), resolve(line)) });
+        void exited.then((code) => {
+          clearTimeout(timer);
+          reject(new Error(`process exited (${code}) before ${pattern}; stderr: ${stderr}`));
+        });
+      });
+    },
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const staleLock = (dataDir: string) => existsSync(`${dataDir}.lock`) && JSON.parse(readFileSync(`${dataDir}.lock`, "utf8")).pid !== process.pid;
+
+/** Write cycles: every acknowledged row must be there at the next start. */
+export async function writeCycles(dataDir: string, cycles: number, random = Math.random): Promise<CycleReport> {
+  const acknowledged = new Set<number>();
+  const report: CycleReport = { cycles, acknowledged: 0, lost: 0, killedStarting: 0, staleLocks: 0, msPerCycle: 0 };
+  const began = Date.now();
+  // One more start than kills: the last one only checks.
+  for (let cycle = 0; cycle <= cycles; cycle++) {
+    if (staleLock(dataDir)) report.staleLocks++;
+    const child = start(dataDir, "write");
+    // Every fifth kill lands during start-up (opening the directory, taking the lock, migrating).
+    if (cycle < cycles && cycle % 5 === 4) {
+      await sleep(200 + random() * 800);
+      const ready = child.lines.some((line) => line.startsWith("ROWS"));
+      await child.kill();
+      if (!ready) report.killedStarting++;
+      if (!ready) continue;
+    }
+    const found = new Set((await child.waitFor(/^ROWS/)).slice(5).split(",").filter(Boolean).map(Number));
+    for (const id of acknowledged) if (!found.has(id)) report.lost++;
+    if (cycle === cycles) {
+      await child.kill();
+      break;
+    }
+    await sleep(50 + random() * 300);
+    await child.kill();
+    for (const line of child.lines) if (line.startsWith("ACK ")) acknowledged.add(Number(line.slice(4)));
+  }
+  report.acknowledged = acknowledged.size;
+  report.msPerCycle = Math.round((Date.now() - began) / (cycles + 1));
+  return report;
+}
+
+export interface MigrationCycleReport {
+  /** What each restart found after a kill during migration: the previous version, or the next one whole. */
+  states: { applied: string[]; wide: number }[];
+  /** Whether the last start migrated to the latest version. */
+  migrated: boolean;
+}
+
+/** Kills during a migration: the previous version stays (or the next is whole), and the next start migrates. */
+export async function migrationCycles(dataDir: string, kills: number, random = Math.random): Promise<MigrationCycleReport> {
+  const states: MigrationCycleReport["states"] = [];
+  for (let cycle = 0; cycle <= kills; cycle++) {
+    const child = start(dataDir, "migrate");
+    states.push(JSON.parse((await child.waitFor(/^STATE /)).slice(6)));
+    if (cycle === kills) {
+      await child.waitFor(/^MIGRATED$/, 120_000);
+      await child.exited;
+      return { states, migrated: true };
+    }
+    await child.waitFor(/^MIGRATING$/);
+    await sleep(random() * 400);
+    await child.kill();
+  }
+  return { states, migrated: false };
+}

@@ -1,0 +1,28 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { migrationCycles, writeCycles } from "./durability-cycles.js";
+
+const dir = mkdtempSync(join(tmpdir(), "trellis-durability-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("the embedded database under SIGKILL", () => {
+  it("keeps every acknowledged row across 20 kills at random moments, takes over the dead process's lock, and starts", async () => {
+    const report = await writeCycles(join(dir, "writes"), 20);
+    console.log(`durability: ${JSON.stringify(report)}`);
+    expect(report.lost).toBe(0);
+    expect(report.acknowledged).toBeGreaterThan(20);
+    expect(report.staleLocks).toBeGreaterThan(0);
+  }, 240_000);
+
+  it("a kill during a migration leaves the previous version (or the next one whole), and the next start migrates", async () => {
+    const { states, migrated } = await migrationCycles(join(dir, "migrations"), 2);
+    for (const state of states) {
+      const whole = state.applied.length === 2 && state.wide === 120;
+      const previous = state.applied.length <= 1 && state.wide === 0;
+      expect(whole || previous, JSON.stringify(state)).toBe(true);
+    }
+    expect(migrated).toBe(true);
+  }, 240_000);
+});

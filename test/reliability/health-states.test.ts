@@ -1,0 +1,86 @@
+import Database from "better-sqlite3";
+import { SqliteDialect } from "kysely";
+import { describe, expect, it, vi } from "vitest";
+import { embedded } from "../../kernel/embedded/index.js";
+import { postgresDialect } from "../../kernel/db/dialect/index.js";
+import { schema } from "../../kernel/schema/index.js";
+import { App } from "../../presets/trellis.js";
+import { closeAfterEach, request, rpc } from "../support/app.js";
+import { gatedDialect } from "./gated-dialect.js";
+
+const build = closeAfterEach();
+const v1 = schema("1").table("item", (t) => ({ id: t.serial().primaryKey(), name: t.text() })).build();
+const DOWN = { status: 503, body: { status: "error", database: "down" } };
+
+/** `/health` and an ordinary procedure, timed. */
+async function probe(app: { handle(request: Request): Promise<Response> }) {
+  const started = Date.now();
+  const health = await request(app, "GET", "/health");
+  return { health, ms: Date.now() - started };
+}
+
+describe("/health answers in every state", () => {
+  it("while the database is still starting: 503 within the probe's timeout, then 200 once it is up", async () => {
+    const gated = gatedDialect(new SqliteDialect({ database: new Database(":memory:") }));
+    const app = build(new App({ db: { dialect: gated.dialect, kind: "sqlite" }, health: { timeoutMs: 200 }, onError: () => {} }).schema(v1).resource("item"));
+    const { health, ms } = await probe(app);
+    expect(health).toMatchObject(DOWN);
+    expect(ms).toBeLessThan(1500);
+    const waiting = rpc(app, "item.list", {});
+    gated.open();
+    expect((await waiting).status).not.toBe(503);
+    await app.migrator.migrateToLatest();
+    expect(await request(app, "GET", "/health")).toMatchObject({ status: 200, body: { status: "ok", database: "up" } });
+  });
+
+  it("after setup failed (database unreachable at start): 503 on /health, 503 with a clear message elsewhere, reported once per attempt", async () => {
+    const onError = vi.fn();
+    const db = { dialect: postgresDialect({ connectionString: "postgres://app:s3cret@127.0.0.1:1/appdb" }), kind: "postgres" as const };
+    const app = build(new App({ db, onError }).schema(v1).resource("item"));
+    expect((await probe(app)).health).toMatchObject(DOWN);
+    const list = await rpc(app, "item.list", {});
+    expect(list.status).toBe(503);
+    expect(list.body).toMatchObject({ code: "SERVICE_UNAVAILABLE", message: expect.stringMatching(/database/i) });
+    expect(JSON.stringify(list.body)).not.toContain("s3cret");
+    const route = await request(app, "GET", "/nowhere");
+    expect(route.status).toBe(503);
+    expect(onError).toHaveBeenCalled();
+  });
+
+  it("after start() when the connection is lost (SQLite closed underneath): 503 everywhere, never 500", async () => {
+    const database = new Database(":memory:");
+    const app = await new App({ db: { dialect: new SqliteDialect({ database }), kind: "sqlite" }, onError: () => {} }).schema(v1).resource("item").start();
+    expect((await request(app, "GET", "/health")).status).toBe(200);
+    database.close();
+    expect(await request(app, "GET", "/health")).toMatchObject(DOWN);
+    const list = await rpc(app, "item.list", {});
+    expect(list.status).toBe(503);
+    expect(list.body.message).toMatch(/database/i);
+    await app.close();
+  });
+
+  it("after the embedded database stopped underneath: 503 on /health and on procedures", async () => {
+    const database = embedded({ dataDir: "memory://" });
+    const app = await new App({ db: database, onError: () => {} }).schema(v1).resource("item").start();
+    expect((await rpc(app, "item.create", { name: "a" })).status).toBe(200);
+    await database.client.close();
+    expect(await request(app, "GET", "/health")).toMatchObject(DOWN);
+    expect((await rpc(app, "item.list", {})).status).toBe(503);
+    await app.close();
+  });
+
+  it("after close(): 503 on /health, 503 naming the shutdown elsewhere, and through client()", async () => {
+    const app = await new App({ db: { dialect: new SqliteDialect({ database: new Database(":memory:") }), kind: "sqlite" }, onError: () => {} })
+      .schema(v1)
+      .resource("item")
+      .start();
+    await app.close();
+    const { health, ms } = await probe(app);
+    expect(health).toMatchObject(DOWN);
+    expect(ms).toBeLessThan(1500);
+    const list = await rpc(app, "item.list", {});
+    expect(list.status).toBe(503);
+    expect(list.body.message).toMatch(/closed|shut/i);
+    await expect(app.client().item.list({})).rejects.toMatchObject({ status: 503 });
+  });
+});
