@@ -8,6 +8,7 @@ import { originCheck, trustedOrigins } from "./origin-check.js";
 import { missingAuthColumns } from "./schema-check.js";
 import { SIGNED_OUT, sessionLookup } from "./session-lookup.js";
 import { withoutBannedCredentials } from "./ban-guard.js";
+import { withClientAddress } from "./client-address.js";
 import { AUTH_SCHEMA_INCOMPLETE, AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING } from "./errors.js";
 
 export type { AuthConfig, AuthAppOptions } from "./options.js";
@@ -101,8 +102,9 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
             path: "/api/auth/**",
             // better-auth authenticates its own requests, so no Trellis context; but it does not check
             // bans, so a credentialed request is looked up once and a banned caller's credentials dropped.
+            // It reads the client address from a header: the one Trellis decided is put there.
             context: false,
-            handler: async (event) => instance!.handler(await withoutBannedCredentials(event.request, lookup)),
+            handler: async (event) => instance!.handler(withClientAddress(event, await withoutBannedCredentials(event.request, lookup))),
           },
         ],
       };
