@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createServer, connect, type Server, type Socket } from "node:net";
-import { Redis } from "ioredis";
+import { Redis, type RedisOptions } from "ioredis";
 
 export const redisUrl = process.env.REDIS_URL;
 
@@ -19,8 +19,8 @@ export function freshPrefix(label: string): string {
   return `test:${label}:${randomBytes(4).toString("hex")}:`;
 }
 
-export function openRedis(options: ConstructorParameters<typeof Redis>[1] = {}): Redis {
-  return new Redis(redisUrl!, { lazyConnect: false, ...options } as never);
+export function openRedis(options: RedisOptions = {}): Redis {
+  return new Redis(redisUrl!, options);
 }
 
 /** Deletes every key under `prefix`. */
