@@ -9,6 +9,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   query: () => import("./query.js"),
   live: () => import("./live.js"),
   http: () => import("./http.js"),
+  "rate-limit": () => import("./rate-limit.js"),
 };
 
 const wanted = process.argv.slice(2);
