@@ -135,6 +135,27 @@ describe("client address under serve()", () => {
     expect((await send(server, BOB, "GET", "/who", { "x-forwarded-for": "203.0.113.7" })).body).toEqual({ address: BOB });
   });
 
+  it("decides the address without copying the request", async () => {
+    const server = await start(whoApp(), { trustProxy: 1 });
+    const Original = globalThis.Request;
+    let copies = 0;
+    globalThis.Request = class extends Original {
+      constructor(...args: ConstructorParameters<typeof Request>) {
+        copies++;
+        super(...args);
+      }
+    } as typeof Request;
+    try {
+      for (let i = 0; i < 3; i++) {
+        expect((await send(server, ALICE, "GET", "/who", { "x-forwarded-for": "203.0.113.9", "x-real-ip": "6.6.6.6" })).body).toEqual({ address: "203.0.113.9" });
+        expect((await ping(server, BOB, { "x-forwarded-for": `203.0.113.${20 + i}` })).status).toBe(200);
+      }
+    } finally {
+      globalThis.Request = Original;
+    }
+    expect(copies).toBe(0);
+  });
+
   it("refuses a malformed trustProxy before the app starts", async () => {
     await expect(serve(whoApp(), { port: 0, handleSignals: false, trustProxy: ["not-a-range"] })).rejects.toThrow(/not an IP address or CIDR range/);
   });
