@@ -154,6 +154,15 @@ describe("rate limit", () => {
     expect(limited.headers.get("Access-Control-Expose-Headers")).toMatch(/Retry-After/);
   });
 
+  it("sits on the edge stage after CORS and before the body limit, and closes its store with the app", async () => {
+    const app = new App({ db: sqliteMemory(), rateLimit: { max: 1, windowMs: 60_000 } });
+    const built = app.build();
+    const names = built.describe().plugins.map((plugin: { name: string }) => plugin.name);
+    expect(names.slice(0, 3)).toEqual(["cors", "rate-limit", "body-limit"]);
+    expect(built.describe().hooks.close).toContain("rate-limit");
+    await built.close();
+  });
+
   it("is skipped by the in-process client", async () => {
     const built = build(limitedApp({ max: 1, windowMs: 60_000 }));
     const client = built.client() as any;
