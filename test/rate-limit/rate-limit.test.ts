@@ -67,7 +67,10 @@ describe("rate limit", () => {
 
   it("answers 429 on /rest/** with the plain error body", async () => {
     const built = build(limitedApp({ max: 1, windowMs: 60_000 }));
-    expect((await request(built, "GET", "/rest/anything")).status).toBe(404);
+    const missing = await request(built, "GET", "/rest/anything");
+    expect(missing.status).toBe(404);
+    // Error responses carry the headers too.
+    expect(missing.headers.get("RateLimit-Remaining")).toBe("0");
     const limited = await request(built, "GET", "/rest/anything");
     expect(limited.status).toBe(429);
     expect(limited.body).toMatchObject({ code: "TOO_MANY_REQUESTS", status: 429 });
