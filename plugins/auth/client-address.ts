@@ -1,4 +1,4 @@
-import { callerAddress, type RequestEvent } from "../../kernel/index.js";
+import { RpcError, callerAddress, type RequestEvent } from "../../kernel/index.js";
 
 /**
  * The header the auth library reads the client address from (its sign-in limiter keys on it, and
@@ -16,4 +16,22 @@ export function withClientAddress(event: RequestEvent, request: Request): Reques
   if (address) headers.set(CLIENT_ADDRESS_HEADER, address);
   else headers.delete(CLIENT_ADDRESS_HEADER);
   return new Request(request, { headers });
+}
+
+/**
+ * A procedure may hand `context.headers` to the library (`auth.api.signInEmail({ headers })`), so a
+ * client that sent the header itself gets it corrected in place, before any handler runs. Checked
+ * with `has()` only: requests without it (all honest ones) pay no copy and no write.
+ */
+export function correctClientAddress(event: RequestEvent): void {
+  const headers = event.headers;
+  if (!headers.has(CLIENT_ADDRESS_HEADER)) return;
+  const address = callerAddress(event);
+  try {
+    if (address) headers.set(CLIENT_ADDRESS_HEADER, address);
+    else headers.delete(CLIENT_ADDRESS_HEADER);
+  } catch {
+    // Immutable headers (a request built by a platform): refuse rather than pass a chosen address on.
+    throw new RpcError("BAD_REQUEST", { message: `The ${CLIENT_ADDRESS_HEADER} header is reserved` });
+  }
 }

@@ -8,7 +8,7 @@ import { originCheck, trustedOrigins } from "./origin-check.js";
 import { missingAuthColumns } from "./schema-check.js";
 import { SIGNED_OUT, sessionLookup } from "./session-lookup.js";
 import { withoutBannedCredentials } from "./ban-guard.js";
-import { withClientAddress } from "./client-address.js";
+import { correctClientAddress, withClientAddress } from "./client-address.js";
 import { AUTH_SCHEMA_INCOMPLETE, AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING } from "./errors.js";
 
 export type { AuthConfig, AuthAppOptions } from "./options.js";
@@ -90,6 +90,10 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
         // A banned user is signed out, whatever the credential. The answer is final (the hook bails):
         // no later session tap may resolve the same request to someone.
         return found === SIGNED_OUT ? { user: null, session: null } : found;
+      });
+      // What a procedure passes on to the library as `context.headers` names the decided client address.
+      ctx.hooks.context.tap((_context, event) => {
+        if (event) correctClientAddress(event);
       });
       // The same rule wherever the library is called from: a procedure or route calling context.auth.api.
       ctx.hooks.error.tap((error) => refusal(error));

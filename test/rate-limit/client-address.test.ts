@@ -1,5 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { clientAddressRule } from "../../kernel/index.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
@@ -188,5 +189,24 @@ describe("the auth library behind serve()", () => {
     expect(bob.status).toBe(200);
     const sessions = await (server.app.db as any).selectFrom("session").select(["ipAddress"]).execute();
     expect(sessions.map((row: { ipAddress: string }) => row.ipAddress)).toEqual([BOB, BOB]);
+  });
+
+  it("keeps a client from naming its address through headers a procedure hands to the library", async () => {
+    const app = authApp().procedure("login", (base) =>
+      base.input(z.object({ email: z.string(), password: z.string() })).handler(async ({ input, context }) => {
+        const auth = context.auth as { api: { signInEmail(options: unknown): Promise<unknown> } };
+        await auth.api.signInEmail({ body: input, headers: context.headers });
+        return true;
+      }),
+    );
+    const server = await start(app);
+    const password = "correct-horse-battery-staple";
+    expect((await send(server, BOB, "POST", "/api/auth/sign-up/email", { origin: ORIGIN }, { email: "bob@example.com", password, name: "bob" })).status).toBe(200);
+    const login = await send(server, ALICE, "POST", "/rpc/login", { "x-trellis-client-address": "203.0.113.66", "x-forwarded-for": "203.0.113.67" }, {
+      json: { email: "bob@example.com", password },
+    });
+    expect(login.status).toBe(200);
+    const sessions = await (server.app.db as any).selectFrom("session").select(["ipAddress"]).execute();
+    expect(sessions.map((row: { ipAddress: string }) => row.ipAddress)).toEqual([BOB, ALICE]);
   });
 });
