@@ -13,11 +13,12 @@ export default defineConfig({
     presets: "presets/index.ts",
     client: "presets/client.ts",
     node: "presets/node.ts",
+    redis: "adapters/redis/index.ts",
   },
   format: ["esm"],
   dts: true,
   clean: true,
   target: "node20",
   // Optional peers and the stack stay external: the integrator's installed versions are used.
-  external: [/^@electric-sql\//, /^@better-auth\//, "better-auth", "better-sqlite3", "pg", /^@orpc\//, "kysely", "zod"],
+  external: [/^@electric-sql\//, /^@better-auth\//, "better-auth", "better-sqlite3", "pg", "ioredis", /^@orpc\//, "kysely", "zod"],
 });

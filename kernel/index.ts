@@ -22,6 +22,8 @@ export type { ChangeEvent } from "./db/changes.js";
 export type { MigratedInfo } from "./hooks.js";
 export type { AppMigrator, AppliedMigration } from "./migrator.js";
 export type { RequestFacts } from "./event.js";
+// The one client-address rule: `serve()` decides with it, every plugin reads the result.
+export { clientAddressRule, callerAddress, isIpAddress, type TrustProxy, type ClientAddressRule } from "./client-address.js";
 export { liveIterable, type LiveIterableOptions } from "./live-iterable.js";
 export { processEnv } from "./environment.js";
 export {

@@ -5,3 +5,4 @@ export { authPlugin, type AuthConfig, type AuthAppOptions, type AuthInstance } f
 export { resourcesPlugin, type ResourcesPlugin, type ResourceOptions, type ResourcePermission } from "./resources/index.js";
 export { bodyLimitPlugin, type BodyLimitConfig } from "./body-limit/index.js";
 export { livePlugin } from "./live/index.js";
+export { rateLimitPlugin, memoryRateLimitStore, type RateLimitConfig, type RateLimitStore, type RateLimitHit, type RateLimitPluginOptions } from "./rate-limit/index.js";

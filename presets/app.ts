@@ -49,8 +49,8 @@ export interface AppOptions {
    * @default 1048576 (1 MiB)
    */
   bodyLimit?: number;
-  /** Per-caller rate limit on `/rpc/**` and `/rest/**`. Off by default. */
-  rateLimit?: unknown;
+  /** Per-caller rate limit on `/rpc/**` and `/rest/**` (fixed window). Off by default. */
+  rateLimit?: PresetOptions["rateLimit"];
 }
 
 /**

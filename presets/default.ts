@@ -2,12 +2,15 @@ import type { AppPlugin } from "../kernel/index.js";
 import { bodyLimitPlugin } from "../plugins/body-limit/index.js";
 import { corsPlugin, type CorsConfig } from "../plugins/cors/index.js";
 import { healthPlugin, type HealthConfig } from "../plugins/health/index.js";
+import { rateLimitPlugin, type RateLimitConfig } from "../plugins/rate-limit/index.js";
 
 export interface PresetOptions {
   cors?: CorsConfig;
   health?: HealthConfig;
   /** Largest request body in bytes (413 beyond). @default 1048576 */
   bodyLimit?: number;
+  /** Per-caller limit on `/rpc/**` and `/rest/**`. Off by default. */
+  rateLimit?: RateLimitConfig;
 }
 
 /**
@@ -16,7 +19,10 @@ export interface PresetOptions {
  * by stage at build, so the call order never matters.
  */
 export function defaultPreset(options: PresetOptions): AppPlugin[] {
-  const plugins: AppPlugin[] = [corsPlugin(options.cors), bodyLimitPlugin({ maxBytes: options.bodyLimit })];
+  const plugins: AppPlugin[] = [corsPlugin(options.cors)];
+  // After CORS (a 429 must be readable by the browser), before the body limit reads anything.
+  if (options.rateLimit) plugins.push(rateLimitPlugin(options.rateLimit));
+  plugins.push(bodyLimitPlugin({ maxBytes: options.bodyLimit }));
   if (options.health !== false) plugins.push(healthPlugin(options.health === true ? undefined : options.health));
   return plugins;
 }

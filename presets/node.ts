@@ -1,6 +1,7 @@
 import { serve as serveNode, type HttpBindings } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
+import { clientAddressRule, type TrustProxy } from "../kernel/index.js";
 import { App } from "./app.js";
 import type { BuiltApp } from "./types.js";
 
@@ -10,11 +11,14 @@ export interface ServeOptions {
   /** @default "localhost" */
   hostname?: string;
   /**
-   * Trust `x-forwarded-for` / `x-real-ip` from the client. Off by default: both are overwritten with
-   * the socket address, so a caller cannot choose their own rate-limit bucket.
+   * Which proxies may name the client in `X-Forwarded-For`. Off by default: the client address is the
+   * socket's peer and forwarded headers are ignored, so a caller cannot choose their own rate-limit
+   * bucket. A number is how many proxies stand in front (`1`: one load balancer); a list names the
+   * proxies by address or CIDR range (`["10.0.0.0/8"]`); `true` takes the leftmost forwarded address
+   * (only behind a proxy that overwrites the header). The result is `event.clientAddress`.
    * @default false
    */
-  trustProxy?: boolean;
+  trustProxy?: TrustProxy;
   /**
    * Close the app (and so the database) on SIGINT/SIGTERM.
    * @default true
@@ -32,11 +36,18 @@ export interface RunningServer {
 
 /** Serves an app over Node's HTTP server; an `App` is started (built and migrated) first. */
 export async function serve(app: App<any, any, any> | BuiltApp<any, any>, options: ServeOptions = {}): Promise<RunningServer> {
+  // A malformed setting throws before the app starts.
+  const addressOf = clientAddressRule(options.trustProxy ?? false);
   const built = app instanceof App ? await app.start() : app;
-  const trustProxy = options.trustProxy ?? false;
-  const fetch = trustProxy
-    ? (request: Request) => built.handle(request)
-    : (request: Request, env: HttpBindings) => built.handle(withSocketAddress(request, env.incoming.socket.remoteAddress));
+  // The address travels beside the request, never in a copy of it (no per-request allocation).
+  const fetch = (request: Request, env: HttpBindings) => {
+    const incoming = env.incoming;
+    const forwarded = incoming.headers["x-forwarded-for"];
+    return built.handle(request, {
+      // Empty, never undefined, when the socket is gone: the headers must not stand in for it.
+      clientAddress: addressOf(incoming.socket.remoteAddress, Array.isArray(forwarded) ? forwarded.join(",") : (forwarded ?? null)) ?? "",
+    });
+  };
   const server = await new Promise<Server>((resolve) => {
     const created = serveNode(
       { fetch: fetch as never, port: options.port ?? 3000, hostname: options.hostname ?? "localhost" },
@@ -59,12 +70,4 @@ export async function serve(app: App<any, any, any> | BuiltApp<any, any>, option
     process.once("SIGTERM", onSignal);
   }
   return { url: `http://${host}:${address.port}`, server, app: built, close };
-}
-
-function withSocketAddress(request: Request, address: string | undefined): Request {
-  const headers = new Headers(request.headers);
-  headers.delete("x-forwarded-for");
-  headers.delete("x-real-ip");
-  if (address) headers.set("x-real-ip", address.startsWith("::ffff:") ? address.slice(7) : address);
-  return new Request(request, { headers });
 }

@@ -21,3 +21,11 @@ export type {
   HttpMiddleware,
 } from "../kernel/index.js";
 export type { CorsConfig } from "../plugins/cors/index.js";
+export {
+  memoryRateLimitStore,
+  type MemoryRateLimitStore,
+  type MemoryRateLimitStoreOptions,
+  type RateLimitConfig,
+  type RateLimitHit,
+  type RateLimitStore,
+} from "../plugins/rate-limit/index.js";

@@ -8,6 +8,7 @@ import { originCheck, trustedOrigins } from "./origin-check.js";
 import { missingAuthColumns } from "./schema-check.js";
 import { SIGNED_OUT, sessionLookup } from "./session-lookup.js";
 import { withoutBannedCredentials } from "./ban-guard.js";
+import { correctClientAddress, withClientAddress } from "./client-address.js";
 import { AUTH_SCHEMA_INCOMPLETE, AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING } from "./errors.js";
 
 export type { AuthConfig, AuthAppOptions } from "./options.js";
@@ -91,6 +92,10 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
         // no later session tap may resolve the same request to someone.
         return found === SIGNED_OUT ? { user: null, session: null } : found;
       });
+      // What a procedure passes on to the library as `context.headers` names the decided client address.
+      ctx.hooks.context.tap((_context, event) => {
+        if (event) correctClientAddress(event);
+      });
       // The same rule wherever the library is called from: a procedure or route calling context.auth.api.
       ctx.hooks.error.tap((error) => refusal(error));
       const trusted = trustedOrigins(config.baseURL ?? app.baseUrl, app.corsOrigins, config.trustedOrigins);
@@ -102,8 +107,9 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
             path: "/api/auth/**",
             // better-auth authenticates its own requests, so no Trellis context; but it does not check
             // bans, so a credentialed request is looked up once and a banned caller's credentials dropped.
+            // It reads the client address from a header: the one Trellis decided is put there.
             context: false,
-            handler: async (event) => instance!.handler(await withoutBannedCredentials(event.request, lookup)),
+            handler: async (event) => instance!.handler(withClientAddress(event, await withoutBannedCredentials(event.request, lookup))),
           },
         ],
       };

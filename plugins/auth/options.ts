@@ -1,4 +1,5 @@
 import type { BetterAuthOptions } from "better-auth";
+import { CLIENT_ADDRESS_HEADER } from "./client-address.js";
 
 /**
  * The auth library's options minus `database`, which Trellis wires to the app's own Kysely instance
@@ -47,6 +48,9 @@ export function authOptions(
       // The schema is Trellis' own and migrated before the first request; better-auth's start-up
       // check would race the migration and report a false mismatch.
       database: { ...config.advanced?.database, validateSchema: false } as never,
+      // One client-address rule for the whole app: the library reads the address Trellis decided
+      // (already resolved through `trustProxy`, so no proxy list of its own applies).
+      ipAddress: { ...config.advanced?.ipAddress, ipAddressHeaders: [CLIENT_ADDRESS_HEADER], trustedProxies: undefined },
     },
   };
 }

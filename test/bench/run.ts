@@ -10,6 +10,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   live: () => import("./live.js"),
   http: () => import("./http.js"),
   durability: () => import("./durability.js"),
+  "rate-limit": () => import("./rate-limit.js"),
 };
 
 const wanted = process.argv.slice(2);

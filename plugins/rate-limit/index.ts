@@ -1,0 +1,76 @@
+import { TrellisError, definePlugin, type AppPlugin, type RequestEvent, type SessionUser } from "../../kernel/index.js";
+import { RATE_LIMIT_INVALID } from "./errors.js";
+import { memoryRateLimitStore } from "./memory-store.js";
+import { limiter } from "./middleware.js";
+import type { RateLimitStore } from "./store.js";
+
+export { memoryRateLimitStore, type MemoryRateLimitStore, type MemoryRateLimitStoreOptions } from "./memory-store.js";
+export type { RateLimitHit, RateLimitStore } from "./store.js";
+
+export interface RateLimitConfig {
+  /** Requests allowed per window per key. */
+  max: number;
+  /** Window length in milliseconds; fixed window, not sliding. */
+  windowMs: number;
+  /**
+   * Identifies the caller.
+   * @default `user:<id>` when signed in, else `ip:<client address>` (see `trustProxy` in `serve()`)
+   */
+  key?: (event: RequestEvent, user: SessionUser | null) => string | Promise<string>;
+  /** Returning true lets the request through uncounted. */
+  skip?: (event: RequestEvent) => boolean | Promise<boolean>;
+  /**
+   * Counter store; replace it to share counters between replicas (`redisRateLimitStore` from
+   * `trellis/redis`). A store you pass is yours to close; the default one is closed with the app.
+   * @default memoryRateLimitStore()
+   */
+  store?: RateLimitStore;
+  /**
+   * When the store fails (Redis unreachable, a timeout): `"open"` lets requests through uncounted,
+   * `"closed"` answers 503 with `Retry-After: 1`. Either way the first failure of an outage is
+   * reported to `onError`, and never becomes a 500.
+   * @default "open"
+   */
+  onStoreError?: "open" | "closed";
+}
+
+export interface RateLimitPluginOptions {
+  /**
+   * Path prefixes limited, matched by segment.
+   * @default ["/rpc", "/rest", "/mcp"]
+   */
+  paths?: readonly string[];
+}
+
+const DEFAULT_PATHS = ["/rpc", "/rest", "/mcp"];
+
+/**
+ * Fixed-window rate limit at the `edge` stage, after CORS (so a 429 carries the CORS headers) and
+ * before every route. `/api/auth/**` keeps the auth library's own limiter, and `/health` and
+ * preflights are never counted, because neither sits under the limited prefixes.
+ */
+export function rateLimitPlugin(config: RateLimitConfig, options: RateLimitPluginOptions = {}): AppPlugin {
+  const owned = config.store ? undefined : memoryRateLimitStore();
+  const store = config.store ?? owned!;
+  return definePlugin({
+    name: "rate-limit",
+    stage: "edge",
+    validate() {
+      const problems: string[] = [];
+      if (!Number.isInteger(config.max) || config.max < 1) problems.push(`max must be a whole number of requests above 0, got ${config.max}`);
+      if (!Number.isInteger(config.windowMs) || config.windowMs < 1) problems.push(`windowMs must be a whole number of milliseconds above 0, got ${config.windowMs}`);
+      if (config.onStoreError !== undefined && config.onStoreError !== "open" && config.onStoreError !== "closed") {
+        problems.push(`onStoreError must be "open" or "closed", got ${JSON.stringify(config.onStoreError)}`);
+      }
+      if (typeof store?.hit !== "function") problems.push("store must have a hit(key, windowMs) method");
+      if (problems.length > 0) {
+        throw new TrellisError(RATE_LIMIT_INVALID, `rateLimit: ${problems.join("; ")}`, { plugin: "rate-limit", hook: "validate" });
+      }
+    },
+    build(ctx) {
+      if (owned) ctx.hooks.close.tap(async () => owned.close());
+      const middleware = limiter({ ...config, store, paths: options.paths ?? DEFAULT_PATHS, report: (error, source) => ctx.report(error, source) });
+      return { middleware: [middleware] };
+    },
+  });
+}

@@ -1,0 +1,17 @@
+/** One request counted: how many so far in the key's current window, and when that window ends. */
+export interface RateLimitHit {
+  count: number;
+  /** When the window ends, in epoch milliseconds. */
+  resetAt: number;
+}
+
+/**
+ * Counter store of the rate limit. `hit` counts one request for `key` in a fixed window of
+ * `windowMs` that starts at the key's first request; it must be atomic when shared between replicas
+ * (`trellis/redis` gives one).
+ */
+export interface RateLimitStore {
+  hit(key: string, windowMs: number): RateLimitHit | Promise<RateLimitHit>;
+  /** Releases timers or connections the store holds. */
+  close?(): void | Promise<void>;
+}
