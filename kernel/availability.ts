@@ -19,7 +19,7 @@ export const UNAVAILABLE_MESSAGES = Object.freeze({
 });
 
 // Node's socket errors, and Trellis' own codes for a database that is not there.
-const CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EPIPE", "DB_UNREACHABLE", "KERNEL_CLOSED"]);
+const CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EPIPE", "DB_UNREACHABLE", "DB_LOGIN_FAILED", "DB_NOT_FOUND", "KERNEL_CLOSED"]);
 // SQLSTATE class 08 (connection exception), and the server shutting down or starting (57P01-57P03).
 const SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123])$/;
 // Drivers that say it only in words: pg, Kysely after destroy(), PGlite after close(), better-sqlite3.

@@ -26,6 +26,7 @@ export type { RequestFacts } from "./event.js";
 export { clientAddressRule, callerAddress, isIpAddress, type TrustProxy, type ClientAddressRule } from "./client-address.js";
 export { liveIterable, type LiveIterableOptions } from "./live-iterable.js";
 export { processEnv } from "./environment.js";
+export { importPeer } from "./peer.js";
 export {
   rootBuilder,
   hasRole,

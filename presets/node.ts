@@ -4,6 +4,7 @@ import type { Server } from "node:http";
 import { clientAddressRule, type TrustProxy } from "../kernel/index.js";
 import { App } from "./app.js";
 import type { BuiltApp } from "./types.js";
+import { assertPortFree } from "./port-check.js";
 
 export interface ServeOptions {
   /** @default 3000 */
@@ -38,6 +39,7 @@ export interface RunningServer {
 export async function serve(app: App<any, any, any> | BuiltApp<any, any>, options: ServeOptions = {}): Promise<RunningServer> {
   // A malformed setting throws before the app starts.
   const addressOf = clientAddressRule(options.trustProxy ?? false);
+  await assertPortFree(options.port ?? 3000, options.hostname ?? "localhost");
   const built = app instanceof App ? await app.start() : app;
   // The address travels beside the request, never in a copy of it (no per-request allocation).
   const fetch = (request: Request, env: HttpBindings) => {

@@ -1,4 +1,5 @@
 import type { LiveProvider } from "../../resources.js";
+import { importPeer } from "../../peer.js";
 
 /**
  * Live providers for `db.live`. Every provider re-runs live queries after the app's own committed
@@ -39,7 +40,7 @@ export interface ListeningLiveProvider extends LiveProvider {
 export function postgresLive(options: PostgresLiveOptions): ListeningLiveProvider {
   const connect = async (): Promise<PgClient> => {
     if ("pool" in options) return options.pool.connect();
-    const { default: pg } = await import("pg");
+    const { default: pg } = await importPeer<typeof import("pg")>("pg", "PostgreSQL live queries (postgresLive)");
     const client = new pg.Client({ connectionString: options.connectionString });
     await client.connect();
     return client as unknown as PgClient;

@@ -2,6 +2,8 @@ import { PostgresDialect, type PostgresPool, type PostgresPoolClient } from "kys
 import type { CustomTypesConfig, Pool, PoolClient, PoolConfig } from "pg";
 import { textParsers, toPostgresParameter } from "./family.js";
 import { reentrant, type ReentrantDialect } from "./reentrant.js";
+import { explainConnectError, parsePostgresUrl, type PostgresTarget } from "./postgres-url.js";
+import { importPeer } from "../../peer.js";
 
 export type PostgresDialectOptions =
   | {
@@ -22,20 +24,38 @@ export type PostgresDialectOptions =
  * lets outer queries join the transaction as on the single-connection families.
  */
 export function postgresDialect(options: PostgresDialectOptions): ReentrantDialect {
+  // A malformed URL is refused here, before anything slow starts.
+  const target = "connectionString" in options ? parsePostgresUrl(options.connectionString) : undefined;
   return reentrant(
     new PostgresDialect({
       pool: async () => {
         // pg is an optional peer: loaded only when a PostgreSQL database is used.
-        const { default: pg } = await import("pg");
+        const { default: pg } = await importPeer<typeof import("pg")>("pg", "A PostgreSQL database (postgresDialect)");
         const types = trellisTypes(pg.types.getTypeParser);
         const pool =
           "pool" in options
             ? options.pool
-            : new pg.Pool({ ...options.poolConfig, connectionString: options.connectionString, types });
-        return new TypedPool(pool, types);
+            : new pg.Pool({ connectionTimeoutMillis: 10_000, ...options.poolConfig, connectionString: options.connectionString, types });
+        return new TypedPool(pool, types, target ?? poolTarget(pool));
       },
     }),
   );
+}
+
+/** Where a pool handed in from outside connects (pg keeps its options). */
+function poolTarget(pool: Pool): PostgresTarget {
+  const options = (pool as unknown as { options?: { host?: string; port?: number; database?: string; user?: string; connectionString?: string } }).options ?? {};
+  if (options.connectionString) {
+    try {
+      return parsePostgresUrl(options.connectionString);
+    } catch {
+      // reported by pg itself when it connects
+    }
+  }
+  const host = options.host ?? "localhost";
+  const port = options.port ?? 5432;
+  const database = options.database ?? options.user ?? "postgres";
+  return { host, port, database, user: options.user, shown: `host=${host} port=${port} dbname=${database}` };
 }
 
 /** Trellis's parsers for text results; pg's defaults for everything else. */
@@ -59,10 +79,16 @@ class TypedPool implements PostgresPool {
   constructor(
     private readonly pool: Pool,
     private readonly types: CustomTypesConfig,
+    private readonly target: PostgresTarget,
   ) {}
 
   async connect(): Promise<PostgresPoolClient> {
-    const client = await this.pool.connect();
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw explainConnectError(error, this.target);
+    }
     let wrapped = this.#clients.get(client);
     if (!wrapped) {
       wrapped = {

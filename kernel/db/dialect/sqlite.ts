@@ -10,6 +10,7 @@ import {
 import { toPlainBytes, toSqliteParameter } from "./family.js";
 import { ConnectionMutex, DEFAULT_ACQUIRE_TIMEOUT_MS } from "./mutex.js";
 import { reentrant, type ReentrantDialect } from "./reentrant.js";
+import { importPeer } from "../../peer.js";
 
 export type SqliteDialectOptions = (
   | {
@@ -41,7 +42,7 @@ export function sqliteDialect(options: SqliteDialectOptions): ReentrantDialect {
 
 async function openFile(filename: string): Promise<SqliteDatabase> {
   // better-sqlite3 is an optional peer: loaded only when a SQLite database is opened.
-  const { default: Database } = await import("better-sqlite3");
+  const { default: Database } = await importPeer<{ default: typeof import("better-sqlite3") }>("better-sqlite3", "A SQLite database file (sqliteDialect({ filename }))");
   return new Database(filename) as unknown as SqliteDatabase;
 }
 
