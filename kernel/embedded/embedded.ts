@@ -1,4 +1,5 @@
-import { mkdirSync } from "node:fs";
+import { accessSync, constants, mkdirSync } from "node:fs";
+import { TrellisError } from "../errors.js";
 import { resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 // `live` is part of @electric-sql/pglite itself (a dependency), so it is always there.
@@ -58,7 +59,17 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase {
   const dataDir = resolveDataDir(config.dataDir);
   let releaseLock = () => {};
   if (dataDir !== MEMORY) {
-    mkdirSync(dataDir, { recursive: true });
+    try {
+      mkdirSync(dataDir, { recursive: true });
+      accessSync(dataDir, constants.W_OK);
+    } catch (cause) {
+      const code = (cause as NodeJS.ErrnoException).code ?? "";
+      throw new TrellisError(
+        "EMBEDDED_DIR_UNWRITABLE",
+        `embedded(): cannot write the data directory ${dataDir} (${code || String(cause)}). Give this process write access to it, or choose another dataDir.`,
+        { cause },
+      );
+    }
     releaseLock = lockDataDir(dataDir).release;
   }
   let client: EmbeddedClient;

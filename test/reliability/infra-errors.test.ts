@@ -1,8 +1,12 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import { SqliteDialect } from "kysely";
 import { describe, expect, it } from "vitest";
 import { postgresDialect } from "../../kernel/db/dialect/index.js";
+import { embedded } from "../../kernel/embedded/index.js";
 import { importPeer } from "../../kernel/index.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
@@ -57,6 +61,19 @@ describe("explained infrastructure errors", () => {
     expect(error).toMatchObject({ code: "SERVE_PORT_IN_USE" });
     expect(error.message).toContain(`Port ${port} on 127.0.0.1 is already in use`);
     await new Promise<void>((resolve) => holder.close(() => resolve()));
+  });
+
+  it("an embedded data directory that cannot be written is named with the fix", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "trellis-unwritable-")), "a-file");
+    writeFileSync(file, "not a directory");
+    let error: any;
+    try {
+      embedded({ dataDir: join(file, "data") });
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toMatchObject({ code: "EMBEDDED_DIR_UNWRITABLE" });
+    expect(error.message).toContain(`cannot write the data directory ${join(file, "data")} (ENOTDIR)`);
   });
 
   it("a missing optional peer names the npm install line", async () => {
