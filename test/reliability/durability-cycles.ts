@@ -86,23 +86,26 @@ export async function writeCycles(dataDir: string, cycles: number, random = Math
   for (let cycle = 0; cycle <= cycles; cycle++) {
     if (staleLock(dataDir)) report.staleLocks++;
     const child = start(dataDir, "write");
-    // Every fifth kill lands during start-up (opening the directory, taking the lock, migrating).
-    if (cycle < cycles && cycle % 5 === 4) {
-      await sleep(200 + random() * 800);
-      const ready = child.lines.some((line) => line.startsWith("ROWS"));
+    try {
+      // Every fifth kill lands during start-up (opening the directory, taking the lock, migrating).
+      if (cycle < cycles && cycle % 5 === 4) {
+        await sleep(200 + random() * 800);
+        const ready = child.lines.some((line) => line.startsWith("ROWS"));
+        await child.kill();
+        if (!ready) {
+          report.killedStarting++;
+          continue;
+        }
+      }
+      const found = new Set((await child.waitFor(/^ROWS/)).slice(5).split(",").filter(Boolean).map(Number));
+      for (const id of acknowledged) if (!found.has(id)) report.lost++;
+      if (cycle === cycles) break;
+      await sleep(50 + random() * 300);
       await child.kill();
-      if (!ready) report.killedStarting++;
-      if (!ready) continue;
-    }
-    const found = new Set((await child.waitFor(/^ROWS/)).slice(5).split(",").filter(Boolean).map(Number));
-    for (const id of acknowledged) if (!found.has(id)) report.lost++;
-    if (cycle === cycles) {
+      for (const line of child.lines) if (line.startsWith("ACK ")) acknowledged.add(Number(line.slice(4)));
+    } finally {
       await child.kill();
-      break;
     }
-    await sleep(50 + random() * 300);
-    await child.kill();
-    for (const line of child.lines) if (line.startsWith("ACK ")) acknowledged.add(Number(line.slice(4)));
   }
   report.acknowledged = acknowledged.size;
   report.msPerCycle = Math.round((Date.now() - began) / (cycles + 1));
@@ -121,15 +124,18 @@ export async function migrationCycles(dataDir: string, kills: number, random = M
   const states: MigrationCycleReport["states"] = [];
   for (let cycle = 0; cycle <= kills; cycle++) {
     const child = start(dataDir, "migrate");
-    states.push(JSON.parse((await child.waitFor(/^STATE /)).slice(6)));
-    if (cycle === kills) {
-      await child.waitFor(/^MIGRATED$/, 120_000);
-      await child.exited;
-      return { states, migrated: true };
+    try {
+      states.push(JSON.parse((await child.waitFor(/^STATE /)).slice(6)));
+      if (cycle === kills) {
+        await child.waitFor(/^MIGRATED$/, 120_000);
+        await child.exited;
+        return { states, migrated: true };
+      }
+      await child.waitFor(/^MIGRATING$/);
+      await sleep(random() * 400);
+    } finally {
+      await child.kill();
     }
-    await child.waitFor(/^MIGRATING$/);
-    await sleep(random() * 400);
-    await child.kill();
   }
   return { states, migrated: false };
 }
