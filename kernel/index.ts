@@ -40,6 +40,8 @@ export {
   type PermissionFn,
 } from "./procedure.js";
 export { BYTES_TYPE_ID, customJsonSerializers, toBase64, fromBase64 } from "./wire.js";
+export { toPlainJson } from "./plain-json.js";
+export { missingPeers } from "./peers.js";
 export type { AppKV, AppSecrets, AppStorage, DatabaseConfig, DatabaseKind, LiveProvider } from "./resources.js";
 export type { AppDatabase } from "./db/database.js";
 export { primaryKeyOf, COLUMN_TYPES } from "./schema/model.js";

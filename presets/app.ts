@@ -19,6 +19,8 @@ import { resourcesPlugin, type ResourceOptions, type ResourcesPlugin } from "../
 import type { ResourceRouter } from "./resource-types.js";
 import { authPlugin, type AuthConfig } from "../plugins/auth/index.js";
 import { livePlugin } from "../plugins/live/index.js";
+import { openapiPlugin, type OpenapiConfig } from "../plugins/openapi/index.js";
+import { mcpPlugin, type McpConfig } from "../plugins/mcp/index.js";
 import { defaultPreset, type PresetOptions } from "./default.js";
 import type { BuiltApp, ContextOf, NestName } from "./types.js";
 
@@ -141,6 +143,25 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
     // A streaming resource brings the live plugin (cross-process notifications), once.
     if (options.live && !this.kernel.plugins.some((plugin) => plugin.name === "live")) this.kernel.use(livePlugin());
     return this as never;
+  }
+
+  /**
+   * The plain-JSON REST surface under `/rest/**`, its OpenAPI 3.1 document at `/openapi.json` and a
+   * reference page at `/docs`. Needs the optional peers `@orpc/openapi`, `@orpc/zod`, `@orpc/json-schema`
+   * (and `swagger-ui-dist` for the page).
+   */
+  openapi(config: OpenapiConfig = {}): this {
+    this.kernel.use(openapiPlugin(config));
+    return this;
+  }
+
+  /**
+   * An MCP server (Streamable HTTP) at `/mcp` exposing the procedures tagged with `mcp.tool()`,
+   * `mcp.resource()` or `mcp.prompt()`. Needs the optional peers `@modelcontextprotocol/sdk` and `@orpc/zod`.
+   */
+  mcp(config: McpConfig = {}): this {
+    this.kernel.use(mcpPlugin(config));
+    return this;
   }
 
   /** Registers a plugin; a duplicate name throws here. */

@@ -59,7 +59,7 @@ describe("trellis/node serve() and the trellis/client typed client", () => {
 
 describe("entry points", () => {
   it("the root exports exactly the runtime members of the spec that exist so far", () => {
-    expect(Object.keys(root).sort()).toEqual(["App", "RpcError", "liveIterable", "memoryRateLimitStore"]);
+    expect(Object.keys(root).sort()).toEqual(["App", "RpcError", "liveIterable", "mcp", "memoryRateLimitStore"]);
   });
 });
 

@@ -1,0 +1,19 @@
+import { toBase64 } from "./wire.js";
+
+/**
+ * Values as plain JSON carries them (REST, MCP; DESIGN.md section 5): bytes as base64, bigint as a
+ * string, a Date as its ISO string, and a `date` column (`dayKeys`) as its `YYYY-MM-DD` day. The
+ * RPC wire keeps the types instead (meta); these are the surfaces without a typed client.
+ */
+export function toPlainJson(value: unknown, dayKeys?: ReadonlySet<string>): string {
+  return JSON.stringify(value, function (this: Record<string, unknown>, key: string, encoded: unknown) {
+    if (encoded instanceof Uint8Array) return toBase64(encoded);
+    if (typeof encoded === "bigint") return encoded.toString();
+    if (dayKeys && typeof encoded === "string" && dayKeys.has(key)) {
+      const raw = this[key];
+      // The Date at UTC midnight that holds a calendar day in process.
+      if (raw instanceof Date) return encoded.slice(0, 10);
+    }
+    return encoded;
+  }) ?? "null";
+}

@@ -1,0 +1,144 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+  type GetPromptResult,
+  type Prompt,
+  type Resource,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import { ZodToJsonSchemaConverter } from "@orpc/zod/zod4";
+import { errorBody, toPlainJson, type AppRpcContext, type RequestEvent, type SealedApp } from "../../kernel/index.js";
+import type { McpEntry } from "./catalog.js";
+import type { McpConfig } from "./index.js";
+
+/**
+ * The MCP runtime, loaded with the SDK once the app is sealed. Listings (names, JSON Schemas) are
+ * built once; each request gets a fresh stateless server whose handlers close over the caller's
+ * context, and every call runs the procedure through the kernel's gate (`sealed.call`), so the
+ * session, permissions, validation and error statuses are exactly those of `/rpc`.
+ */
+export interface McpRuntime {
+  handle(event: RequestEvent, context: AppRpcContext): Promise<Response>;
+}
+
+type ToolEntry = { entry: McpEntry; tool: Tool; wrapped: boolean };
+
+export function mcpRuntime(sealed: SealedApp, entries: readonly McpEntry[], config: McpConfig): McpRuntime {
+  const converter = new ZodToJsonSchemaConverter();
+  const inputOf = (procedure: string) => {
+    const schema = sealed.procedures.get(procedure)!["~orpc"].inputSchema;
+    return schema ? converter.convert(schema, { strategy: "input" })[1] : {};
+  };
+  const tools = new Map<string, ToolEntry>();
+  const resources = new Map<string, { entry: McpEntry; resource: Resource }>();
+  const prompts = new Map<string, { entry: McpEntry; prompt: Prompt }>();
+  for (const entry of entries) {
+    const { tag } = entry;
+    if (tag.kind === "tool") {
+      const input = inputOf(entry.procedure);
+      // MCP wants an object schema; any other input travels as the `input` argument.
+      const isObject = typeof input === "object" && (input.type === "object" || Object.keys(input).length === 0);
+      const inputSchema = (isObject ? { type: "object", ...(input as object) } : { type: "object", properties: { input }, required: ["input"] }) as Tool["inputSchema"];
+      tools.set(entry.name, {
+        entry,
+        wrapped: !isObject,
+        tool: { name: entry.name, ...(tag.title && { title: tag.title }), ...(tag.description && { description: tag.description }), inputSchema, ...(tag.annotations && { annotations: tag.annotations }) },
+      });
+    } else if (tag.kind === "resource") {
+      const uri = tag.uri ?? `trellis://${entry.procedure}`;
+      resources.set(uri, { entry, resource: { uri, name: tag.name ?? entry.procedure, ...(tag.description && { description: tag.description }), mimeType: tag.mimeType ?? "application/json" } });
+    } else {
+      const input = inputOf(entry.procedure) as { properties?: Record<string, { description?: string }>; required?: string[] };
+      const args = Object.entries(input.properties ?? {}).map(([name, schema]) => ({ name, ...(schema.description && { description: schema.description }), required: input.required?.includes(name) ?? false }));
+      prompts.set(entry.name, { entry, prompt: { name: entry.name, ...(tag.title && { title: tag.title }), ...(tag.description && { description: tag.description }), arguments: args } });
+    }
+  }
+  const toolList = [...tools.values()].map(({ tool }) => tool);
+  const resourceList = [...resources.values()].map(({ resource }) => resource);
+  const promptList = [...prompts.values()].map(({ prompt }) => prompt);
+  const info = { name: config.serverInfo?.name ?? sealed.name, version: config.serverInfo?.version ?? (sealed.schema.version || "0") };
+  const capabilities = { ...(tools.size > 0 && { tools: {} }), ...(resources.size > 0 && { resources: {} }), ...(prompts.size > 0 && { prompts: {} }) };
+  // One validator for every request's server (it is only used for elicitation, which this does not send).
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
+  return {
+    async handle(event, context) {
+      const call = (procedure: string, input: unknown) => sealed.call(procedure, input, { event, context, source: "mcp" });
+      const server = new Server(info, { capabilities, instructions: config.instructions, jsonSchemaValidator });
+      if (tools.size > 0) {
+        server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolList }));
+        server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+          const found = tools.get(request.params.name);
+          if (!found) throw new McpError(ErrorCode.InvalidParams, `No tool named "${request.params.name}"`);
+          const args = request.params.arguments;
+          try {
+            const output = await call(found.entry.procedure, found.wrapped ? args?.input : args);
+            const text = toPlainJson(output);
+            const structured = typeof output === "object" && output !== null && !Array.isArray(output) ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+            return { content: [{ type: "text", text }], ...(structured && { structuredContent: structured }) };
+          } catch (error) {
+            // A tool error, not a protocol error: the model sees the same code and message as /rpc.
+            const body = errorBody(sealed.toError(error, "mcp"));
+            return { isError: true, content: [{ type: "text", text: JSON.stringify(body) }], structuredContent: body };
+          }
+        });
+      }
+      if (resources.size > 0) {
+        server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resourceList }));
+        server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+          const found = resources.get(request.params.uri);
+          if (!found) throw new McpError(ErrorCode.InvalidParams, `No resource at ${request.params.uri}`);
+          const output = await call(found.entry.procedure, undefined).catch((error) => protocolError(sealed, error));
+          const mimeType = found.resource.mimeType!;
+          return { contents: [{ uri: found.resource.uri, mimeType, text: typeof output === "string" ? output : toPlainJson(output) }] };
+        });
+      }
+      if (prompts.size > 0) {
+        server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: promptList }));
+        server.setRequestHandler(GetPromptRequestSchema, async (request): Promise<GetPromptResult> => {
+          const found = prompts.get(request.params.name);
+          if (!found) throw new McpError(ErrorCode.InvalidParams, `No prompt named "${request.params.name}"`);
+          const output = await call(found.entry.procedure, request.params.arguments ?? {}).catch((error) => protocolError(sealed, error));
+          return promptResult(output, found.prompt.description);
+        });
+      }
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+        enableDnsRebindingProtection: config.enableDnsRebindingProtection ?? false,
+        allowedHosts: config.allowedHosts,
+        allowedOrigins: config.allowedOrigins,
+      });
+      await server.connect(transport);
+      try {
+        return await transport.handleRequest(event.request);
+      } finally {
+        void server.close();
+      }
+    },
+  };
+}
+
+/** Outside tools MCP has only protocol errors: the gate's status picks the JSON-RPC code, its body rides in `data`. */
+function protocolError(sealed: SealedApp, error: unknown): never {
+  const mapped = sealed.toError(error, "mcp");
+  const code = mapped.status >= 500 ? ErrorCode.InternalError : mapped.status === 400 || mapped.status === 404 ? ErrorCode.InvalidParams : ErrorCode.InvalidRequest;
+  throw new McpError(code, mapped.message, errorBody(mapped));
+}
+
+/** A prompt procedure returns text, a list of messages, or `{ description?, messages }`. */
+function promptResult(output: unknown, description: string | undefined): GetPromptResult {
+  if (typeof output === "string") return { ...(description && { description }), messages: [{ role: "user", content: { type: "text", text: output } }] };
+  if (Array.isArray(output)) return { ...(description && { description }), messages: output as GetPromptResult["messages"] };
+  return output as GetPromptResult;
+}

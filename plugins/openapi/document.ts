@@ -1,0 +1,143 @@
+import type { ResourceInfo, SealedApp } from "../../kernel/index.js";
+import type { RestOperation } from "./operations.js";
+import { listQuerySchema, includeSchema, rowSchema, type Convert } from "./schemas.js";
+
+/** The session cookie the auth library sets (with a `__Secure-` prefix over HTTPS). */
+const SESSION_COOKIE = "better-auth.session_token";
+
+const ERROR_SCHEMA = {
+  type: "object",
+  properties: {
+    code: { type: "string", examples: ["BAD_REQUEST"] },
+    status: { type: "integer", examples: [400] },
+    message: { type: "string" },
+    data: {},
+  },
+  required: ["code", "status", "message"],
+};
+
+/** Pieces of the document: plain JSON (the OpenAPI typings split 3.0 and 3.1 schema types). */
+type Json = Record<string, any>;
+
+const ERROR_TEXT: Record<number, string> = {
+  400: "Invalid input (the message names the field)",
+  401: "Sign in first",
+  403: "The caller's role or the permission refuses it",
+  404: "No such row, or a row the caller does not own",
+  409: "Conflicts with a unique or foreign key",
+  413: "The request body is too large",
+  429: "Rate limited (see Retry-After)",
+  500: "Unexpected failure",
+};
+
+/**
+ * The OpenAPI 3.1 document of the REST surface, built once when the app is sealed: `info.title` is
+ * the app's name, `info.version` the latest schema version, `servers[0].url` `<baseUrl>/rest`.
+ * Inputs come from the procedures' own zod schemas (the ones the gate validates with), rows from the
+ * table model, errors are the one body every plain surface sends.
+ */
+export function openapiDocument(sealed: SealedApp, operations: readonly RestOperation[], convert: Convert): Json {
+  const registry = sealed.service("resource-registry");
+  const auth = sealed.schema.auth;
+  const securitySchemes: Record<string, Json> = {};
+  if (auth) securitySchemes.session = { type: "apiKey", in: "cookie", name: SESSION_COOKIE, description: "The session cookie set by `/api/auth/sign-in/*`" };
+  if (auth?.apiKeys) securitySchemes.apiKey = { type: "apiKey", in: "header", name: "x-api-key", description: "An API key; `Authorization: Bearer <key>` works too" };
+  const schemas: Record<string, Json> = { Error: ERROR_SCHEMA };
+  const paths: Json = {};
+
+  for (const operation of operations) {
+    const procedure = sealed.procedures.get(operation.name)!["~orpc"];
+    const resource = operation.resource && registry?.get(operation.resource.name);
+    const item: Json = {
+      operationId: operation.name,
+      tags: [operation.name.includes(".") ? operation.name.slice(0, operation.name.lastIndexOf(".")) : operation.name],
+      summary: procedure.route.summary ?? (resource ? `${operation.resource!.action} ${resource.name}` : operation.name),
+      ...(procedure.route.description && { description: procedure.route.description }),
+      responses: {},
+    };
+    const parameters: Json[] = operation.params.map((name) => ({ name, in: "path", required: true, schema: { type: "string" } }));
+    let output: Json;
+    if (resource && operation.resource) {
+      const table = sealed.schema.tables[operation.resource.table]!;
+      const rowName = schemaName(resource.name);
+      schemas[rowName] ??= rowSchema(table) as Json;
+      const row = { $ref: `#/components/schemas/${rowName}` };
+      output = (operation.resource.action === "list" ? { type: "array", items: row } : row);
+      if (parameters[0]) parameters[0].schema = convertColumnKey(convert, procedure.inputSchema);
+      if (operation.resource.action === "list") {
+        for (const [name, schema] of Object.entries(listQuerySchema(table, resource.includable, convert).properties)) {
+          parameters.push({ name, in: "query", required: false, ...(typeof schema === "object" && schema.type === "integer" ? {} : { style: "deepObject", explode: true }), schema: schema });
+        }
+      }
+      if (operation.resource.action === "get" && resource.includable.length > 0) {
+        parameters.push({ name: "include", in: "query", required: false, style: "deepObject", explode: true, schema: includeSchema(resource.includable) });
+      }
+      if (operation.resource.action === "create") item.requestBody = jsonBody(convert(procedure.inputSchema, "input"), true);
+      if (operation.resource.action === "update") item.requestBody = jsonBody(convert(shapeOf(procedure.inputSchema)?.data, "input"), true);
+    } else {
+      output = convert(procedure.outputSchema, "output") as Json;
+      if (procedure.inputSchema && operation.method !== "GET" && operation.method !== "DELETE") {
+        const [required, schema] = [!isOptional(procedure.inputSchema), convert(procedure.inputSchema, "input")];
+        item.requestBody = jsonBody(schema, required);
+      }
+    }
+    if (parameters.length > 0) item.parameters = parameters;
+    item.responses["200"] = { description: "OK", content: { "application/json": { schema: output } } };
+    for (const status of errorStatuses(operation, resource)) {
+      item.responses[String(status)] = { description: ERROR_TEXT[status]!, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
+    }
+    const rule = resource && operation.resource ? resource.permissions[operation.resource.action] : undefined;
+    const schemes = Object.keys(securitySchemes).map((name) => ({ [name]: [] }));
+    // A public operation needs no credential but still reads one when sent (`{}` lists "none").
+    if (schemes.length > 0) item.security = rule === undefined || rule === "public" || rule === "function" ? [{}, ...schemes] : schemes;
+    ((paths[operation.path] ??= {}) as Record<string, unknown>)[operation.method.toLowerCase()] = item;
+  }
+
+  return {
+    openapi: "3.1.1",
+    info: { title: sealed.name, version: sealed.schema.version || "0" },
+    servers: [{ url: `${sealed.baseUrl?.replace(/\/$/, "") ?? ""}/rest` }],
+    paths,
+    components: { schemas, ...(Object.keys(securitySchemes).length > 0 && { securitySchemes }) },
+  };
+}
+
+function errorStatuses(operation: RestOperation, resource: ResourceInfo | undefined): number[] {
+  if (!resource || !operation.resource) return [400, 401, 403, 500];
+  const { action } = operation.resource;
+  const rule = resource.permissions[action];
+  const statuses = [400];
+  if (rule !== "public" && rule !== "function") statuses.push(401);
+  if (rule === "admin" || rule === "function") statuses.push(403);
+  if (action === "get" || action === "update" || action === "delete") statuses.push(404);
+  if (action === "create" || action === "update" || action === "delete") statuses.push(409);
+  statuses.push(500);
+  return statuses;
+}
+
+function jsonBody(schema: unknown, required: boolean): Json {
+  return { required, content: { "application/json": { schema: schema } } };
+}
+
+/** The key column's schema, read from the procedure's own `{ where: { <pk> } }` input. */
+function convertColumnKey(convert: Convert, input: unknown): Json {
+  const where = shapeOf(input)?.where;
+  const key = Object.values(shapeOf(where) ?? {})[0];
+  return (key ? convert(key, "input") : { type: "string" }) as Json;
+}
+
+/** The fields of a zod object (unwrapping `.optional()`), without importing zod at runtime. */
+function shapeOf(schema: unknown): Record<string, unknown> | undefined {
+  const def = (schema as { def?: { type?: string; shape?: Record<string, unknown>; innerType?: unknown } } | undefined)?.def;
+  if (def?.type === "optional") return shapeOf(def.innerType);
+  return def?.shape;
+}
+
+function isOptional(schema: unknown): boolean {
+  const standard = schema as { "~standard"?: unknown; def?: { type?: string } };
+  return standard.def?.type === "optional";
+}
+
+function schemaName(resource: string): string {
+  return resource.replace(/(^|[._-])(\w)/g, (_, __, char: string) => char.toUpperCase());
+}

@@ -1,0 +1,77 @@
+import { TrellisError, definePlugin, missingPeers, type AppPlugin, type RouteDefinition, type SealedApp } from "../../kernel/index.js";
+import { restOperations } from "./operations.js";
+import { DOCS_PACKAGE, docsRoutes } from "./docs-page.js";
+import { OPENAPI_PEER_MISSING } from "./errors.js";
+import type { RestRuntime } from "./rest.js";
+
+export interface OpenapiConfig {
+  /**
+   * Gate by flag: `false` mounts nothing.
+   * @default true
+   */
+  enabled?: boolean;
+  /**
+   * The reference page rendering the document (Swagger UI from `swagger-ui-dist`, served by the
+   * app). `false` omits it.
+   * @default { path: "/docs" }
+   */
+  docs?: boolean | { path?: string };
+}
+
+/** The optional peers the REST surface and the document need (SPEC.md, Endpoints rule 2). */
+const PEERS = ["@orpc/openapi", "@orpc/zod", "@orpc/json-schema"];
+const DOCUMENT_PATH = "/openapi.json";
+
+/**
+ * `.openapi()`: the plain-JSON REST surface under `/rest/**` and its OpenAPI 3.1 document at
+ * `/openapi.json`, plus a reference page. Stage `surface`: routes are mounted for every procedure
+ * that exists once features and user plugins built; the document is generated once, after the app
+ * is sealed. Requests run procedures only through the kernel's gate.
+ */
+export function openapiPlugin(config: OpenapiConfig = {}): AppPlugin {
+  const docsPath = config.docs === false ? undefined : (typeof config.docs === "object" && config.docs.path) || "/docs";
+  let runtime: RestRuntime | undefined;
+  let document: string | undefined;
+  return definePlugin({
+    name: "openapi",
+    stage: "surface",
+    validate() {
+      if (config.enabled === false) return;
+      const missing = missingPeers([...PEERS, ...(docsPath ? [DOCS_PACKAGE] : [])]);
+      if (missing.length > 0) {
+        const hint = missing.includes(DOCS_PACKAGE) ? ' (or pass docs: false to .openapi() for no reference page)' : "";
+        throw new TrellisError(OPENAPI_PEER_MISSING, `.openapi() needs the optional peer packages ${missing.map((name) => `"${name}"`).join(", ")}${hint}`, {
+          plugin: "openapi",
+          hook: "validate",
+        });
+      }
+    },
+    build(ctx) {
+      if (config.enabled === false) return;
+      const operations = restOperations(ctx.procedures);
+      let sealed: SealedApp | undefined;
+      ctx.hooks.sealed.tap((app) => (sealed = app));
+      // The peers load asynchronously, so the runtime and the document are made in `ready`: once,
+      // after every plugin built, before the first request.
+      ctx.hooks.ready.tap(async () => {
+        if (runtime) return;
+        const [{ restRuntime }, { openapiDocument }] = await Promise.all([import("./rest.js"), import("./document.js")]);
+        runtime = restRuntime(sealed!, operations);
+        document = JSON.stringify(openapiDocument(sealed!, operations, runtime.convert));
+      });
+      const routes: RouteDefinition[] = operations.map((operation) => ({
+        method: operation.method,
+        path: operation.route,
+        handler: (event, context) => runtime!.handle(operation, event, context),
+      }));
+      routes.push({
+        method: "GET",
+        path: DOCUMENT_PATH,
+        context: false,
+        handler: () => new Response(document, { headers: { "content-type": "application/json" } }),
+      });
+      if (docsPath) routes.push(...docsRoutes(docsPath, DOCUMENT_PATH, ctx.resources.name ?? "trellis"));
+      return { routes };
+    },
+  });
+}

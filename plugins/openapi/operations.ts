@@ -1,0 +1,77 @@
+import type { AnyProcedure } from "@orpc/server";
+import type { ResourceAction } from "../../kernel/index.js";
+
+/** What resource procedures carry in their meta (plugins/resources tags them). */
+interface ResourceTag {
+  table: string;
+  action: ResourceAction | "live";
+  key: string;
+}
+
+/** One REST operation: a procedure, the method and path it answers on, and how input arrives. */
+export interface RestOperation {
+  /** The procedure the operation calls through the gate. */
+  name: string;
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  /** The rou3 pattern under the app, `/rest/post/:id`. */
+  route: string;
+  /** The OpenAPI path, relative to `servers[0].url` (`<baseUrl>/rest`): `/post/{id}`. */
+  path: string;
+  /** Set for resource actions: the REST shape is the resource's, not the procedure's input. */
+  resource?: { name: string; table: string; action: ResourceAction; key: string };
+  /** Path parameter names (a declared route's, or the resource key). */
+  params: string[];
+}
+
+const RESOURCE_ROUTES: Record<ResourceAction, { method: RestOperation["method"]; keyed: boolean }> = {
+  list: { method: "GET", keyed: false },
+  create: { method: "POST", keyed: false },
+  get: { method: "GET", keyed: true },
+  update: { method: "PATCH", keyed: true },
+  delete: { method: "DELETE", keyed: true },
+};
+
+/**
+ * Every procedure the REST surface exposes, per DESIGN.md section 9: resources as
+ * `GET/POST /rest/post` and `GET/PATCH/DELETE /rest/post/{id}`; other procedures
+ * `POST /rest/<a>/<b>` unless they declare a route. `_admin.*`, `file.*` and live streams stay out.
+ */
+export function restOperations(procedures: ReadonlyMap<string, AnyProcedure>): RestOperation[] {
+  const operations: RestOperation[] = [];
+  for (const [name, procedure] of procedures) {
+    if (name.startsWith("_admin.") || name.startsWith("file.")) continue;
+    const def = procedure["~orpc"];
+    const tag = (def.meta as { resource?: ResourceTag }).resource;
+    if (tag) {
+      if (tag.action === "live") continue;
+      const resourceName = name.slice(0, name.lastIndexOf("."));
+      const { method, keyed } = RESOURCE_ROUTES[tag.action];
+      const base = `/${resourceName.split(".").join("/")}`;
+      operations.push({
+        name,
+        method,
+        route: `/rest${base}${keyed ? "/:key" : ""}`,
+        path: `${base}${keyed ? `/{${tag.key}}` : ""}`,
+        resource: { name: resourceName, table: tag.table, action: tag.action, key: tag.key },
+        params: keyed ? [tag.key] : [],
+      });
+      continue;
+    }
+    const declared = def.route;
+    if (declared.path) {
+      const method = (declared.method ?? "POST").toUpperCase() as RestOperation["method"];
+      const params = [...declared.path.matchAll(/\{\+?([^}]+)\}/g)].map((match) => match[1]!);
+      operations.push({
+        name,
+        method,
+        route: `/rest${declared.path.replace(/\{\+?([^}]+)\}/g, ":$1")}`,
+        path: declared.path.replace(/\{\+([^}]+)\}/g, "{$1}"),
+        params,
+      });
+      continue;
+    }
+    const path = `/${name.split(".").join("/")}`;
+    operations.push({ name, method: "POST", route: `/rest${path}`, path, params: [] });
+  }
+  return operations;
+}

@@ -1,0 +1,116 @@
+import { JsonSchemaCoercer } from "@orpc/json-schema";
+import type { JSONSchema } from "@orpc/openapi";
+import { StandardBracketNotationSerializer } from "@orpc/openapi-client/standard";
+import { ZodToJsonSchemaConverter } from "@orpc/zod/zod4";
+import { RpcError, columnInput, errorResponse, toPlainJson, type AppRpcContext, type RequestEvent, type SealedApp, type TableModel } from "../../kernel/index.js";
+import { listQuerySchema, includeSchema, type Convert } from "./schemas.js";
+import type { RestOperation } from "./operations.js";
+
+/**
+ * The `/rest/**` runtime, loaded with the optional peers once the app is sealed. It only turns a
+ * plain-JSON request into the procedure's input and the output back into plain JSON: the procedure
+ * runs through the kernel's gate (`sealed.call`), which owns permissions, validation and error
+ * mapping, so REST answers exactly what `/rpc` answers.
+ */
+export interface RestRuntime {
+  handle(operation: RestOperation, event: RequestEvent, context: AppRpcContext): Promise<Response>;
+  /** The JSON Schema converter, shared with the document. */
+  convert: Convert;
+}
+
+type Decode = (event: RequestEvent) => Promise<unknown>;
+
+export function restRuntime(sealed: SealedApp, operations: readonly RestOperation[]): RestRuntime {
+  const converter = new ZodToJsonSchemaConverter();
+  const convert: Convert = (schema, strategy) => converter.convert(schema as never, { strategy })[1];
+  const coercer = new JsonSchemaCoercer();
+  const brackets = new StandardBracketNotationSerializer();
+  const registry = sealed.service("resource-registry");
+
+  const query = (event: RequestEvent): Record<string, unknown> | undefined => {
+    const search = event.request.url.indexOf("?");
+    if (search === -1 || search === event.request.url.length - 1) return undefined;
+    const entries = [...new URLSearchParams(event.request.url.slice(search + 1)).entries()];
+    const decoded = brackets.deserialize(entries);
+    if (Array.isArray(decoded)) throw new RpcError("BAD_REQUEST", { message: "The query string must name its parameters" });
+    return decoded;
+  };
+  const keyOf = (table: TableModel, key: string) => {
+    const schema = convert(columnInput(table.columns[key]!), "input");
+    return (event: RequestEvent) => coercer.coerce(schema, event.params.key);
+  };
+
+  const decoders = new Map<RestOperation, Decode>();
+  for (const operation of operations) decoders.set(operation, decoder(operation));
+  // The day columns of each resource's rows, written `YYYY-MM-DD` in JSON.
+  const days = new Map<string, ReadonlySet<string>>();
+  for (const operation of operations) {
+    const table = operation.resource && sealed.schema.tables[operation.resource.table];
+    if (table) days.set(operation.name, new Set(Object.keys(table.columns).filter((name) => table.columns[name]!.type === "date")));
+  }
+
+  function decoder(operation: RestOperation): Decode {
+    const { resource } = operation;
+    if (!resource) {
+      return operation.method === "GET" || operation.method === "DELETE"
+        ? async (event) => withParams(query(event), event.params, operation.params)
+        : async (event) => withParams(await body(event), event.params, operation.params);
+    }
+    const table = sealed.schema.tables[resource.table]!;
+    const includable = registry?.get(resource.name)?.includable ?? [];
+    switch (resource.action) {
+      case "list": {
+        const schema = listQuerySchema(table, includable, convert);
+        return async (event) => {
+          const args = query(event);
+          return args && coercer.coerce(schema, args);
+        };
+      }
+      case "create":
+        return body;
+      case "get": {
+        const key = keyOf(table, resource.key);
+        const include = { type: "object", properties: { include: includeSchema(includable) } } satisfies JSONSchema;
+        return async (event) => ({ ...(coercer.coerce(include, query(event) ?? {}) as object), where: { [resource.key]: key(event) } });
+      }
+      case "update": {
+        const key = keyOf(table, resource.key);
+        return async (event) => ({ where: { [resource.key]: key(event) }, data: (await body(event)) ?? {} });
+      }
+      case "delete": {
+        const key = keyOf(table, resource.key);
+        return async (event) => ({ where: { [resource.key]: key(event) } });
+      }
+    }
+  }
+
+  return {
+    convert,
+    async handle(operation, event, context) {
+      try {
+        const input = await decoders.get(operation)!(event);
+        const output = await sealed.call(operation.name, input, { event, context, source: "rest" });
+        return new Response(toPlainJson(output, days.get(operation.name)), { headers: { "content-type": "application/json" } });
+      } catch (error) {
+        return errorResponse(sealed.toError(error, "rest"), false);
+      }
+    },
+  };
+}
+
+/** A JSON body; no body, an empty one or `{}`-less silence all mean "no input". */
+async function body(event: RequestEvent): Promise<unknown> {
+  const text = await event.request.text();
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new RpcError("BAD_REQUEST", { message: "The request body is not valid JSON" });
+  }
+}
+
+function withParams(input: unknown, params: Record<string, string>, names: readonly string[]): unknown {
+  if (names.length === 0) return input;
+  const values = Object.fromEntries(names.map((name) => [name, params[name]]));
+  return typeof input === "object" && input !== null && !Array.isArray(input) ? { ...input, ...values } : values;
+}

@@ -1,0 +1,100 @@
+import type { JSONSchema } from "@orpc/openapi";
+import { columnInput, type ColumnModel, type TableModel } from "../../kernel/index.js";
+
+/**
+ * JSON Schemas of a resource's REST shapes. The column schemas are the kernel's zod inputs converted
+ * once (`convert`), so the document, the query-string coercion and validation agree; only rows (the
+ * outputs, which have no zod schema) are described here from the column types.
+ */
+export type Convert = (schema: unknown, strategy: "input" | "output") => JSONSchema;
+
+/** A row as plain JSON returns it (DESIGN.md section 5: values on the wire). */
+export function rowSchema(table: TableModel): JSONSchema {
+  const properties: Record<string, JSONSchema> = {};
+  for (const [name, column] of Object.entries(table.columns)) properties[name] = outputColumn(column);
+  return { type: "object", properties, required: Object.keys(properties) };
+}
+
+function outputColumn(column: ColumnModel): JSONSchema {
+  const schema = outputValue(column);
+  if (!column.nullable) return schema;
+  return typeof schema.type === "string" ? { ...(schema as object), type: [schema.type, "null"] } : { anyOf: [schema, { type: "null" }] };
+}
+
+function outputValue(column: ColumnModel): Exclude<JSONSchema, boolean> {
+  if (column.enum) return column.enum.multiple ? { type: "string", description: `comma-separated set of ${column.enum.values.join(", ")}` } : { type: "string", enum: [...column.enum.values] };
+  switch (column.type) {
+    case "serial":
+    case "integer":
+      return { type: "integer" };
+    case "real":
+      return { type: "number" };
+    case "boolean":
+      return { type: "boolean" };
+    case "timestamp":
+      return { type: "string", format: "date-time" };
+    case "date":
+      return { type: "string", format: "date" };
+    case "uuid":
+      return { type: "string", format: "uuid" };
+    case "bigint":
+      return { type: "string", pattern: "^-?\\d+$" };
+    case "decimal":
+      return { type: "string", pattern: "^-?(\\d+(\\.\\d*)?|\\.\\d+)$" };
+    case "bytes":
+      return { type: "string", contentEncoding: "base64" };
+    case "jsonb":
+      return {};
+    default:
+      return { type: "string" };
+  }
+}
+
+const TEXT_TYPES = new Set(["text", "varchar", "uuid"]);
+
+/**
+ * A list's `where` as a JSON Schema: per column a value or an operator object, plus `AND`/`OR`
+ * arrays and `NOT`, one level deep (deeper nesting is accepted as is and checked by the procedure).
+ */
+export function whereSchema(table: TableModel, convert: Convert): JSONSchema {
+  const columns: Record<string, JSONSchema> = {};
+  for (const [name, column] of Object.entries(table.columns)) {
+    const value = convert(columnInput(column), "input");
+    const operators: Record<string, JSONSchema> = {
+      equals: value,
+      not: value,
+      in: { type: "array", items: value },
+      notIn: { type: "array", items: value },
+      isNull: { type: "boolean" },
+    };
+    if (!TEXT_TYPES.has(column.type) && column.type !== "boolean" && column.type !== "jsonb") {
+      for (const op of ["lt", "lte", "gt", "gte"]) operators[op] = value;
+    }
+    if (TEXT_TYPES.has(column.type)) for (const op of ["contains", "startsWith", "endsWith"]) operators[op] = { type: "string" };
+    columns[name] = { anyOf: [value, { type: "null" }, { type: "object", properties: operators, additionalProperties: false }] };
+  }
+  const level: JSONSchema = { type: "object", properties: columns };
+  return {
+    type: "object",
+    properties: { ...columns, AND: { type: "array", items: level }, OR: { type: "array", items: level }, NOT: level },
+  };
+}
+
+/** The query string of `GET /rest/<resource>`, as an object (bracket notation decodes into it). */
+export function listQuerySchema(table: TableModel, includable: readonly string[], convert: Convert): JSONSchema & { properties: Record<string, JSONSchema> } {
+  const columns = Object.keys(table.columns);
+  return {
+    type: "object",
+    properties: {
+      where: whereSchema(table, convert),
+      orderBy: { type: "array", items: { type: "object", propertyNames: { enum: columns }, additionalProperties: { enum: ["asc", "desc"] } } },
+      take: { type: "integer", minimum: 0 },
+      skip: { type: "integer", minimum: 0 },
+      ...(includable.length > 0 && { include: includeSchema(includable) }),
+    },
+  };
+}
+
+export function includeSchema(includable: readonly string[]): JSONSchema {
+  return { type: "object", properties: Object.fromEntries(includable.map((name) => [name, { type: "boolean", const: true }])), additionalProperties: false };
+}
