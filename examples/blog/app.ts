@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { App, type AppOptions } from "../../presets/trellis.js";
+import { App, mcp, type AppOptions } from "../../presets/trellis.js";
 import { v1, v2 } from "./schema.js";
 
 /** A development secret; set AUTH_SECRET (32+ random characters) in production. */
@@ -44,6 +44,23 @@ export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = 
       }),
       { permission: "authenticated" },
     )
+    // Published posts whose title or body contains the words: a tool for MCP clients, and
+    // POST /rpc/post/search and POST /rest/post/search like any procedure.
+    .procedure("post.search", (base) =>
+      base
+        .meta(mcp.tool({ description: "Search published blog posts by a word or phrase in their title or body", annotations: { readOnlyHint: true } }))
+        .input(z.object({ query: z.string().min(1).describe("Words to look for"), take: z.number().int().min(1).max(50).optional().describe("At most this many posts (default 10)") }))
+        .handler(({ input, context }) =>
+          context.db.query.post.findMany({
+            where: { status: "published", OR: [{ title: { contains: input.query } }, { body: { contains: input.query } }] },
+            orderBy: [{ createdAt: "desc" }],
+            take: input.take ?? 10,
+          }),
+        ),
+    )
+    // GET /rest/post, GET /rest/post/{id}, ... with the document at /openapi.json and a reference at /docs.
+    .openapi()
+    .mcp({ instructions: "Trellis Blog: search published posts with post_search." })
     .route("GET", "/", async (_event, context) => {
       const posts = await context.db.query.post.count({ where: { status: "published" } });
       return { name: "Trellis Blog", publishedPosts: posts, signedIn: context.user !== null };

@@ -41,9 +41,8 @@ export type McpTag =
   | ({ kind: "prompt" } & McpPromptOptions);
 
 /** The procedure meta the helper returns: `{ mcp: { kind, ... } }`. */
-export interface McpMeta {
-  mcp: McpTag;
-}
+// A type alias, not an interface: it must fit the builder's `Record<string, unknown>` meta.
+export type McpMeta = { mcp: McpTag };
 
 export const mcp = Object.freeze({
   /** A tool: called with the procedure's input, answering its output. */

@@ -22,7 +22,8 @@ type Decode = (event: RequestEvent) => Promise<unknown>;
 
 export function restRuntime(sealed: SealedApp, operations: readonly RestOperation[]): RestRuntime {
   const converter = new ZodToJsonSchemaConverter();
-  const convert: Convert = (schema, strategy) => converter.convert(schema as never, { strategy })[1];
+  // No schema (a procedure without `.input()` or `.output()`) is any value: `{}`.
+  const convert: Convert = (schema, strategy) => (schema === undefined ? {} : converter.convert(schema as never, { strategy })[1]);
   const coercer = new JsonSchemaCoercer();
   const brackets = new StandardBracketNotationSerializer();
   const registry = sealed.service("resource-registry");

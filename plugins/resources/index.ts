@@ -143,6 +143,7 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
     includable: new Map(),
     settable,
     live: liveLimits(options),
+    mcp: options.mcp === true ? ACTIONS : options.mcp || [],
     base: resource.base ?? fallbackBase,
   };
 }

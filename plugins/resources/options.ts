@@ -62,6 +62,12 @@ export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unkno
    * @default false ({ revalidateMs: 30000, max: 100 } when true)
    */
   live?: boolean | { revalidateMs?: number | false; max?: number };
+  /**
+   * Tags the actions as MCP tools (`post_list`, `post_get`, ...; `.mcp()` serves them), each under
+   * the same permission as on `/rpc`. `true` for every action, or the actions to expose.
+   * @default false
+   */
+  mcp?: boolean | ResourceAction[];
 }
 
 export interface LiveLimits {

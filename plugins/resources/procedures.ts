@@ -18,6 +18,15 @@ import { includeArgs, type IncludeRule } from "./include-rules.js";
 import { deleteInput, getInput, listInput, updateInput } from "./inputs.js";
 import type { ListLimits, LiveLimits, ResourceAction, ResourcePermission } from "./options.js";
 import { liveProcedure } from "./live.js";
+import { mcp } from "../mcp/meta.js";
+
+const TOOL_TEXT: Record<ResourceAction, string> = {
+  list: "List rows (where, orderBy, take, skip, include) of",
+  get: "Get one row by its key (where) of",
+  create: "Create a row of",
+  update: "Update the columns in data of the row named by where of",
+  delete: "Delete the row named by where of",
+};
 
 /** Everything a resource's procedures need, resolved once at build. */
 export interface ResourceSpec {
@@ -33,6 +42,8 @@ export interface ResourceSpec {
   settable: readonly string[];
   /** Set when the resource streams (`{name}.live`). */
   live: LiveLimits | undefined;
+  /** Actions tagged as MCP tools. */
+  mcp: readonly ResourceAction[];
   base: ProcedureBase<AppRpcContext>;
 }
 
@@ -58,7 +69,10 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
           assertGate(rule, context);
           return next();
         })
-    ).meta({ resource: { table: table.name, action, key: pk } } satisfies ResourceMeta);
+    ).meta({
+      resource: { table: table.name, action, key: pk },
+      ...(action !== "live" && spec.mcp.includes(action) && mcp.tool({ description: `${TOOL_TEXT[action]} ${spec.name}` })),
+    } satisfies ResourceMeta);
   };
   const isOwner = (action: ResourceAction) => permissions[action] === "owner";
   const ownerOf = (context: AppRpcContext) => context.user!.id;
