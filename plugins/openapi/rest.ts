@@ -25,6 +25,8 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
   // No schema (a procedure without `.input()` or `.output()`) is any value: `{}`.
   const convert: Convert = (schema, strategy) => (schema === undefined ? {} : converter.convert(schema as never, { strategy })[1]);
   const coercer = new JsonSchemaCoercer();
+  // The coercer, like the decoder, builds null-prototype objects.
+  const coerce = (schema: JSONSchema, value: unknown) => plain(coercer.coerce(schema as never, value));
   const brackets = new StandardBracketNotationSerializer();
   const registry = sealed.service("resource-registry");
 
@@ -38,7 +40,7 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
   };
   const keyOf = (table: TableModel, key: string) => {
     const schema = convert(columnInput(table.columns[key]!), "input");
-    return (event: RequestEvent) => coercer.coerce(schema, event.params.key);
+    return (event: RequestEvent) => coerce(schema, event.params.key);
   };
 
   const decoders = new Map<RestOperation, Decode>();
@@ -54,7 +56,7 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
     const { resource } = operation;
     if (!resource) {
       return operation.method === "GET" || operation.method === "DELETE"
-        ? async (event) => withParams(query(event), event.params, operation.params)
+        ? async (event) => withParams(plain(query(event)), event.params, operation.params)
         : async (event) => withParams(await body(event), event.params, operation.params);
     }
     const table = sealed.schema.tables[resource.table]!;
@@ -64,7 +66,7 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
         const schema = listQuerySchema(table, includable, convert);
         return async (event) => {
           const args = query(event);
-          return args && coercer.coerce(schema, args);
+          return args && coerce(schema, args);
         };
       }
       case "create":
@@ -72,7 +74,7 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
       case "get": {
         const key = keyOf(table, resource.key);
         const include = { type: "object", properties: { include: includeSchema(includable) } } satisfies JSONSchema;
-        return async (event) => ({ ...(coercer.coerce(include, query(event) ?? {}) as object), where: { [resource.key]: key(event) } });
+        return async (event) => ({ ...(coerce(include, query(event) ?? {}) as object), where: { [resource.key]: key(event) } });
       }
       case "update": {
         const key = keyOf(table, resource.key);
@@ -108,6 +110,17 @@ async function body(event: RequestEvent): Promise<unknown> {
   } catch {
     throw new RpcError("BAD_REQUEST", { message: "The request body is not valid JSON" });
   }
+}
+
+/**
+ * The decoder builds null-prototype objects (safe from `__proto__` keys); procedures expect plain
+ * ones. `Object.fromEntries` defines every key as an own property, `__proto__` included, so the
+ * procedure's own checks still see (and refuse) it.
+ */
+function plain(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(plain);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, plain(child)]));
 }
 
 function withParams(input: unknown, params: Record<string, string>, names: readonly string[]): unknown {
