@@ -31,7 +31,7 @@ describe("MCP on the blog example", () => {
   beforeAll(async () => {
     server = await serve(createBlog({ ...sqliteMemory(), live: localLive() }, { onError: () => {} }), { port: 0, handleSignals: false });
     ada = await signUp(server.app, "ada@example.test");
-    const client = server.app.client({ cookie: ada.cookie, origin: "http://localhost:3000" });
+    const client: any = server.app.client({ cookie: ada.cookie, origin: "http://localhost:3000" });
     const published = await client.post.create({ title: "Gardens in winter", body: "Trellis and roses" });
     await client.post.publish({ id: published.id });
     await client.post.create({ title: "Draft about gardens" });
