@@ -76,9 +76,18 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
       if (operation.resource.action === "update") item.requestBody = jsonBody(convert(shapeOf(procedure.inputSchema)?.data, "input"), true);
     } else {
       output = convert(procedure.outputSchema, "output") as Json;
-      if (procedure.inputSchema && operation.method !== "GET" && operation.method !== "DELETE") {
-        const [required, schema] = [!isOptional(procedure.inputSchema), convert(procedure.inputSchema, "input")];
-        item.requestBody = jsonBody(schema, required);
+      const input = convert(procedure.inputSchema, "input") as Json;
+      const fields: Record<string, Json> = input.properties ?? {};
+      // Path parameters are fields of the input; on GET and DELETE the other fields are the query.
+      for (const parameter of parameters) if (fields[parameter.name]) parameter.schema = fields[parameter.name];
+      if (operation.method === "GET" || operation.method === "DELETE") {
+        for (const [name, schema] of Object.entries(fields)) {
+          if (operation.params.includes(name)) continue;
+          const deep = schema.type === "object" || schema.type === "array";
+          parameters.push({ name, in: "query", required: input.required?.includes(name) ?? false, ...(deep && { style: "deepObject", explode: true }), schema });
+        }
+      } else if (procedure.inputSchema) {
+        item.requestBody = jsonBody(input, !isOptional(procedure.inputSchema));
       }
     }
     if (parameters.length > 0) item.parameters = parameters;

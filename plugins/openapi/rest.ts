@@ -55,9 +55,13 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
   function decoder(operation: RestOperation): Decode {
     const { resource } = operation;
     if (!resource) {
+      // Path parameters and query strings are text: coerced by the procedure's own input schema.
+      const schema = convert(sealed.procedures.get(operation.name)!["~orpc"].inputSchema, "input");
       return operation.method === "GET" || operation.method === "DELETE"
-        ? async (event) => withParams(plain(query(event)), event.params, operation.params)
-        : async (event) => withParams(await body(event), event.params, operation.params);
+        ? async (event) => coerce(schema, withParams(query(event), event.params, operation.params))
+        : operation.params.length > 0
+          ? async (event) => coerce(schema, withParams(await body(event), event.params, operation.params))
+          : body;
     }
     const table = sealed.schema.tables[resource.table]!;
     const includable = registry?.get(resource.name)?.includable ?? [];

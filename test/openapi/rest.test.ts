@@ -1,7 +1,9 @@
+import { compileErrors, validate } from "@readme/openapi-parser";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { App } from "../../presets/trellis.js";
 import { z } from "zod";
 import { createFixtureApp } from "../resources/fixture.js";
-import { request, rpc } from "../support/app.js";
+import { closeAfterEach, request, rpc, sqliteMemory } from "../support/app.js";
 import { ORIGIN, signUp, type SignedIn } from "../support/auth.js";
 import { families, openDatabase, type TestDatabase } from "../support/databases.js";
 
@@ -22,6 +24,12 @@ describe.each(families())("/rest/** on %s", (family) => {
     app = await createFixtureApp(db, onError)
       .procedure("math.add", (base) => base.input(z.object({ a: z.number(), b: z.number() })).handler(({ input }) => ({ sum: input.a + input.b })))
       .procedure("ping", (base) => base.handler(() => "pong"))
+      .procedure("stats.day", (base) =>
+        base
+          .route({ method: "GET", path: "/stats/{day}" })
+          .input(z.object({ day: z.number().int(), detail: z.boolean().optional() }))
+          .handler(({ input }) => ({ day: input.day, detail: input.detail ?? false })),
+      )
       .procedure("boom", (base) =>
         base.handler(() => {
           throw new Error("database password is hunter2");
@@ -129,6 +137,24 @@ describe.each(families())("/rest/** on %s", (family) => {
     });
   });
 
+  it("mounts a procedure's declared route under /rest, its text parameters coerced by its input schema", async () => {
+    expect(await request(app, "GET", "/rest/stats/12?detail=true")).toMatchObject({ status: 200, body: { day: 12, detail: true } });
+    const bad = await request(app, "GET", "/rest/stats/twelve");
+    expect(bad).toMatchObject({ status: 400, body: { code: "BAD_REQUEST" } });
+    expect(bad.body.message).toMatch(/^Invalid input: day/);
+    const operation = (await request(app, "GET", "/openapi.json")).body.paths["/stats/{day}"].get;
+    expect(operation.operationId).toBe("stats.day");
+    expect(operation.parameters).toEqual([
+      { name: "day", in: "path", required: true, schema: { type: "integer", minimum: expect.any(Number), maximum: expect.any(Number) } },
+      { name: "detail", in: "query", required: false, schema: { type: "boolean" } },
+    ]);
+  });
+
+  it("refuses a __proto__ key in the query string with a 400", async () => {
+    const response = await request(app, "GET", "/rest/post?where[__proto__][title]=x");
+    expect(response).toMatchObject({ status: 400, body: { code: "BAD_REQUEST" } });
+  });
+
   it("answers 404 and 405 as plain JSON, and reports unexpected failures with source rest", async () => {
     expect(await request(app, "GET", "/rest/nothing")).toMatchObject({ status: 404, body: { code: "NOT_FOUND", status: 404 } });
     expect((await request(app, "PUT", "/rest/post")).status).toBe(405);
@@ -145,5 +171,30 @@ describe.each(families())("/rest/** on %s", (family) => {
     expect((await request(app, "GET", "/rest/_admin/meta")).status).toBe(404);
     const document = (await request(app, "GET", "/openapi.json")).body;
     expect(Object.keys(document.paths).filter((path) => path.startsWith("/_admin") || path.startsWith("/file"))).toEqual([]);
+    const result = await validate(structuredClone(document));
+    if (!result.valid) throw new Error(compileErrors(result));
+  });
+});
+
+describe("/rest/** behind the app's edge", () => {
+  const build = closeAfterEach();
+
+  it("carries the CORS headers of /rpc, on answers and errors alike", async () => {
+    const app = build(new App({ db: sqliteMemory(), cors: { origins: [ORIGIN] } }).procedure("ping", (base) => base.handler(() => "pong")).openapi({ docs: false }));
+    const ok = await request(app, "POST", "/rest/ping", { headers: { origin: ORIGIN } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("access-control-allow-origin")).toBe(ORIGIN);
+    const missing = await request(app, "GET", "/rest/nope", { headers: { origin: ORIGIN } });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("access-control-allow-origin")).toBe(ORIGIN);
+    const preflight = await request(app, "OPTIONS", "/rest/ping", { headers: { origin: ORIGIN, "access-control-request-method": "POST" } });
+    expect(preflight.status).toBe(204);
+  });
+
+  it("refuses a body over the app's limit with 413", async () => {
+    const app = build(new App({ db: sqliteMemory(), bodyLimit: 64 }).procedure("echo", (base) => base.handler(({ input }) => input)).openapi({ docs: false }));
+    const body = JSON.stringify({ text: "x".repeat(200) });
+    const response = await request(app, "POST", "/rest/echo", { headers: { "content-type": "application/json", "content-length": String(body.length) }, body });
+    expect(response).toMatchObject({ status: 413, body: { code: "PAYLOAD_TOO_LARGE" } });
   });
 });
