@@ -1,7 +1,7 @@
 /** `trellis`: the root entry. Schema, secrets and storage members live on their own subpaths. */
 export { App, type AppOptions } from "./app.js";
 export { RpcError, liveIterable } from "../kernel/index.js";
-export { mcp } from "../plugins/mcp/meta.js";
+export { mcp } from "../plugins/mcp/index.js";
 export type { McpConfig } from "../plugins/mcp/index.js";
 export type { OpenapiConfig } from "../plugins/openapi/index.js";
 export type { BuiltApp, InferRouter } from "./types.js";
