@@ -7,7 +7,8 @@ import { localLive } from "../../kernel/db/dialect/entry.js";
 import { schema } from "../../kernel/schema/index.js";
 import { serve, type RunningServer } from "../../presets/node.js";
 import { App, mcp } from "../../presets/trellis.js";
-import { errorOf, sqliteMemory } from "../support/app.js";
+import { missingPeers } from "../../kernel/index.js";
+import { closeAfterEach, errorOf, request, sqliteMemory } from "../support/app.js";
 import { signUp, type SignedIn } from "../support/auth.js";
 
 const opened: Client[] = [];
@@ -163,6 +164,17 @@ describe("MCP resources, prompts and options", () => {
 });
 
 describe("MCP at build", () => {
+  const build = closeAfterEach();
+
+  it("mounts nothing with enabled: false", async () => {
+    const app = build(new App({ db: sqliteMemory() }).procedure("ping", (base) => base.meta(mcp.tool()).handler(() => "pong")).mcp({ enabled: false }));
+    expect((await request(app, "POST", "/mcp", { body: "{}" })).status).toBe(404);
+  });
+
+  it("names the optional peers that are not installed", () => {
+    expect(missingPeers(["@modelcontextprotocol/sdk", "@orpc/zod", "@trellis-test/not-installed"])).toEqual(["@trellis-test/not-installed"]);
+  });
+
   it("refuses two procedures with the same MCP name", () => {
     const app = new App({ db: sqliteMemory() })
       .procedure("a.b", (base) => base.meta(mcp.tool()).handler(() => 1))
