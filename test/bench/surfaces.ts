@@ -43,7 +43,8 @@ export async function run(): Promise<void> {
   if (JSON.parse(check.result.content[0].text).length !== 50) throw new Error(`MCP list answered ${JSON.stringify(check).slice(0, 200)}`);
   if ((JSON.parse(await restList()) as unknown[]).length !== 50) throw new Error("REST list did not answer 50 rows");
 
-  const options = { warmup: 200, count: 2000 };
+  // Small enough to stay under a minute on a shared 2-core machine.
+  const options = { warmup: 100, count: 800, rounds: 2 };
   print("resource list, 50 rows: REST against RPC", await compare([{ name: "POST /rpc/post/list", op: rpcList }, { name: "GET /rest/post?take=50", op: restList }], options), {
     of: "GET /rest/post?take=50",
     to: "POST /rpc/post/list",
