@@ -191,6 +191,20 @@ describe("/rest/** behind the app's edge", () => {
     expect(preflight.status).toBe(204);
   });
 
+  it("is rate limited like /rpc, with the same headers on answers and on the 429", async () => {
+    const app = build(new App({ db: sqliteMemory(), rateLimit: { max: 2, windowMs: 60_000 } }).procedure("ping", (base) => base.handler(() => "pong")).openapi({ docs: false }));
+    const first = await request(app, "POST", "/rest/ping");
+    expect(first.status).toBe(200);
+    expect(first.headers.get("ratelimit-limit")).toBe("2");
+    expect(first.headers.get("ratelimit-remaining")).toBe("1");
+    await request(app, "POST", "/rest/ping");
+    const limited = await request(app, "POST", "/rest/ping");
+    expect(limited).toMatchObject({ status: 429, body: { code: "TOO_MANY_REQUESTS", status: 429 } });
+    expect(limited.headers.get("retry-after")).toMatch(/^\d+$/);
+    // The document is not a limited path.
+    expect((await request(app, "GET", "/openapi.json")).status).toBe(200);
+  });
+
   it("refuses a body over the app's limit with 413", async () => {
     const app = build(new App({ db: sqliteMemory(), bodyLimit: 64 }).procedure("echo", (base) => base.handler(({ input }) => input)).openapi({ docs: false }));
     const body = JSON.stringify({ text: "x".repeat(200) });
