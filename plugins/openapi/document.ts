@@ -62,11 +62,11 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
       const rowName = schemaName(resource.name);
       schemas[rowName] ??= rowSchema(table) as Json;
       const row = { $ref: `#/components/schemas/${rowName}` };
-      output = (operation.resource.action === "list" ? { type: "array", items: row } : row);
+      output = operation.resource.action === "list" ? { type: "array", items: row } : row;
       if (parameters[0]) parameters[0].schema = convertColumnKey(convert, procedure.inputSchema);
       if (operation.resource.action === "list") {
         for (const [name, schema] of Object.entries(listQuerySchema(table, resource.includable, convert).properties)) {
-          parameters.push({ name, in: "query", required: false, ...(typeof schema === "object" && schema.type === "integer" ? {} : { style: "deepObject", explode: true }), schema: schema });
+          parameters.push({ name, in: "query", required: false, ...(typeof schema === "object" && schema.type === "integer" ? {} : { style: "deepObject", explode: true }), schema });
         }
       }
       if (operation.resource.action === "get" && resource.includable.length > 0) {
