@@ -6,3 +6,4 @@ export { resourcesPlugin, type ResourcesPlugin, type ResourceOptions, type Resou
 export { bodyLimitPlugin, type BodyLimitConfig } from "./body-limit/index.js";
 export { livePlugin } from "./live/index.js";
 export { rateLimitPlugin, memoryRateLimitStore, type RateLimitConfig, type RateLimitStore, type RateLimitHit, type RateLimitPluginOptions } from "./rate-limit/index.js";
+export { adminPlugin, type AdminConfig, type AdminRouter } from "./admin/index.js";

@@ -1,7 +1,8 @@
 /** `trellis`: the root entry. Schema, secrets and storage members live on their own subpaths. */
 export { App, type AppOptions } from "./app.js";
 export { RpcError, liveIterable } from "../kernel/index.js";
-export type { BuiltApp, InferRouter } from "./types.js";
+export type { BuiltApp, InferRouter, AppAdminRouter } from "./types.js";
+export type { AdminConfig } from "../plugins/admin/index.js";
 export type {
   AppRpcContext,
   AppPlugin,
