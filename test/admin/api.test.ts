@@ -11,7 +11,7 @@ describe.each(families())("the _admin API on %s", (family) => {
   let app: Awaited<ReturnType<ReturnType<typeof adminApp>["start"]>>;
   let admin: SignedIn;
   let alice: SignedIn;
-  const as = (who: SignedIn | null) => (who ? { cookie: who.cookie } : {});
+  const as = (who: SignedIn | null): HeadersInit => (who ? { cookie: who.cookie } : {});
   const call = (name: string, input?: unknown, who: SignedIn | null = admin) => rpc(app, `_admin.${name}`, input, as(who));
 
   beforeAll(async () => {
