@@ -33,6 +33,7 @@ export function dashboardRoutes(path: string): RouteDefinition[] {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>Admin</title>
 <link rel="stylesheet" href="${path}/assets/${style.name}">
 <script type="module" src="${path}/assets/${script.name}"></script>

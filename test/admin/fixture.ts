@@ -24,8 +24,8 @@ export const v2 = schema("2")
   .build();
 
 /** An app with auth, a `post` resource and the admin API, as the admin tests use it. */
-export function adminApp(db: DatabaseConfig, admin: AdminConfig = {}) {
-  return new App({ name: "Admin Test", baseUrl: ORIGIN, db })
+export function adminApp(db: DatabaseConfig, admin: AdminConfig = {}, baseUrl = ORIGIN) {
+  return new App({ name: "Admin Test", baseUrl, db })
     .schema(v1)
     .schema(v2)
     .auth({ secret: SECRET, emailAndPassword: { enabled: true } })

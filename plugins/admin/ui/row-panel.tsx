@@ -83,46 +83,35 @@ function fieldText(column: Column, value: unknown): string | boolean {
   return display(value);
 }
 
+let fields = 0;
+
+/** One form field: the label is the column name alone; the type and state are its description. */
 function Field({ column: c, value, disabled, onInput }: { column: Column; value: string | boolean; disabled: boolean; onInput: (value: string | boolean) => void }) {
+  const [id] = useState(() => `field-${++fields}`);
   const hint = [c.type, c.nullable ? "optional" : "", c.primaryKey ? "key" : "", c.secret ? "redacted" : c.readonly ? "read-only" : ""].filter(Boolean).join(", ");
-  const label = (
-    <span>
-      {c.name} <small>{hint}</small>
-    </span>
-  );
+  const common = { id, name: c.name, disabled, "aria-describedby": `${id}-hint` };
   const text = (e: Event) => onInput((e.currentTarget as HTMLInputElement).value);
+  let control;
   if (c.type === "boolean") {
-    return (
-      <label class="check">
-        <input type="checkbox" name={c.name} checked={value === true} disabled={disabled} onChange={(e) => onInput((e.currentTarget as HTMLInputElement).checked)} />
-        {label}
-      </label>
+    control = <input type="checkbox" {...common} checked={value === true} onChange={(e) => onInput((e.currentTarget as HTMLInputElement).checked)} />;
+  } else if (c.enum && !c.enum.multiple) {
+    control = (
+      <select {...common} value={String(value)} onChange={text}>
+        {(c.nullable || value === "") && <option value="">—</option>}
+        {c.enum.values.map((v) => <option key={v} value={v}>{v}</option>)}
+      </select>
     );
+  } else if (c.type === "jsonb") {
+    control = <textarea {...common} value={String(value)} onInput={text} rows={4} />;
+  } else {
+    const type = c.type === "date" ? "date" : ["serial", "integer", "real"].includes(c.type) ? "number" : "text";
+    control = <input {...common} type={type} step={type === "number" ? "any" : undefined} value={String(value)} disabled={disabled || c.type === "bytes"} onInput={text} />;
   }
-  if (c.enum && !c.enum.multiple) {
-    return (
-      <label>
-        {label}
-        <select name={c.name} value={String(value)} disabled={disabled} onChange={text}>
-          {(c.nullable || value === "") && <option value="">—</option>}
-          {c.enum.values.map((v) => <option key={v} value={v}>{v}</option>)}
-        </select>
-      </label>
-    );
-  }
-  if (c.type === "jsonb") {
-    return (
-      <label>
-        {label}
-        <textarea name={c.name} value={String(value)} disabled={disabled} onInput={text} rows={4} />
-      </label>
-    );
-  }
-  const type = c.type === "date" ? "date" : ["serial", "integer", "real"].includes(c.type) ? "number" : "text";
   return (
-    <label>
-      {label}
-      <input name={c.name} type={type} step={type === "number" ? "any" : undefined} value={String(value)} disabled={disabled || c.type === "bytes"} onInput={text} />
-    </label>
+    <div class={c.type === "boolean" ? "field check" : "field"}>
+      <label for={id}>{c.name}</label>
+      {control}
+      <small id={`${id}-hint`}>{hint}</small>
+    </div>
   );
 }
