@@ -2,6 +2,7 @@ import { z } from "zod";
 import { RpcError, decodeRow, rowSelection, type AppDatabase, type DatabaseKind, type ProcedureBase, type AppRpcContext } from "../../kernel/index.js";
 import type { AdminSettings } from "./options.js";
 import { redact, refuseSecretFilter, refuseSecretOrder } from "./secrets.js";
+import type { CountCache } from "./count-cache.js";
 import { assertWritable, equalityWhere, tableOf, writeData, type AdminTable } from "./tables.js";
 
 export type AdminRow = Record<string, unknown>;
@@ -27,7 +28,7 @@ const whereInput = z.object({ table, where: record });
  * operators are checked against the schema (400, never SQL); secrets are redacted in every row and
  * refused in filters and orderings; credential tables are read-only.
  */
-export function dataProcedures(base: ProcedureBase<AppRpcContext>, db: AppDatabase<any>, kind: DatabaseKind, tables: ReadonlyMap<string, AdminTable>, settings: AdminSettings) {
+export function dataProcedures(base: ProcedureBase<AppRpcContext>, db: AppDatabase<any>, kind: DatabaseKind, tables: ReadonlyMap<string, AdminTable>, settings: AdminSettings, counts: CountCache) {
   const { limits } = settings;
   const query = (name: string) => (db.query as Record<string, any>)[name];
   const out = (t: AdminTable, row: AdminRow) => redact(t.model.name, decodeRow(kind, t.model, row) as AdminRow);
@@ -39,11 +40,13 @@ export function dataProcedures(base: ProcedureBase<AppRpcContext>, db: AppDataba
     if ((input.skip ?? 0) > limits.maxSkip) throw new RpcError("BAD_REQUEST", { message: `skip must be at most ${limits.maxSkip}` });
     refuseSecretFilter(t.model.name, input.where);
     refuseSecretOrder(t.model.name, input.orderBy);
-    const [rows, count] = await Promise.all([
-      query(t.model.name).findMany({ where: input.where, orderBy: input.orderBy, take, skip: input.skip }),
-      query(t.model.name).count({ where: input.where }),
-    ]);
-    return { data: (rows as AdminRow[]).map((row) => redact(t.model.name, row)), count };
+    const skip = input.skip ?? 0;
+    const rows = (await query(t.model.name).findMany({ where: input.where, orderBy: input.orderBy, take, skip })) as AdminRow[];
+    // A page that is not full ends the result: its rows give the count without counting.
+    const count = rows.length < take && (rows.length > 0 || skip === 0)
+      ? skip + rows.length
+      : await counts.count(t.model.name, input.where, () => query(t.model.name).count({ where: input.where }));
+    return { data: rows.map((row) => redact(t.model.name, row)), count };
   });
 
   const get = base.input(whereInput).handler(async ({ input }): Promise<AdminRow> => {

@@ -5,6 +5,7 @@ import { adminTables } from "./tables.js";
 import { firstAdmin } from "./first-admin.js";
 import { dashboardRoutes } from "./dashboard.js";
 import { ADMIN_BAD_PATH } from "./errors.js";
+import { countCache } from "./count-cache.js";
 
 export type { AdminConfig } from "./options.js";
 export type { AdminRouter } from "./procedures.js";
@@ -33,6 +34,8 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
       let sealed: SealedApp | undefined;
       ctx.hooks.sealed.tap((app) => (sealed = app));
       if (settings.firstAdminEmail) firstAdmin(ctx, settings.firstAdminEmail, settings.roles);
+      const counts = countCache();
+      ctx.hooks.changed.tap((change) => counts.changed(change.table));
       const procedures = adminProcedures(ctx.base, {
         db: ctx.resources.db,
         kind: ctx.resources.kind,
@@ -41,6 +44,7 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
         sealed: () => sealed!,
         registry: () => ctx.want("resource-registry"),
         plugins: ctx.plugins,
+        counts,
       });
       return { procedures: { _admin: procedures } as never, routes: settings.ui ? dashboardRoutes(settings.path) : [] };
     },

@@ -3,6 +3,7 @@ import { dataProcedures } from "./data.js";
 import { describeApp, type AdminMeta } from "./meta.js";
 import type { AdminSettings } from "./options.js";
 import type { AdminTable } from "./tables.js";
+import type { CountCache } from "./count-cache.js";
 
 export interface AdminDeps {
   db: AppDatabase<any>;
@@ -12,6 +13,7 @@ export interface AdminDeps {
   sealed: () => SealedApp;
   registry: () => ResourceRegistry | undefined;
   plugins: readonly string[];
+  counts: CountCache;
 }
 
 /**
@@ -27,7 +29,7 @@ export function adminProcedures(base: ProcedureBase<AppRpcContext>, deps: AdminD
     migrations: gated.handler(async (): Promise<{ name: string; version: string; executedAt: Date }[]> =>
       (await deps.sealed().migrations()).map(({ name, version, executedAt }) => ({ name, version, executedAt })),
     ),
-    data: dataProcedures(gated, deps.db, deps.kind, deps.tables, deps.settings),
+    data: dataProcedures(gated, deps.db, deps.kind, deps.tables, deps.settings, deps.counts),
   };
 }
 

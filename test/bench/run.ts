@@ -11,6 +11,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   http: () => import("./http.js"),
   durability: () => import("./durability.js"),
   "rate-limit": () => import("./rate-limit.js"),
+  admin: () => import("./admin.js"),
 };
 
 const wanted = process.argv.slice(2);
