@@ -1,4 +1,4 @@
-import type { RouteDefinition } from "../../kernel/index.js";
+import { RpcError, errorResponse, type RouteDefinition } from "../../kernel/index.js";
 import { dashboardAssets, type DashboardAsset } from "./assets.js";
 
 /**
@@ -46,7 +46,7 @@ export function dashboardRoutes(path: string): RouteDefinition[] {
   const asset: RouteDefinition["handler"] = async (event) => {
     const { script, style } = await dashboardAssets();
     const found = [script, style].find((file: DashboardAsset) => file.name === event.params.name);
-    if (!found) return new Response(JSON.stringify({ code: "NOT_FOUND", status: 404, message: "No such dashboard asset" }), { status: 404, headers: { "content-type": "application/json" } });
+    if (!found) return errorResponse(new RpcError("NOT_FOUND", { message: "No such dashboard asset" }), false);
     return new Response(found.body as BodyInit, {
       headers: { "content-type": found.type, "cache-control": "public, max-age=31536000, immutable", ...SECURITY_HEADERS },
     });

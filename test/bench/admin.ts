@@ -39,7 +39,7 @@ export async function run(): Promise<void> {
       { name: "_admin.data.list take 50 (+ count)", op: adminList },
       { name: "_admin.data.list, count never remembered", op: uncounted },
     ],
-    { warmup: 50, count: 400 },
+    { warmup: 50, count: 300, rounds: 5 },
   );
   print("50 posts through the admin API and through the resource (PGlite, 10,000 posts, signed in)", stats, {
     of: "_admin.data.list take 50 (+ count)",

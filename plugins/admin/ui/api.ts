@@ -1,8 +1,8 @@
 import { createClient } from "../../../presets/client.js";
-import type { AppAdminRouter } from "../../../presets/types.js";
+import type { AdminRouter } from "../procedures.js";
 
-/** The same typed client users get, pointed at this origin (the session cookie travels with it). */
-export const client = createClient<AppAdminRouter>({ url: location.origin });
+/** The same typed client users get (`trellis/client`), pointed at this origin; the session cookie travels with it. */
+export const client = createClient<{ _admin: AdminRouter }>({ url: location.origin });
 
 export type Meta = Awaited<ReturnType<typeof client._admin.meta>>;
 export type TableInfo = Meta["tables"][number];
