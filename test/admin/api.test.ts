@@ -240,6 +240,33 @@ describe("admin options", () => {
   });
 });
 
+describe("the API-key table", () => {
+  it("is read-only, and its key hashes are redacted and cannot be filtered on", async () => {
+    const app = await new App({ baseUrl: "http://localhost:3000", db: sqliteMemory() })
+      .schema(schema("1").auth({ apiKeys: true }).build())
+      .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
+      .admin()
+      .start();
+    try {
+      const boss = await signUp(app, "boss@example.test");
+      await app.db.updateTable("user").set({ role: "admin" }).where("id", "=", boss.userId).execute();
+      const now = new Date().toISOString() as never;
+      await app.db.insertInto("apikey").values({ id: "k1", referenceId: boss.userId, key: "hashed-key-value", createdAt: now, updatedAt: now }).execute();
+      const as = { cookie: boss.cookie };
+      const listed = await rpc(app, "_admin.data.list", { table: "apikey" }, as);
+      expect(listed.status).toBe(200);
+      expect(listed.body.data[0]).toMatchObject({ id: "k1", key: "[redacted]" });
+      expect(JSON.stringify(listed.body)).not.toContain("hashed-key-value");
+      expect((await rpc(app, "_admin.data.list", { table: "apikey", where: { key: { startsWith: "h" } } }, as)).status).toBe(400);
+      expect((await rpc(app, "_admin.data.update", { table: "apikey", where: { id: "k1" }, data: { enabled: false } }, as)).status).toBe(403);
+      expect((await rpc(app, "_admin.data.delete", { table: "apikey", where: { id: "k1" } }, as)).status).toBe(403);
+      expect(await app.db.query.apikey.count()).toBe(1);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe("the first admin, named by email", () => {
   it("promotes that user when they sign up, only while nobody is an admin, and never anyone else", async () => {
     const db = await openDatabase("sqlite");
