@@ -26,9 +26,11 @@ let loading: Promise<DashboardAssets> | undefined;
  * source (tests, `tsx`), the same bundle made once with esbuild on first request.
  */
 export function dashboardAssets(): Promise<DashboardAssets> {
-  loading ??= prebuilt().then((found) => found ?? buildDashboard());
-  // A failed build is not cached: the next request tries again.
-  loading.catch(() => (loading = undefined));
+  if (!loading) {
+    loading = prebuilt().then((found) => found ?? buildDashboard());
+    // A failed build is not cached: the next request tries again.
+    loading.catch(() => (loading = undefined));
+  }
   return loading;
 }
 

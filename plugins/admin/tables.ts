@@ -60,7 +60,7 @@ export function equalityWhere(kind: DatabaseKind, table: AdminTable, where: Row)
     const model = Object.hasOwn(table.model.columns, column) ? table.model.columns[column] : undefined;
     if (!model) throw new RpcError("BAD_REQUEST", { message: `where.${column}: unknown column "${column}" on table "${table.model.name}"` });
     if (secrets.includes(column)) throw new RpcError("BAD_REQUEST", { message: `where.${column}: "${column}" is a secret column and cannot be filtered on` });
-    if (value === null || typeof value === "object" && !(value instanceof Date)) {
+    if (value === null || (typeof value === "object" && !(value instanceof Date))) {
       throw new RpcError("BAD_REQUEST", { message: `where.${column}: expected a plain value (writes match by equality only)` });
     }
     out[column] = encoded(kind, table, column, value, `where.${column}`);
