@@ -20,5 +20,6 @@ export default defineConfig({
   clean: true,
   target: "node20",
   // Optional peers and the stack stay external: the integrator's installed versions are used.
-  external: [/^@electric-sql\//, /^@better-auth\//, "better-auth", "better-sqlite3", "pg", "ioredis", /^@orpc\//, "kysely", "zod"],
+  // esbuild only bundles the dashboard when running from source; the build ships it prebuilt.
+  external: ["esbuild", /^@electric-sql\//, /^@better-auth\//, "better-auth", "better-sqlite3", "pg", "ioredis", /^@orpc\//, "kysely", "zod"],
 });

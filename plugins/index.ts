@@ -8,3 +8,4 @@ export { livePlugin } from "./live/index.js";
 export { rateLimitPlugin, memoryRateLimitStore, type RateLimitConfig, type RateLimitStore, type RateLimitHit, type RateLimitPluginOptions } from "./rate-limit/index.js";
 export { openapiPlugin, type OpenapiConfig } from "./openapi/index.js";
 export { mcpPlugin, mcp, type McpConfig } from "./mcp/index.js";
+export { adminPlugin, type AdminConfig, type AdminRouter } from "./admin/index.js";

@@ -21,8 +21,9 @@ import { authPlugin, type AuthConfig } from "../plugins/auth/index.js";
 import { livePlugin } from "../plugins/live/index.js";
 import { openapiPlugin, type OpenapiConfig } from "../plugins/openapi/index.js";
 import { mcpPlugin, type McpConfig } from "../plugins/mcp/index.js";
+import { adminPlugin, type AdminConfig } from "../plugins/admin/index.js";
 import { defaultPreset, type PresetOptions } from "./default.js";
-import type { BuiltApp, ContextOf, NestName } from "./types.js";
+import type { AppAdminRouter, BuiltApp, ContextOf, NestName } from "./types.js";
 
 export interface AppOptions {
   /** Display name: the OpenAPI title and the value `_admin.meta` reports. */
@@ -128,6 +129,15 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
   auth(config: AuthConfig): this {
     this.kernel.use(authPlugin(config, { baseUrl: this.options.baseUrl, corsOrigins: this.options.cors?.origins }));
     return this;
+  }
+
+  /**
+   * The admin API under `_admin` (every call needs a session holding one of `roles`) and, unless
+   * `ui: false`, the dashboard at `path` (default `/_admin`). Needs `.auth()`.
+   */
+  admin(config: AdminConfig = {}): App<S, Extra, Router & AppAdminRouter> {
+    this.kernel.use(adminPlugin(config));
+    return this as never;
   }
 
   /**

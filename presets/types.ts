@@ -1,4 +1,5 @@
 import type { AnyProcedure, AnyRouter, RouterClient } from "@orpc/server";
+import type { AdminRouter } from "../plugins/admin/index.js";
 import type { AppRpcContext, AppDatabase, AppMigrator, KernelDescription, ProcedureTree, RequestFacts, SealedApp } from "../kernel/index.js";
 
 /** `"user.me"` with procedure P becomes `{ user: { me: P } }`. */
@@ -34,3 +35,6 @@ export type InferRouter<T> = T extends { readonly "~router": infer R }
     : never;
 
 export type AnyProcedureOf = AnyProcedure;
+
+/** What `.admin()` adds to the router: `client._admin.meta()`, `client._admin.data.list(...)`, ... */
+export type AppAdminRouter = { _admin: AdminRouter };

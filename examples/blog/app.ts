@@ -28,6 +28,9 @@ export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = 
       permissions: { list: "public", get: "public", create: "authenticated", update: "owner", delete: "owner" },
       readonly: ["createdAt", "updatedAt"],
     })
+    // The admin API and the dashboard at /_admin. ADMIN_EMAIL names the first admin: whoever signs
+    // up with that address gets the "admin" role while nobody holds it (no default password, ever).
+    .admin({ firstAdminEmail: process.env.ADMIN_EMAIL })
     .procedure("me", (base) => base.handler(({ context }) => ({ id: context.user!.id, email: context.user!.email })), {
       permission: "authenticated",
     })

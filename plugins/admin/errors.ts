@@ -1,0 +1,2 @@
+/** Error codes of the admin plugin (docs/errors.md lists them with the rest). */
+export const ADMIN_BAD_PATH = "ADMIN_BAD_PATH";

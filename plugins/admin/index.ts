@@ -1,0 +1,52 @@
+import { TrellisError, definePlugin, type AppPlugin, type SealedApp } from "../../kernel/index.js";
+import { adminSettings, type AdminConfig } from "./options.js";
+import { adminProcedures } from "./procedures.js";
+import { adminTables } from "./tables.js";
+import { firstAdmin } from "./first-admin.js";
+import { dashboardRoutes } from "./dashboard.js";
+import { ADMIN_BAD_PATH } from "./errors.js";
+import { countCache } from "./count-cache.js";
+
+export type { AdminConfig } from "./options.js";
+export type { AdminRouter } from "./procedures.js";
+export type { AdminMeta, AdminTableInfo, AdminColumn } from "./meta.js";
+export { REDACTED } from "./secrets.js";
+
+/**
+ * The admin API under `_admin` (the facade reserves the namespace for this plugin) and, unless
+ * `ui: false`, the dashboard at `path`. Stage `feature`: after auth, whose session every call
+ * needs, and after resources, whose registry `meta` reports; before user plugins, which see
+ * `_admin.*` in `ctx.procedures` (SPEC.md rule 7).
+ */
+export function adminPlugin(config: AdminConfig = {}): AppPlugin {
+  const settings = adminSettings(config);
+  return definePlugin({
+    name: "admin",
+    stage: "feature",
+    optionalDependencies: ["auth", "resources"],
+    validate(ctx) {
+      ctx.requireSession(".admin() (every _admin procedure needs a signed-in admin)");
+      if (settings.ui && (settings.path === "/rpc" || settings.path.startsWith("/rpc/") || settings.path.startsWith("/api/auth"))) {
+        throw new TrellisError(ADMIN_BAD_PATH, `.admin({ path: "${settings.path}" }) collides with a built-in route; pick another path`, { plugin: "admin", hook: "validate" });
+      }
+    },
+    build(ctx) {
+      let sealed: SealedApp | undefined;
+      ctx.hooks.sealed.tap((app) => (sealed = app));
+      if (settings.firstAdminEmail) firstAdmin(ctx, settings.firstAdminEmail, settings.roles);
+      const counts = countCache();
+      ctx.hooks.changed.tap((change) => counts.changed(change.table));
+      const procedures = adminProcedures(ctx.base, {
+        db: ctx.resources.db,
+        kind: ctx.resources.kind,
+        tables: adminTables(ctx.schema),
+        settings,
+        sealed: () => sealed!,
+        registry: () => ctx.want("resource-registry"),
+        plugins: ctx.plugins,
+        counts,
+      });
+      return { procedures: { _admin: procedures } as never, routes: settings.ui ? dashboardRoutes(settings.path) : [] };
+    },
+  });
+}

@@ -1,0 +1,104 @@
+import { primaryKeyOf, type AppDatabase, type DatabaseKind, type ResourceRegistry, type SealedApp } from "../../kernel/index.js";
+import type { AdminTable } from "./tables.js";
+import { secretColumns } from "./secrets.js";
+
+export interface AdminColumn {
+  name: string;
+  type: string;
+  nullable: boolean;
+  primaryKey: boolean;
+  unique: boolean;
+  /** Has a database default (the value may be left out on create). */
+  hasDefault: boolean;
+  references?: { table: string; column: string };
+  enum?: { values: string[]; multiple: boolean };
+  /** A credential: redacted in every output, refused in filters and orderings. */
+  secret: boolean;
+  /** Set by the database (serial), never by a write. */
+  readonly: boolean;
+}
+
+export interface AdminTableInfo {
+  name: string;
+  primaryKey: string | null;
+  rows: number;
+  /** False for the auth library's credential tables. */
+  writable: boolean;
+  columns: AdminColumn[];
+  relations: { name: string; kind: string; target: string; from: string; to: string; via?: string }[];
+}
+
+export interface AdminMeta {
+  name: string;
+  kind: DatabaseKind;
+  versions: string[];
+  tables: AdminTableInfo[];
+  resources: { name: string; table: string; permissions: Record<string, string>; procedures: Record<string, string> }[];
+  /** Which surfaces the app serves (plugin names, plus `rpc` and the dashboard). */
+  surfaces: Record<string, boolean>;
+  plugins: string[];
+}
+
+/** Plugin names that stand for a surface or a feature an admin wants to see at a glance. */
+const SURFACE_PLUGINS = ["auth", "resources", "openapi", "mcp", "files", "live", "health", "rate-limit", "cors"];
+
+export async function describeApp(
+  sealed: SealedApp,
+  db: AppDatabase<any>,
+  kind: DatabaseKind,
+  tables: ReadonlyMap<string, AdminTable>,
+  registry: ResourceRegistry | undefined,
+  plugins: readonly string[],
+  dashboard: boolean,
+): Promise<AdminMeta> {
+  const counts = await Promise.all([...tables.keys()].map((name) => (db.query as Record<string, any>)[name].count() as Promise<number>));
+  return {
+    name: sealed.name,
+    kind,
+    versions: sealed.schemas.map((schema) => schema.version),
+    tables: [...tables.values()].map((table, i) => tableInfo(table, counts[i]!, sealed)),
+    resources: [...(registry?.values() ?? [])].map((resource) => ({
+      name: resource.name,
+      table: resource.table.name,
+      permissions: { ...resource.permissions },
+      procedures: { ...resource.procedures } as Record<string, string>,
+    })),
+    surfaces: {
+      rpc: true,
+      ...Object.fromEntries(SURFACE_PLUGINS.map((name) => [name, plugins.includes(name)])),
+      dashboard,
+    },
+    plugins: [...plugins],
+  };
+}
+
+function tableInfo(table: AdminTable, rows: number, sealed: SealedApp): AdminTableInfo {
+  const { model } = table;
+  const secrets = secretColumns(model.name);
+  return {
+    name: model.name,
+    primaryKey: primaryKeyOf(model) ?? null,
+    rows,
+    writable: table.writable,
+    columns: Object.entries(model.columns).map(([name, column]) => ({
+      name,
+      type: column.type,
+      nullable: column.nullable,
+      primaryKey: column.primaryKey,
+      unique: column.unique,
+      hasDefault: column.default !== undefined,
+      ...(column.references && { references: { table: column.references.table, column: column.references.column } }),
+      ...(column.enum && { enum: { values: [...column.enum.values], multiple: column.enum.multiple } }),
+      secret: secrets.includes(name),
+      readonly: !table.settable.includes(name),
+    })),
+    relations: Object.values(sealed.schema.relations[model.name] ?? {}).map((relation) => ({
+      name: relation.name,
+      kind: relation.kind,
+      target: relation.target,
+      from: relation.from,
+      to: relation.to,
+      ...(relation.via && { via: relation.via }),
+    })),
+  };
+}

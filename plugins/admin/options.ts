@@ -1,0 +1,53 @@
+/** `.admin(config)`: SPEC.md "AdminConfig", plus the dashboard's switches. */
+export interface AdminConfig {
+  /**
+   * Rows per `_admin.data.list` page: `default` when `take` is absent, `max` the largest `take`.
+   * @default { default: 50, max: 200 }
+   */
+  listLimit?: { default?: number; max?: number };
+  /**
+   * Roles that may call `_admin.*` (`user.role` may be comma-separated). Keep it equal to the auth
+   * library admin plugin's `adminRoles` when you change it.
+   * @default ["admin"]
+   */
+  roles?: readonly string[];
+  /**
+   * Serves the dashboard in the same process; `false` drops it (the API stays).
+   * @default true
+   */
+  ui?: boolean;
+  /**
+   * Where the dashboard is served.
+   * @default "/_admin"
+   */
+  path?: string;
+  /**
+   * The first admin: when a user with this email exists (or signs up later) and nobody holds an
+   * admin role yet, that user gets the first of `roles`. Never creates a user, never sets a password.
+   * @default undefined (no bootstrap)
+   */
+  firstAdminEmail?: string;
+}
+
+export interface AdminSettings {
+  limits: { default: number; max: number; maxSkip: number };
+  roles: readonly string[];
+  ui: boolean;
+  path: string;
+  firstAdminEmail: string | undefined;
+}
+
+/** Largest `skip`: deep offsets make the database walk every skipped row. */
+const MAX_SKIP = 100_000;
+
+export function adminSettings(config: AdminConfig = {}): AdminSettings {
+  const max = config.listLimit?.max ?? 200;
+  const path = (config.path ?? "/_admin").replace(/\/+$/, "") || "/_admin";
+  return {
+    limits: { default: Math.min(config.listLimit?.default ?? 50, max), max, maxSkip: MAX_SKIP },
+    roles: config.roles?.length ? config.roles : ["admin"],
+    ui: config.ui ?? true,
+    path: path.startsWith("/") ? path : `/${path}`,
+    firstAdminEmail: config.firstAdminEmail?.trim().toLowerCase() || undefined,
+  };
+}

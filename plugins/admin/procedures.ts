@@ -1,0 +1,37 @@
+import { permissionMiddleware, type AppDatabase, type AppRpcContext, type DatabaseKind, type ProcedureBase, type ResourceRegistry, type SealedApp } from "../../kernel/index.js";
+import { dataProcedures } from "./data.js";
+import { describeApp, type AdminMeta } from "./meta.js";
+import type { AdminSettings } from "./options.js";
+import type { AdminTable } from "./tables.js";
+import type { CountCache } from "./count-cache.js";
+
+export interface AdminDeps {
+  db: AppDatabase<any>;
+  kind: DatabaseKind;
+  tables: ReadonlyMap<string, AdminTable>;
+  settings: AdminSettings;
+  sealed: () => SealedApp;
+  registry: () => ResourceRegistry | undefined;
+  plugins: readonly string[];
+  counts: CountCache;
+}
+
+/**
+ * The `_admin` procedures. Every one passes the role check first (401 signed out, 403 without one
+ * of `roles`), before its input is validated, so a caller without the role learns nothing from a 400.
+ */
+export function adminProcedures(base: ProcedureBase<AppRpcContext>, deps: AdminDeps) {
+  const gated = base.use(permissionMiddleware({ permission: "admin", roles: deps.settings.roles }));
+  return {
+    meta: gated.handler(
+      (): Promise<AdminMeta> => describeApp(deps.sealed(), deps.db, deps.kind, deps.tables, deps.registry(), deps.plugins, deps.settings.ui),
+    ),
+    migrations: gated.handler(async (): Promise<{ name: string; version: string; executedAt: Date }[]> =>
+      (await deps.sealed().migrations()).map(({ name, version, executedAt }) => ({ name, version, executedAt })),
+    ),
+    data: dataProcedures(gated, deps.db, deps.kind, deps.tables, deps.settings, deps.counts),
+  };
+}
+
+/** The router `.admin()` adds: `client._admin.data.list(...)` and friends. */
+export type AdminRouter = ReturnType<typeof adminProcedures>;

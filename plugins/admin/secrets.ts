@@ -1,0 +1,53 @@
+import { RpcError } from "../../kernel/index.js";
+
+/**
+ * Columns whose values are credentials: never sent by the admin API, and never usable in a filter
+ * or an ordering (either would let a caller probe a secret one character at a time).
+ */
+const SECRET_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  session: ["token"],
+  account: ["password", "accessToken", "refreshToken", "idToken"],
+  verification: ["value"],
+  apikey: ["key"],
+};
+
+/** Tables the admin API never writes: credentials belong to the auth library. */
+export const READ_ONLY_TABLES: ReadonlySet<string> = new Set(["session", "account", "verification", "apikey"]);
+
+/** What a redacted value reads as in every output. */
+export const REDACTED = "[redacted]";
+
+export function secretColumns(table: string): readonly string[] {
+  return Object.hasOwn(SECRET_COLUMNS, table) ? SECRET_COLUMNS[table]! : [];
+}
+
+export function redact<T extends Record<string, unknown>>(table: string, row: T): T {
+  const secrets = secretColumns(table);
+  if (secrets.length === 0) return row;
+  const out: Record<string, unknown> = { ...row };
+  for (const column of secrets) if (column in out) out[column] = REDACTED;
+  return out as T;
+}
+
+/** 400 when `where` (at any depth of AND/OR/NOT) names a secret column. */
+export function refuseSecretFilter(table: string, where: unknown, path = "where"): void {
+  const secrets = secretColumns(table);
+  if (secrets.length === 0 || typeof where !== "object" || where === null) return;
+  for (const [key, value] of Object.entries(where)) {
+    if (key === "AND" || key === "OR" || key === "NOT") {
+      for (const [i, item] of (Array.isArray(value) ? value : [value]).entries()) refuseSecretFilter(table, item, `${path}.${key}[${i}]`);
+    } else if (secrets.includes(key)) {
+      throw new RpcError("BAD_REQUEST", { message: `${path}.${key}: "${key}" is a secret column of "${table}" and cannot be filtered on` });
+    }
+  }
+}
+
+/** 400 when an ordering names a secret column. */
+export function refuseSecretOrder(table: string, orderBy: readonly Record<string, unknown>[] | undefined): void {
+  const secrets = secretColumns(table);
+  for (const [i, entry] of (orderBy ?? []).entries()) {
+    for (const key of Object.keys(entry)) {
+      if (secrets.includes(key)) throw new RpcError("BAD_REQUEST", { message: `orderBy[${i}].${key}: "${key}" is a secret column of "${table}" and cannot be sorted on` });
+    }
+  }
+}

@@ -1,0 +1,35 @@
+import { createClient } from "../../../presets/client.js";
+import type { AdminRouter } from "../procedures.js";
+
+/** The same typed client users get (`trellis/client`), pointed at this origin; the session cookie travels with it. */
+export const client = createClient<{ _admin: AdminRouter }>({ url: location.origin });
+
+export type Meta = Awaited<ReturnType<typeof client._admin.meta>>;
+export type TableInfo = Meta["tables"][number];
+export type Column = TableInfo["columns"][number];
+export type Row = Record<string, unknown>;
+
+/** The HTTP status of a failed call (0 for a network failure). */
+export function statusOf(error: unknown): number {
+  return typeof (error as { status?: unknown })?.status === "number" ? (error as { status: number }).status : 0;
+}
+
+export function messageOf(error: unknown): string {
+  return (error as { message?: string })?.message || "Something went wrong";
+}
+
+/** Signs in through the auth plugin's own endpoint; resolves to an error message or undefined. */
+export async function signIn(email: string, password: string): Promise<string | undefined> {
+  const response = await fetch("/api/auth/sign-in/email", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password }),
+  });
+  if (response.ok) return undefined;
+  const body = (await response.json().catch(() => ({}))) as { message?: string };
+  return body.message || `Sign-in failed (${response.status})`;
+}
+
+export async function signOut(): Promise<void> {
+  await fetch("/api/auth/sign-out", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+}

@@ -1,0 +1,36 @@
+import { describe, expectTypeOf, it } from "vitest";
+import { App, type AppAdminRouter, type InferRouter } from "../../presets/trellis.js";
+import { createClient } from "../../presets/client.js";
+import { schema } from "../../kernel/schema/index.js";
+import { sqliteMemory } from "../support/app.js";
+
+const v1 = schema("1")
+  .auth()
+  .table("post", (t) => ({ id: t.serial().primaryKey(), title: t.text() }))
+  .build();
+
+const app = new App({ db: sqliteMemory() })
+  .schema(v1)
+  .auth({ secret: "x".repeat(32) })
+  .resource("post")
+  .admin({ listLimit: { default: 20, max: 100 } });
+
+describe("the _admin router is typed through the same client", () => {
+  it("infers inputs and outputs of _admin.* next to the app's own procedures", async () => {
+    type Router = InferRouter<typeof app>;
+    expectTypeOf<Router>().toMatchTypeOf<AppAdminRouter>();
+    const client = createClient<Router>({ url: "http://localhost:3000" });
+    const page = await client._admin.data.list({ table: "post", where: { title: { contains: "a" } }, orderBy: [{ id: "desc" }], take: 10 });
+    expectTypeOf(page.count).toEqualTypeOf<number>();
+    expectTypeOf(page.data).toEqualTypeOf<Record<string, unknown>[]>();
+    const meta = await client._admin.meta();
+    expectTypeOf(meta.tables[0]!.columns[0]!.secret).toEqualTypeOf<boolean>();
+    const migrations = await client._admin.migrations();
+    expectTypeOf(migrations[0]!.executedAt).toEqualTypeOf<Date>();
+    expectTypeOf((await client.post.list())[0]!.title).toEqualTypeOf<string>();
+    // @ts-expect-error: take is a number
+    await client._admin.data.list({ table: "post", take: "10" });
+    // @ts-expect-error: table is required
+    await client._admin.data.get({ where: { id: 1 } });
+  });
+});
