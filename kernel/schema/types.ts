@@ -46,12 +46,14 @@ export type MergeTables<A, B> = {
 export type AddTable<T, N extends string, C> = N extends keyof T ? MergeTables<T, { [K in N]: C }> : T & { [K in N]: C };
 
 export type TablesOf<S extends AnySchema> = NonNullable<S["~types"]>["tables"];
-type RelationMapOf<S extends AnySchema> = NonNullable<S["~types"]>["relations"];
+export type RelationMapOf<S extends AnySchema> = NonNullable<S["~types"]>["relations"];
 
 /** The select type of a column state. */
 export type SelectOf<C> = C extends ColumnState ? (C["nullable"] extends true ? C["select"] | null : C["select"]) : never;
 
-type Row<Cols> = { -readonly [K in keyof Cols]: SelectOf<Cols[K]> };
+/** The row of a table's columns: each column's select type, `| null` when nullable. */
+export type ColumnsRow<Cols> = { -readonly [K in keyof Cols]: SelectOf<Cols[K]> };
+type Row<Cols> = ColumnsRow<Cols>;
 
 /** Row types by table: `InferDB<typeof v1>["post"]`. */
 export type InferDB<S extends AnySchema> = { [T in keyof TablesOf<S>]: Row<TablesOf<S>[T]> };
