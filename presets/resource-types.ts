@@ -30,9 +30,12 @@ type OptionalOnCreate<Cols> = {
 }[keyof Cols];
 
 /** Create data: columns without a default are required, defaulted and nullable ones optional. */
-export type CreateData<Cols, K extends keyof Cols> = { [P in Exclude<K, OptionalOnCreate<Cols>>]: InputValue<Cols[P]> } & {
-  [P in Extract<K, OptionalOnCreate<Cols>>]?: InputValue<Cols[P]>;
-};
+export type CreateData<Cols, K extends keyof Cols> = Flat<
+  { [P in Exclude<K, OptionalOnCreate<Cols>>]: InputValue<Cols[P]> } & { [P in Extract<K, OptionalOnCreate<Cols>>]?: InputValue<Cols[P]> }
+>;
+
+/** One object type instead of an intersection, so editors show the create data as one shape. */
+type Flat<T> = { [P in keyof T]: T[P] };
 
 type SerialColumns<Cols> = { [K in keyof Cols]: Cols[K] extends { kind: "serial" } ? K : never }[keyof Cols];
 type PrimaryKey<Cols> = { [K in keyof Cols]: Cols[K] extends { primaryKey: true } ? K : never }[keyof Cols] & string;
@@ -49,27 +52,31 @@ export type KeyOf<Cols> = { [K in PrimaryKey<Cols>]: FilterValue<Cols[K] & Colum
 /** `include` on a resource: `true` per includable relation. */
 export type IncludeFlags<Includable extends PropertyKey> = { readonly [R in Includable]?: true };
 
-/** A key of a resource's `include` that is not in its `includable` option: named in the error. */
-export type NotIncludable<I, Allowed> = { [K in Exclude<keyof I, Allowed>]: `${K & string} is not includable` };
+/** What a key of a resource's `include` outside its `includable` option is typed as. */
+export interface NotIncludable<K> {
+  readonly "~notIncludable": K;
+}
+
+type NotIncludables<I, Allowed> = { [K in Exclude<keyof I, Allowed>]: NotIncludable<K> };
 
 export interface ListInput<Cols, Includable extends string, I = IncludeFlags<Includable>> {
   where?: Where<Cols>;
   orderBy?: readonly OrderByEntry<Cols>[];
   take?: number;
   skip?: number;
-  include?: I & NotIncludable<I, Includable>;
+  include?: I & NotIncludables<I, Includable>;
 }
 
 export interface GetInput<Cols, Includable extends string, I = IncludeFlags<Includable>> {
   where: KeyOf<Cols>;
-  include?: I & NotIncludable<I, Includable>;
+  include?: I & NotIncludables<I, Includable>;
 }
 
 export interface LiveInput<Cols, Includable extends string, I = IncludeFlags<Includable>> {
   where?: Where<Cols>;
   orderBy?: readonly OrderByEntry<Cols>[];
   take?: number;
-  include?: I & NotIncludable<I, Includable>;
+  include?: I & NotIncludables<I, Includable>;
 }
 
 export interface UpdateInput<Cols, K extends keyof Cols> {

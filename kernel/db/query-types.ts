@@ -88,13 +88,9 @@ export type ColumnWhere<C> = C extends ColumnState
 type LogicKey = "AND" | "OR" | "NOT";
 
 /** `where` for a table: its columns, and `AND`/`OR`/`NOT` (one object or an array) nesting freely. */
-export type Where<Cols> = { [K in Exclude<keyof Cols, LogicKey>]?: ColumnWhere<Cols[K]> } & WhereLogic<Cols>;
-
-export interface WhereLogic<Cols> {
-  AND?: Where<Cols> | readonly Where<Cols>[];
-  OR?: Where<Cols> | readonly Where<Cols>[];
-  NOT?: Where<Cols> | readonly Where<Cols>[];
-}
+export type Where<Cols> = {
+  [K in Exclude<keyof Cols, LogicKey> | LogicKey]?: K extends LogicKey ? Where<Cols> | readonly Where<Cols>[] : ColumnWhere<Cols[K & keyof Cols]>;
+};
 
 /** Columns that can be ordered by: all but jsonb and bytes. */
 export type OrderableColumn<Cols> = {
@@ -122,11 +118,13 @@ export type Included<Tables, Rels, I> = { -readonly [R in Asked<I> & keyof Rels]
 /** A row plus what `include` asked for (the row alone when nothing was). */
 export type WithIncluded<Row, Tables, Rels, I> = [Asked<I>] extends [never] ? Row : Row & Included<Tables, Rels, I>;
 
-/**
- * A key of `include` that is not a relation: typed as this message, so the error names the key
- * (`Type 'true' is not assignable to type '"autor is not a relation"'`).
- */
-export type NotRelations<I, Allowed> = { [K in Exclude<keyof I, Allowed>]: `${K & string} is not a relation` };
+/** What a key of `include` that is not a relation is typed as, so the error names the key. */
+export interface NotARelation<K> {
+  readonly "~notARelation": K;
+}
+
+/** The keys of `include` that are not relations, each typed `NotARelation<key>`. */
+export type NotRelations<I, Allowed> = { [K in Exclude<keyof I, Allowed>]: NotARelation<K> };
 
 /** What `include` accepts per relation on `db.query`: all rows, or those matching the target's `where`. */
 export type IncludeOf<Tables, Rels> = {
