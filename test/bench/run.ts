@@ -12,6 +12,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   durability: () => import("./durability.js"),
   "rate-limit": () => import("./rate-limit.js"),
   surfaces: () => import("./surfaces.js"),
+  types: () => import("./types.js"),
 };
 
 const wanted = process.argv.slice(2);
