@@ -36,7 +36,16 @@ const app = new App({ db: sqliteMemory() })
   .resource("post", { ownerColumn: "authorId", readonly: ["slug"], includable: ["author", { relation: "tags", scoped: false }], live: true })
   .resource("note", { writable: ["text"] })
   .resource("tag")
-  .procedure("echo", (base) => base.input(z.object({ n: z.number() })).handler(({ input }) => ({ twice: input.n * 2 })));
+  .procedure("echo", (base) => base.input(z.object({ n: z.number() })).handler(({ input }) => ({ twice: input.n * 2 })))
+  .procedure("recent", (base) =>
+    base.handler(async ({ context }) => {
+      // @ts-expect-error context.db.query is typed from the schema
+      void context.db.query.post.findMany({ where: { titel: "a" } });
+      const inTransaction = await context.db.transact((trx) => trx.query.tag.findFirst());
+      expectTypeOf(inTransaction).toEqualTypeOf<{ id: number; label: string } | null>();
+      return context.db.query.post.findMany({ where: { status: "published" }, include: { tags: true }, take: 5 });
+    }),
+  );
 
 const client = app.build().client();
 const remote = createClient<InferRouter<typeof app>>({ url: "http://localhost" });
@@ -144,6 +153,10 @@ describe("resource procedures on the in-process client and createClient", () => 
     // @ts-expect-error live takes no skip
     void client.post.live({ skip: 1 });
     expectTypeOf(client.note).not.toHaveProperty("live");
+  });
+
+  it("carries db.query's row types through a procedure's output", async () => {
+    expectTypeOf(await remote.recent()).toEqualTypeOf<(PostRow & { tags: { id: number; label: string }[] })[]>();
   });
 
   it("leaves zod-typed procedures to oRPC's inference", async () => {
