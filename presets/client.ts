@@ -34,4 +34,4 @@ export function createClient<Router>(options: ClientOptions): ClientOf<Router> {
 }
 
 export type { ClientOf, InferRouter } from "./types.js";
-export { RpcError, isRpcError } from "./rpc-error.js";
+export { RpcError, isRpcError, type RpcErrorCode } from "./rpc-error.js";
