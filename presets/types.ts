@@ -1,4 +1,4 @@
-import type { AnyProcedure, Procedure, ProcedureClient } from "@orpc/server";
+import type { AnyProcedure, Lazy, Procedure, ProcedureClient } from "@orpc/server";
 import type { AppRpcContext, AppDatabase, AppMigrator, KernelDescription, ProcedureTree, RequestFacts, SealedApp } from "../kernel/index.js";
 import type { QueryApi } from "../kernel/db/query.js";
 
@@ -19,7 +19,9 @@ export type ClientOf<R> = R extends { readonly "~client": infer C }
   ? C
   : R extends Procedure<any, any, infer I, infer O, infer E, any>
     ? ProcedureClient<Record<never, never>, I, O, E>
-    : { [K in keyof R]: ClientOf<R[K]> };
+    : R extends Lazy<infer U>
+      ? ClientOf<U>
+      : { [K in keyof R]: ClientOf<R[K]> };
 
 /** `QueryApi<DB>`, or `any` over `any`, so that `BuiltApp<any>` accepts every app whatever its schema. */
 type DefaultQuery<DB> = 0 extends 1 & DB ? any : QueryApi<DB>;

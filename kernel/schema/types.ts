@@ -53,14 +53,13 @@ export type SelectOf<C> = C extends ColumnState ? (C["nullable"] extends true ? 
 
 /** The row of a table's columns: each column's select type, `| null` when nullable. */
 export type ColumnsRow<Cols> = { -readonly [K in keyof Cols]: SelectOf<Cols[K]> };
-type Row<Cols> = ColumnsRow<Cols>;
 
 /** Row types by table: `InferDB<typeof v1>["post"]`. */
-export type InferDB<S extends AnySchema> = { [T in keyof TablesOf<S>]: Row<TablesOf<S>[T]> };
+export type InferDB<S extends AnySchema> = { [T in keyof TablesOf<S>]: ColumnsRow<TablesOf<S>[T]> };
 
 export type TableName<S extends AnySchema> = keyof TablesOf<S> & string;
 
-export type RowOf<S extends AnySchema, T extends TableName<S>> = Row<TablesOf<S>[T]>;
+export type RowOf<S extends AnySchema, T extends TableName<S>> = ColumnsRow<TablesOf<S>[T]>;
 
 /** Column names the database fills on its own, so inserts may leave them out. */
 type OptionalOnInsert<Cols> = {
