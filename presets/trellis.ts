@@ -4,7 +4,7 @@ export { RpcError, liveIterable } from "../kernel/index.js";
 export { mcp } from "../plugins/mcp/index.js";
 export type { McpConfig } from "../plugins/mcp/index.js";
 export type { OpenapiConfig } from "../plugins/openapi/index.js";
-export type { BuiltApp, InferRouter } from "./types.js";
+export type { BuiltApp, ClientOf, InferRouter } from "./types.js";
 export type {
   AppRpcContext,
   AppPlugin,
