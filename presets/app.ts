@@ -14,9 +14,9 @@ import {
   type RequestEvent,
   type RouteMethod,
 } from "../kernel/index.js";
-import type { KyselyDatabase, RowOf, SchemaResult, TableName } from "../kernel/schema/index.js";
+import type { KyselyDatabase, QueryOf, RelationsOf, RowOf, SchemaResult, TableName, TablesOf } from "../kernel/schema/index.js";
 import { resourcesPlugin, type ResourceOptions, type ResourcesPlugin } from "../plugins/resources/index.js";
-import type { ResourceRouter } from "./resource-types.js";
+import type { LiveSetting, ResourceRouter, ResourceShape } from "./resource-types.js";
 import { authPlugin, type AuthConfig } from "../plugins/auth/index.js";
 import { livePlugin } from "../plugins/live/index.js";
 import { openapiPlugin, type OpenapiConfig } from "../plugins/openapi/index.js";
@@ -65,7 +65,19 @@ export interface AppOptions {
  */
 type AnySchema = SchemaResult<any, any>;
 type NoSchema = SchemaResult<{}, {}>;
-type Ctx<S extends AnySchema, Extra> = ContextOf<KyselyDatabase<S>, Extra>;
+type Ctx<S extends AnySchema, Extra> = ContextOf<KyselyDatabase<S>, Extra, QueryOf<S>>;
+type Built<S extends AnySchema, Router> = BuiltApp<Router, KyselyDatabase<S>, QueryOf<S>>;
+type ColumnName<S extends AnySchema, N extends TableName<S>> = keyof TablesOf<S>[N] & string;
+type RelationName<S extends AnySchema, N extends TableName<S>> = keyof RelationsOf<S, N> & string;
+
+/** The options of `.resource()` whose literal values type its procedures. */
+interface ResourceTyping<Owner, Writable, Readonly, Includable, Live> {
+  ownerColumn?: Owner;
+  writable?: Writable[];
+  readonly?: Readonly[];
+  includable?: Array<Includable | { relation: Includable; scoped?: boolean }>;
+  live?: Live;
+}
 
 export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
   declare readonly "~router": Router;
@@ -144,10 +156,17 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
    * Generates `{name}.list/get/create/update/delete` for the table `name` of the latest schema.
    * Middleware registered before this call applies to the generated procedures.
    */
-  resource<N extends TableName<S>, const Owner extends string = never>(
+  resource<
+    N extends TableName<S>,
+    const Owner extends ColumnName<S, N> = never,
+    const Writable extends ColumnName<S, N> = never,
+    const Readonly extends ColumnName<S, N> = never,
+    const Includable extends RelationName<S, N> = never,
+    const Live extends LiveSetting = false,
+  >(
     name: N,
-    options: ResourceOptions<Ctx<S, Extra>, RowOf<S, N>> & { ownerColumn?: Owner } = {},
-  ): App<S, Extra, Router & { [K in N]: ResourceRouter<S, N, Owner> }> {
+    options: ResourceOptions<Ctx<S, Extra>, RowOf<S, N>> & ResourceTyping<Owner, Writable, Readonly, Includable, Live> = {},
+  ): App<S, Extra, Router & { [K in N]: ResourceRouter<S, N, ResourceShape<Owner, Writable, Readonly, Includable, Live>> }> {
     if (!this.#resources) this.kernel.use((this.#resources = resourcesPlugin()));
     this.#resources.add(name, options as ResourceOptions<any, any>, this.#base);
     // A streaming resource brings the live plugin (cross-process notifications), once.
@@ -181,12 +200,12 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
   }
 
   /** Finalises the app. Throws on any build-time rule; does not migrate. */
-  build(): BuiltApp<Router, KyselyDatabase<S>> {
-    return this.kernel.build() as unknown as BuiltApp<Router, KyselyDatabase<S>>;
+  build(): Built<S, Router> {
+    return this.kernel.build() as unknown as Built<S, Router>;
   }
 
   /** Builds, waits for the database, and applies pending migrations (throws when one fails). */
-  async start(): Promise<BuiltApp<Router, KyselyDatabase<S>>> {
+  async start(): Promise<Built<S, Router>> {
     const built = this.kernel.build();
     await built.ready();
     const { error } = await built.migrator.migrateToLatest();
@@ -194,6 +213,6 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
       await built.close();
       throw error instanceof Error ? error : new Error(String(error));
     }
-    return built as unknown as BuiltApp<Router, KyselyDatabase<S>>;
+    return built as unknown as Built<S, Router>;
   }
 }

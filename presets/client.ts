@@ -1,7 +1,7 @@
 import { createORPCClient } from "@orpc/client";
 import { RPCLink } from "@orpc/client/fetch";
-import type { AnyRouter, RouterClient } from "@orpc/server";
 import { customJsonSerializers } from "../kernel/wire.js";
+import type { ClientOf } from "./types.js";
 
 export interface ClientOptions {
   /** The app's origin, e.g. `https://api.example.com` (the client calls `<url>/rpc/...`). */
@@ -20,7 +20,7 @@ export interface ClientOptions {
  * `createClient<InferRouter<typeof app>>({ url })`. It speaks the same serializers as the server,
  * so `Date`, `bigint` strings and `Uint8Array` arrive as they left.
  */
-export function createClient<Router>(options: ClientOptions): RouterClient<Router extends AnyRouter ? Router : never> {
+export function createClient<Router>(options: ClientOptions): ClientOf<Router> {
   const link = new RPCLink({
     url: `${options.url.replace(/\/$/, "")}/rpc`,
     headers: async () => {
@@ -30,7 +30,8 @@ export function createClient<Router>(options: ClientOptions): RouterClient<Route
     fetch: options.fetch,
     customJsonSerializers: [...customJsonSerializers],
   });
-  return createORPCClient(link);
+  return createORPCClient(link) as ClientOf<Router>;
 }
 
-export type { InferRouter } from "./types.js";
+export type { ClientOf, InferRouter } from "./types.js";
+export { RpcError, isRpcError, type RpcErrorCode } from "./rpc-error.js";

@@ -1,27 +1,171 @@
-import type { Procedure, Schema } from "@orpc/server";
-import type { InsertOf, PrimaryKeyOf, RowOf, SchemaResult, TableName } from "../kernel/schema/index.js";
+import type { ClientPromiseResult, FriendlyClientOptions } from "@orpc/client";
+import type { Procedure, ProcedureClient, Schema } from "@orpc/server";
+import type { ColumnState, ColumnsRow, RelationMapOf, SchemaResult, TableName, TablesOf } from "../kernel/schema/index.js";
+import type { FilterValue, OrderByEntry, RelsOf, Where, WithIncluded } from "../kernel/db/query-types.js";
 
 type AnySchema = SchemaResult<any, any>;
 
-/** A procedure typed only by what callers see: its input and its output. */
-type Proc<I, O> = Procedure<any, any, Schema<I, unknown>, Schema<unknown, O>, Record<never, never>, any>;
+/**
+ * What a `.resource()` call's options decide about its types: the owner column, `writable`,
+ * `readonly` and `includable` names, and whether `live` is on. Captured from the options literal.
+ */
+export interface ResourceShape<Owner extends string = never, Writable extends string = never, Readonly extends string = never, Includable extends string = never, Live = false> {
+  owner: Owner;
+  writable: Writable;
+  readonly: Readonly;
+  includable: Includable;
+  live: Live;
+}
 
-export type WhereInput = Record<string, unknown>;
-export type OrderByInput<Row> = Array<Partial<Record<keyof Row & string, "asc" | "desc">>>;
-export type IncludeInput = Record<string, true>;
+/** The `live` option as written: `true` or limits turn `{name}.live` on. */
+export type LiveSetting = boolean | { revalidateMs?: number | false; max?: number };
 
-type Key<S extends AnySchema, T extends TableName<S>> = { [K in PrimaryKeyOf<S, T>]: RowOf<S, T>[K] };
-type Settable<S extends AnySchema, T extends TableName<S>, Owner extends string> = Omit<InsertOf<S, T>, Owner>;
+/** A value a resource input accepts for a column: what its zod schema takes, `null` when nullable. */
+export type InputValue<C> = C extends ColumnState
+  ? (C["kind"] extends "jsonb" ? unknown : FilterValue<C>) | (C["nullable"] extends true ? null : never)
+  : never;
+
+type OptionalOnCreate<Cols> = {
+  [K in keyof Cols]: Cols[K] extends { generated: true } | { nullable: true } ? K : never;
+}[keyof Cols];
+
+/** Create data: columns without a default are required, defaulted and nullable ones optional. */
+export type CreateData<Cols, K extends keyof Cols> = Flat<
+  { [P in Exclude<K, OptionalOnCreate<Cols>>]: InputValue<Cols[P]> } & { [P in Extract<K, OptionalOnCreate<Cols>>]?: InputValue<Cols[P]> }
+>;
+
+/** One object type instead of an intersection, so editors show the create data as one shape. */
+type Flat<T> = { [P in keyof T]: T[P] };
+
+type SerialColumns<Cols> = { [K in keyof Cols]: Cols[K] extends { kind: "serial" } ? K : never }[keyof Cols];
+type PrimaryKey<Cols> = { [K in keyof Cols]: Cols[K] extends { primaryKey: true } ? K : never }[keyof Cols] & string;
+
+/** Columns a client sets: `writable` (all when unset), less `readonly`, the owner column and serials. */
+export type SettableColumns<Cols, O extends ResourceShape<any, any, any, any, any>> = Exclude<
+  [O["writable"]] extends [never] ? keyof Cols : O["writable"] & keyof Cols,
+  O["owner"] | O["readonly"] | SerialColumns<Cols>
+>;
+
+/** `{ <primary key>: value }`, the `where` of get, update and delete. */
+export type KeyOf<Cols> = { [K in PrimaryKey<Cols>]: FilterValue<Cols[K] & ColumnState> };
+
+/** `include` on a resource: `true` per includable relation. */
+export type IncludeFlags<Includable extends PropertyKey> = { readonly [R in Includable]?: true };
+
+/** What a key of a resource's `include` outside its `includable` option is typed as. */
+export interface NotIncludable<K> {
+  readonly "~notIncludable": K;
+}
+
+type NotIncludables<I, Allowed> = { [K in Exclude<keyof I, Allowed>]: NotIncludable<K> };
+
+export interface ListInput<Cols, Includable extends string, I = IncludeFlags<Includable>> {
+  where?: Where<Cols>;
+  orderBy?: readonly OrderByEntry<Cols>[];
+  take?: number;
+  skip?: number;
+  include?: I & NotIncludables<I, Includable>;
+}
+
+export interface GetInput<Cols, Includable extends string, I = IncludeFlags<Includable>> {
+  where: KeyOf<Cols>;
+  include?: I & NotIncludables<I, Includable>;
+}
+
+export interface LiveInput<Cols, Includable extends string, I = IncludeFlags<Includable>> {
+  where?: Where<Cols>;
+  orderBy?: readonly OrderByEntry<Cols>[];
+  take?: number;
+  include?: I & NotIncludables<I, Includable>;
+}
+
+export interface UpdateInput<Cols, K extends keyof Cols> {
+  where: KeyOf<Cols>;
+  data: { [P in K]?: InputValue<Cols[P]> };
+}
+
+type Options = FriendlyClientOptions<Record<never, never>>;
+/** The error type oRPC gives a procedure without declared errors. */
+type ResourceError = ProcedureClient<Record<never, never>, Schema<unknown, unknown>, Schema<unknown, unknown>, Record<never, never>> extends (
+  ...args: any[]
+) => ClientPromiseResult<any, infer E>
+  ? E
+  : never;
+type Result<T> = ClientPromiseResult<T, ResourceError>;
+
+/** `list` as a client calls it: the rows carry what `include` asked for. */
+export interface ListCall<Tables, Rels, Cols, Includable extends string> {
+  <const I extends IncludeFlags<Includable> = {}>(
+    input?: ListInput<Cols, Includable, I>,
+    options?: Options,
+  ): Result<WithIncluded<ColumnsRow<Cols>, Tables, Rels, I>[]>;
+}
+
+export interface GetCall<Tables, Rels, Cols, Includable extends string> {
+  <const I extends IncludeFlags<Includable> = {}>(
+    input: GetInput<Cols, Includable, I>,
+    options?: Options,
+  ): Result<WithIncluded<ColumnsRow<Cols>, Tables, Rels, I>>;
+}
+
+export interface LiveCall<Tables, Rels, Cols, Includable extends string> {
+  <const I extends IncludeFlags<Includable> = {}>(
+    input?: LiveInput<Cols, Includable, I>,
+    options?: Options,
+  ): Result<AsyncIterableIterator<WithIncluded<ColumnsRow<Cols>, Tables, Rels, I>[]>>;
+}
+
+export interface WriteCall<In, Out> {
+  (input: In, options?: Options): Result<Out>;
+}
+
+/**
+ * A procedure typed by what callers see, plus the phantom `~client`: the call signature a typed
+ * client uses instead of oRPC's (generic over `include`, so included relations are typed). The key
+ * exists only in types; `ClientOf` reads it, and any procedure built with zod infers without it.
+ */
+export type TypedProcedure<I, O, Call> = Procedure<any, any, Schema<I, unknown>, Schema<unknown, O>, Record<never, never>, any> & {
+  readonly "~client": Call;
+};
+
+type Cols<S extends AnySchema, T extends TableName<S>> = TablesOf<S>[T];
+type Rels<S extends AnySchema, T extends TableName<S>> = RelsOf<RelationMapOf<S>, T>;
+type Row<S extends AnySchema, T extends TableName<S>> = ColumnsRow<Cols<S, T>>;
+type Settable<S extends AnySchema, T extends TableName<S>, O extends ResourceShape<any, any, any, any, any>> = SettableColumns<Cols<S, T>, O>;
+type Updatable<S extends AnySchema, T extends TableName<S>, O extends ResourceShape<any, any, any, any, any>> = Exclude<
+  Settable<S, T, O>,
+  PrimaryKey<Cols<S, T>>
+>;
 
 /** (A type alias, not an interface: oRPC's router constraint needs an implicit index signature.)
- * The generated procedures of `.resource(name)`: `{name}.list/get/create/update/delete`. */
-export type ResourceRouter<S extends AnySchema, T extends TableName<S>, Owner extends string = never> = {
-  list: Proc<
-    { where?: WhereInput; orderBy?: OrderByInput<RowOf<S, T>>; take?: number; skip?: number; include?: IncludeInput } | undefined,
-    Array<RowOf<S, T> & Record<string, unknown>>
+ * The generated procedures of `.resource(name)`: `{name}.list/get/create/update/delete`, and
+ * `{name}.live` when `live` is on. */
+export type ResourceRouter<S extends AnySchema, T extends TableName<S>, O extends ResourceShape<any, any, any, any, any> = ResourceShape> = {
+  list: TypedProcedure<
+    ListInput<Cols<S, T>, O["includable"]> | undefined,
+    Array<Row<S, T> & Record<string, unknown>>,
+    ListCall<TablesOf<S>, Rels<S, T>, Cols<S, T>, O["includable"]>
   >;
-  get: Proc<{ where: Key<S, T>; include?: IncludeInput }, RowOf<S, T> & Record<string, unknown>>;
-  create: Proc<Settable<S, T, Owner>, RowOf<S, T>>;
-  update: Proc<{ where: Key<S, T>; data: Partial<Settable<S, T, Owner>> }, RowOf<S, T>>;
-  delete: Proc<{ where: Key<S, T> }, RowOf<S, T>>;
-};
+  get: TypedProcedure<
+    GetInput<Cols<S, T>, O["includable"]>,
+    Row<S, T> & Record<string, unknown>,
+    GetCall<TablesOf<S>, Rels<S, T>, Cols<S, T>, O["includable"]>
+  >;
+  create: TypedProcedure<
+    CreateData<Cols<S, T>, Settable<S, T, O>>,
+    Row<S, T>,
+    WriteCall<CreateData<Cols<S, T>, Settable<S, T, O>>, Row<S, T>>
+  >;
+  update: TypedProcedure<
+    UpdateInput<Cols<S, T>, Updatable<S, T, O>>,
+    Row<S, T>,
+    WriteCall<UpdateInput<Cols<S, T>, Updatable<S, T, O>>, Row<S, T>>
+  >;
+  delete: TypedProcedure<{ where: KeyOf<Cols<S, T>> }, Row<S, T>, WriteCall<{ where: KeyOf<Cols<S, T>> }, Row<S, T>>>;
+} & ([O["live"]] extends [false | undefined] ? {} : { live: LiveProcedure<S, T, O> });
+
+type LiveProcedure<S extends AnySchema, T extends TableName<S>, O extends ResourceShape<any, any, any, any, any>> = TypedProcedure<
+  LiveInput<Cols<S, T>, O["includable"]> | undefined,
+  AsyncIterableIterator<Array<Row<S, T> & Record<string, unknown>>>,
+  LiveCall<TablesOf<S>, Rels<S, T>, Cols<S, T>, O["includable"]>
+>;

@@ -4,7 +4,7 @@ export { RpcError, liveIterable } from "../kernel/index.js";
 export { mcp } from "../plugins/mcp/index.js";
 export type { McpConfig } from "../plugins/mcp/index.js";
 export type { OpenapiConfig } from "../plugins/openapi/index.js";
-export type { BuiltApp, InferRouter, AppAdminRouter } from "./types.js";
+export type { BuiltApp, ClientOf, InferRouter, AppAdminRouter } from "./types.js";
 export type { AdminConfig } from "../plugins/admin/index.js";
 export type {
   AppRpcContext,

@@ -8,10 +8,11 @@ import type { LiveHub } from "./live.js";
  * `context.db`: the Kysely instance itself (so `db.selectFrom(...)` and every other builder method
  * work as documented by Kysely), with `query` (relational reads) and `transact(fn)` attached.
  */
-export type AppDatabase<DB = any> = Kysely<DB> & {
-  readonly query: QueryApi<DB>;
+export type AppDatabase<DB = any, Q = QueryApi<DB>> = Kysely<DB> & {
+  /** Relational reads; typed from the schema (`QueryOf<typeof v1>`) on an `App`'s context. */
+  readonly query: Q;
   /** Runs `fn` in a transaction; the handle it receives is an `AppDatabase` too, `query` included. */
-  transact<T>(fn: (trx: AppDatabase<DB>) => Promise<T>): Promise<T>;
+  transact<T>(fn: (trx: AppDatabase<DB, Q>) => Promise<T>): Promise<T>;
 };
 
 /** How the dialect layer runs a function in a transaction (its re-entrant wrapper, usually). */

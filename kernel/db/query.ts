@@ -62,7 +62,10 @@ export interface CompiledFind {
   readonly parameters: readonly unknown[];
 }
 
-/** `query` typed from a Kysely database type (`KyselyDatabase<typeof v1>`): one entry per table. */
+/**
+ * `query` typed from a Kysely database type (`KyselyDatabase<typeof v1>`): one entry per table. An
+ * `App`'s context types it from the schema instead (`QueryOf`).
+ */
 export type QueryApi<DB> = { readonly [T in keyof DB & string]: TableQuery<Selectable<DB[T]>> };
 
 const COUNT_KEYS = new Set(["where"]);

@@ -37,19 +37,34 @@ export type {
 export type { DescribeRelations, RelationBuilder, RelationDef } from "./relations.js";
 export type {
   AddTable,
+  ColumnsRow,
   InferDB,
   InsertOf,
   KyselyDatabase,
   Merge,
   MergeTables,
   PrimaryKeyOf,
+  RelationMapOf,
   RelationState,
   RelationsOf,
   RowOf,
   SchemaResult,
   SelectOf,
   TableName,
+  TablesOf,
 } from "./types.js";
+export type {
+  ColumnWhere,
+  EqualityFilter,
+  FilterValue,
+  JsonNullFilter,
+  NullFilter,
+  OrderByEntry,
+  OrderedFilter,
+  QueryOf,
+  TextFilter,
+  Where,
+} from "../db/query-types.js";
 export type {
   ColumnDefault,
   ColumnModel,

@@ -46,19 +46,20 @@ export type MergeTables<A, B> = {
 export type AddTable<T, N extends string, C> = N extends keyof T ? MergeTables<T, { [K in N]: C }> : T & { [K in N]: C };
 
 export type TablesOf<S extends AnySchema> = NonNullable<S["~types"]>["tables"];
-type RelationMapOf<S extends AnySchema> = NonNullable<S["~types"]>["relations"];
+export type RelationMapOf<S extends AnySchema> = NonNullable<S["~types"]>["relations"];
 
 /** The select type of a column state. */
 export type SelectOf<C> = C extends ColumnState ? (C["nullable"] extends true ? C["select"] | null : C["select"]) : never;
 
-type Row<Cols> = { -readonly [K in keyof Cols]: SelectOf<Cols[K]> };
+/** The row of a table's columns: each column's select type, `| null` when nullable. */
+export type ColumnsRow<Cols> = { -readonly [K in keyof Cols]: SelectOf<Cols[K]> };
 
 /** Row types by table: `InferDB<typeof v1>["post"]`. */
-export type InferDB<S extends AnySchema> = { [T in keyof TablesOf<S>]: Row<TablesOf<S>[T]> };
+export type InferDB<S extends AnySchema> = { [T in keyof TablesOf<S>]: ColumnsRow<TablesOf<S>[T]> };
 
 export type TableName<S extends AnySchema> = keyof TablesOf<S> & string;
 
-export type RowOf<S extends AnySchema, T extends TableName<S>> = Row<TablesOf<S>[T]>;
+export type RowOf<S extends AnySchema, T extends TableName<S>> = ColumnsRow<TablesOf<S>[T]>;
 
 /** Column names the database fills on its own, so inserts may leave them out. */
 type OptionalOnInsert<Cols> = {

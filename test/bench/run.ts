@@ -13,6 +13,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   "rate-limit": () => import("./rate-limit.js"),
   surfaces: () => import("./surfaces.js"),
   admin: () => import("./admin.js"),
+  types: () => import("./types.js"),
 };
 
 const wanted = process.argv.slice(2);

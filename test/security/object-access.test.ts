@@ -246,6 +246,7 @@ describe("include build rules", () => {
   });
 
   it("still names unknown includable relations, in either form", () => {
+    // @ts-expect-error "nope" is not a relation of project
     expect(() => base().resource("project", { includable: [{ relation: "nope", scoped: true }] }).build()).toThrow(/unknown relations: nope/);
   });
 });

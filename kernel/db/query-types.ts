@@ -1,0 +1,170 @@
+import type { ColumnState } from "../schema/columns.js";
+import type { ColumnsRow, RelationMapOf, RelationState, SchemaResult, TablesOf } from "../schema/types.js";
+import type { CompiledFind } from "./query.js";
+
+/**
+ * The query language typed from a schema: what `where`, `orderBy` and `include` accept for one table,
+ * and the rows they return. These types mirror the runtime checks of `where.ts` and `query-args.ts`,
+ * so an argument the server would refuse with 400 is a type error first. Every filter is a named
+ * interface, so an error names `TextFilter<string>` rather than an expanded union.
+ *
+ * `Tables` is a schema's tables (`TablesOf<S>`), `Rels` its relations (`RelationMapOf<S>`).
+ */
+
+/** A value a filter accepts, by column type (text types use the select type, so enums narrow). */
+interface FilterValues {
+  serial: number;
+  integer: number;
+  real: number;
+  bigint: string | number | bigint;
+  decimal: string | number;
+  timestamp: Date | string;
+  date: Date | string;
+  boolean: boolean;
+  bytes: Uint8Array;
+  jsonb: never;
+  text: string;
+  varchar: string;
+  uuid: string;
+}
+
+type TextKind = "text" | "varchar" | "uuid";
+
+export type FilterValue<C extends ColumnState> = C["kind"] extends TextKind ? C["select"] : FilterValues[C["kind"]];
+
+/** `equals`, `not`, `in` and `notIn`: every filterable column. `N` is `null` on nullable columns. */
+export interface EqualityFilter<V, N = never> {
+  equals?: V | N;
+  not?: V | N | EqualityFilter<V, N>;
+  in?: readonly V[];
+  notIn?: readonly V[];
+}
+
+/** Numbers, bigints, decimals, dates and timestamps also compare. */
+export interface OrderedFilter<V, N = never> extends EqualityFilter<V, N> {
+  not?: V | N | OrderedFilter<V, N>;
+  lt?: V;
+  lte?: V;
+  gt?: V;
+  gte?: V;
+}
+
+/** Text, varchar and uuid columns also match substrings (case-sensitive, wildcards literal). */
+export interface TextFilter<V, N = never> extends EqualityFilter<V, N> {
+  not?: V | N | TextFilter<V, N>;
+  contains?: string;
+  startsWith?: string;
+  endsWith?: string;
+}
+
+/** Added to the filter of a nullable column. */
+export interface NullFilter {
+  isNull?: boolean;
+}
+
+/** A nullable jsonb column is only tested for null. A non-nullable one cannot be filtered at all. */
+export interface JsonNullFilter extends NullFilter {
+  equals?: null;
+  not?: null;
+}
+
+type FilterOf<C extends ColumnState, N> = C["kind"] extends TextKind
+  ? TextFilter<FilterValue<C>, N>
+  : C["kind"] extends "boolean" | "bytes"
+    ? EqualityFilter<FilterValue<C>, N>
+    : OrderedFilter<FilterValue<C>, N>;
+
+/** What `where: { <column>: ... }` accepts: a value (equality), `null` when nullable, or a filter. */
+export type ColumnWhere<C> = C extends ColumnState
+  ? C["kind"] extends "jsonb"
+    ? C["nullable"] extends true
+      ? null | JsonNullFilter
+      : never
+    : C["nullable"] extends true
+      ? FilterValue<C> | null | (FilterOf<C, null> & NullFilter)
+      : FilterValue<C> | FilterOf<C, never>
+  : never;
+
+type LogicKey = "AND" | "OR" | "NOT";
+
+/** `where` for a table: its columns, and `AND`/`OR`/`NOT` (one object or an array) nesting freely. */
+export type Where<Cols> = {
+  [K in Exclude<keyof Cols, LogicKey> | LogicKey]?: K extends LogicKey ? Where<Cols> | readonly Where<Cols>[] : ColumnWhere<Cols[K & keyof Cols]>;
+};
+
+/** Columns that can be ordered by: all but jsonb and bytes. */
+export type OrderableColumn<Cols> = {
+  [K in keyof Cols]: Cols[K] extends { kind: "jsonb" | "bytes" } ? never : K;
+}[keyof Cols] &
+  string;
+
+/** One `orderBy` entry: `{ column: "asc" | "desc" }`. */
+export type OrderByEntry<Cols> = { readonly [K in OrderableColumn<Cols>]?: "asc" | "desc" };
+
+/** What a relation brings: an array (hasMany, manyToMany) or one row or null (belongsTo, hasOne). */
+export type Related<Tables, R> = R extends RelationState<infer K, infer T>
+  ? T extends keyof Tables
+    ? K extends "hasMany" | "manyToMany"
+      ? ColumnsRow<Tables[T]>[]
+      : ColumnsRow<Tables[T]> | null
+    : never
+  : never;
+
+type Asked<I> = { [R in keyof I]: I[R] extends false | undefined ? never : R }[keyof I];
+
+/** The relations `include` asked for, typed by kind; a relation not asked for has no key. */
+export type Included<Tables, Rels, I> = { -readonly [R in Asked<I> & keyof Rels]: Related<Tables, Rels[R]> };
+
+/** A row plus what `include` asked for (the row alone when nothing was). */
+export type WithIncluded<Row, Tables, Rels, I> = [Asked<I>] extends [never] ? Row : Row & Included<Tables, Rels, I>;
+
+/** What a key of `include` that is not a relation is typed as, so the error names the key. */
+export interface NotARelation<K> {
+  readonly "~notARelation": K;
+}
+
+/** The keys of `include` that are not relations, each typed `NotARelation<key>`. */
+export type NotRelations<I, Allowed> = { [K in Exclude<keyof I, Allowed>]: NotARelation<K> };
+
+/** What `include` accepts per relation on `db.query`: all rows, or those matching the target's `where`. */
+export type IncludeOf<Tables, Rels> = {
+  readonly [R in keyof Rels]?: boolean | { readonly where?: Where<TargetColumns<Tables, Rels[R]>> };
+};
+
+type TargetColumns<Tables, R> = R extends { target: infer T } ? (T extends keyof Tables ? Tables[T] : never) : never;
+
+export interface FindArgs<Tables, Rels, Cols, I> {
+  where?: Where<Cols>;
+  /** An array of `{ column: direction }`, or one alone. The primary key breaks ties. */
+  orderBy?: OrderByEntry<Cols> | readonly OrderByEntry<Cols>[];
+  take?: number;
+  skip?: number;
+  include?: I & NotRelations<I, keyof Rels>;
+}
+
+/** `db.query.<table>` typed by the schema: arguments checked, included relations typed. */
+export interface SchemaTableQuery<Tables, Rels, T extends keyof Tables> {
+  findMany<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(
+    args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>,
+  ): Promise<WithIncluded<ColumnsRow<Tables[T]>, Tables, RelsOf<Rels, T>, I>[]>;
+  findFirst<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(
+    args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>,
+  ): Promise<WithIncluded<ColumnsRow<Tables[T]>, Tables, RelsOf<Rels, T>, I> | null>;
+  count(args?: { where?: Where<Tables[T]> }): Promise<number>;
+  /** The SQL and parameters `findMany(args)` would run, validated the same way, without running it. */
+  compile<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>): CompiledFind;
+  /** `findMany(args)` as a stream of full snapshots (see `TableQuery.live`). */
+  live<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(
+    args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>,
+    options?: { signal?: AbortSignal },
+  ): AsyncIterableIterator<WithIncluded<ColumnsRow<Tables[T]>, Tables, RelsOf<Rels, T>, I>[]>;
+}
+
+/** A table's relations by name; `{}` when it declares none. */
+export type RelsOf<Rels, T> = T extends keyof Rels ? Rels[T] : {};
+
+/** `db.query` typed by a schema's tables and relations: one entry per table. */
+export type SchemaQueryApi<Tables, Rels> = { readonly [T in keyof Tables & string]: SchemaTableQuery<Tables, Rels, T> };
+
+/** `db.query` of a schema version: `QueryOf<typeof v1>`. */
+export type QueryOf<S extends SchemaResult<any, any>> = SchemaQueryApi<TablesOf<S>, RelationMapOf<S>>;
