@@ -67,7 +67,8 @@ describe("/health answers in every state", () => {
     expect(await request(app, "GET", "/health")).toMatchObject(DOWN);
     expect((await rpc(app, "item.list", {})).status).toBe(503);
     await app.close();
-  });
+    // The first embedded database in a process runs initdb: slow on a loaded machine.
+  }, 120_000);
 
   it("after close(): 503 on /health, 503 naming the shutdown elsewhere, and through client()", async () => {
     const app = await new App({ db: { dialect: new SqliteDialect({ database: new Database(":memory:") }), kind: "sqlite" }, onError: () => {} })
