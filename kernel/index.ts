@@ -26,7 +26,6 @@ export type { RequestFacts } from "./event.js";
 export { clientAddressRule, callerAddress, isIpAddress, type TrustProxy, type ClientAddressRule } from "./client-address.js";
 export { liveIterable, type LiveIterableOptions } from "./live-iterable.js";
 export { processEnv } from "./environment.js";
-export { importPeer } from "./peer.js";
 export {
   rootBuilder,
   hasRole,
@@ -41,7 +40,7 @@ export {
 } from "./procedure.js";
 export { BYTES_TYPE_ID, customJsonSerializers, toBase64, fromBase64 } from "./wire.js";
 export { toPlainJson } from "./plain-json.js";
-export { missingPeers } from "./peers.js";
+export { missingPeers, importPeer } from "./peers.js";
 export type { AppKV, AppSecrets, AppStorage, DatabaseConfig, DatabaseKind, LiveProvider } from "./resources.js";
 export type { AppDatabase } from "./db/database.js";
 export { primaryKeyOf, COLUMN_TYPES } from "./schema/model.js";

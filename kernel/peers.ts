@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { TrellisError } from "./errors.js";
 
 /**
  * The optional peer packages among `names` that are not installed where Trellis can load them.
@@ -11,4 +12,19 @@ import { join } from "node:path";
 export function missingPeers(names: readonly string[]): string[] {
   const require = createRequire(import.meta.url);
   return names.filter((name) => !(require.resolve.paths(name) ?? []).some((folder) => existsSync(join(folder, name, "package.json"))));
+}
+
+/**
+ * Loads an optional peer package, or throws `PEER_MISSING` naming the feature that needs it and the
+ * `npm install` line; a package that is installed but fails to load keeps its own error.
+ */
+export async function importPeer<T = any>(name: string, feature: string): Promise<T> {
+  try {
+    return (await import(name)) as T;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    const missing = (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && String((error as Error).message).includes(name);
+    if (!missing) throw error;
+    throw new TrellisError("PEER_MISSING", `${feature} needs the optional package "${name}", which is not installed. Install it: npm install ${name}`, { cause: error });
+  }
 }

@@ -100,7 +100,9 @@ export async function writeCycles(dataDir: string, cycles: number, random = Math
       const found = new Set((await child.waitFor(/^ROWS/)).slice(5).split(",").filter(Boolean).map(Number));
       for (const id of acknowledged) if (!found.has(id)) report.lost++;
       if (cycle === cycles) break;
-      await sleep(50 + random() * 300);
+      // At least one acknowledged write per cycle, then a kill at a random moment among the next ones.
+      await child.waitFor(/^ACK /);
+      await sleep(random() * 300);
       await child.kill();
       for (const line of child.lines) if (line.startsWith("ACK ")) acknowledged.add(Number(line.slice(4)));
     } finally {

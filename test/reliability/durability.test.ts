@@ -12,7 +12,8 @@ describe("the embedded database under SIGKILL", () => {
     const report = await writeCycles(join(dir, "writes"), 20);
     console.log(`durability: ${JSON.stringify(report)}`);
     expect(report.lost).toBe(0);
-    expect(report.acknowledged).toBeGreaterThan(20);
+    // Every cycle not killed during start-up acknowledged at least one row.
+    expect(report.acknowledged).toBeGreaterThanOrEqual(20 - report.killedStarting);
     expect(report.staleLocks).toBeGreaterThan(0);
   }, 240_000);
 

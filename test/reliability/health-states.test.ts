@@ -7,6 +7,8 @@ import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { closeAfterEach, request, rpc } from "../support/app.js";
 import { gatedDialect } from "./gated-dialect.js";
+import { admin, reopenable } from "./reopenable.js";
+import { families } from "../support/databases.js";
 
 const build = closeAfterEach();
 const v1 = schema("1").table("item", (t) => ({ id: t.serial().primaryKey(), name: t.text() })).build();
@@ -59,6 +61,21 @@ describe("/health answers in every state", () => {
     await app.close();
   });
 
+  it.runIf(families().includes("postgres"))("when PostgreSQL drops the connections: the process survives, /health and procedures recover", async () => {
+    const database = await reopenable("postgres");
+    const app = await new App({ db: database.open(), onError: () => {} }).schema(v1).resource("item").start();
+    expect((await rpc(app, "item.create", { name: "a" })).status).toBe(200);
+    // What a server restart or a failover does to idle pooled connections.
+    await admin(process.env.DATABASE_URL!, `select pg_terminate_backend(pid) from pg_stat_activity where pid <> pg_backend_pid() and query not ilike '%pg_stat_activity%' and datname = current_database() and backend_type = 'client backend' and application_name = ''`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const statuses = [(await request(app, "GET", "/health")).status, (await rpc(app, "item.list", {})).status];
+    expect(statuses.every((status) => status === 200 || status === 503)).toBe(true);
+    expect((await request(app, "GET", "/health")).status).toBe(200);
+    expect((await rpc(app, "item.list", {})).body).toMatchObject([{ name: "a" }]);
+    await app.close();
+    await database.cleanup();
+  });
+
   it("after the embedded database stopped underneath: 503 on /health and on procedures", async () => {
     const database = embedded({ dataDir: "memory://" });
     const app = await new App({ db: database, onError: () => {} }).schema(v1).resource("item").start();
@@ -67,7 +84,8 @@ describe("/health answers in every state", () => {
     expect(await request(app, "GET", "/health")).toMatchObject(DOWN);
     expect((await rpc(app, "item.list", {})).status).toBe(503);
     await app.close();
-  });
+    // The first embedded database in a process runs initdb: slow on a loaded machine.
+  }, 120_000);
 
   it("after close(): 503 on /health, 503 naming the shutdown elsewhere, and through client()", async () => {
     const app = await new App({ db: { dialect: new SqliteDialect({ database: new Database(":memory:") }), kind: "sqlite" }, onError: () => {} })

@@ -26,6 +26,8 @@ async function loadWithoutProcess(entry: string): Promise<Record<string, any>> {
     mainFields: ["module", "main"],
     conditions: ["worker", "import", "default"],
     external: [...OPTIONAL_PEERS, ...builtinModules, ...builtinModules.map((name) => `node:${name}`)],
+    // CommonJS for node:vm, but a worker's bundle is a module with a URL of its own.
+    define: { "import.meta.url": JSON.stringify("file:///worker/index.js") },
     logLevel: "silent",
   });
   const sandbox: Record<string, unknown> = { module: { exports: {} } };

@@ -1,5 +1,5 @@
 import type { LiveProvider } from "../../resources.js";
-import { importPeer } from "../../peer.js";
+import { importPeer } from "../../peers.js";
 
 /**
  * Live providers for `db.live`. Every provider re-runs live queries after the app's own committed

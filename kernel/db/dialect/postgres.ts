@@ -3,7 +3,7 @@ import type { CustomTypesConfig, Pool, PoolClient, PoolConfig } from "pg";
 import { textParsers, toPostgresParameter } from "./family.js";
 import { reentrant, type ReentrantDialect } from "./reentrant.js";
 import { explainConnectError, parsePostgresUrl, type PostgresTarget } from "./postgres-url.js";
-import { importPeer } from "../../peer.js";
+import { importPeer } from "../../peers.js";
 
 export type PostgresDialectOptions =
   | {
@@ -36,6 +36,11 @@ export function postgresDialect(options: PostgresDialectOptions): ReentrantDiale
           "pool" in options
             ? options.pool
             : new pg.Pool({ connectionTimeoutMillis: 10_000, ...options.poolConfig, connectionString: options.connectionString, types });
+        // An idle pooled connection dropped by the server (a restart, a failover, an admin's
+        // pg_terminate_backend) is an 'error' event on the pool; unhandled, it would end the
+        // process. The pool has already discarded that client and the next query opens a new one;
+        // a query that fails meanwhile is answered 503 and reported.
+        if (pool.listenerCount("error") === 0) pool.on("error", () => {});
         return new TypedPool(pool, types, target ?? poolTarget(pool));
       },
     }),

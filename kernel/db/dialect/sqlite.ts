@@ -10,7 +10,7 @@ import {
 import { toPlainBytes, toSqliteParameter } from "./family.js";
 import { ConnectionMutex, DEFAULT_ACQUIRE_TIMEOUT_MS } from "./mutex.js";
 import { reentrant, type ReentrantDialect } from "./reentrant.js";
-import { importPeer } from "../../peer.js";
+import { importPeer } from "../../peers.js";
 
 export type SqliteDialectOptions = (
   | {
