@@ -26,8 +26,8 @@ export function adminProcedures(base: ProcedureBase<AppRpcContext>, deps: AdminD
     meta: gated.handler(
       (): Promise<AdminMeta> => describeApp(deps.sealed(), deps.db, deps.kind, deps.tables, deps.registry(), deps.plugins, deps.settings.ui),
     ),
-    migrations: gated.handler(async (): Promise<{ name: string; version: string; executedAt: Date }[]> =>
-      (await deps.sealed().migrations()).map(({ name, version, executedAt }) => ({ name, version, executedAt })),
+    migrations: gated.handler(async (): Promise<{ name: string; version: string; executedAt: Date; checksum: string | null }[]> =>
+      (await deps.sealed().migrations()).map(({ name, version, executedAt, checksum }) => ({ name, version, executedAt, checksum: checksum ?? null })),
     ),
     data: dataProcedures(gated, deps.db, deps.kind, deps.tables, deps.settings, deps.counts),
   };

@@ -69,7 +69,7 @@ describe.each(families())("the _admin API on %s", (family) => {
     expect(body.surfaces).toMatchObject({ rpc: true, auth: true, resources: true, health: true, dashboard: true });
   });
 
-  it("migrations: name, version and when each ran", async () => {
+  it("migrations: name, version, when each ran and the checksum of its definition", async () => {
     const { status, body } = await call("migrations");
     expect(status).toBe(200);
     expect(body.map((m: any) => [m.name, m.version])).toEqual([
@@ -77,6 +77,8 @@ describe.each(families())("the _admin API on %s", (family) => {
       ["0002_2", "2"],
     ]);
     expect(new Date(body[0].executedAt).getTime()).toBeGreaterThan(Date.now() - 60_000);
+    expect(body.map((m: any) => m.checksum)).toEqual([expect.stringMatching(/^[0-9a-f]{16,}$/), expect.stringMatching(/^[0-9a-f]{16,}$/)]);
+    expect(body[0].checksum).not.toBe(body[1].checksum);
   });
 
   it("data.list pages by the admin listLimit: 50 by default, at most 200, skip capped", async () => {
