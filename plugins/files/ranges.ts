@@ -29,7 +29,7 @@ export function requestedRange(header: string | null, ifRange: string | null, et
   }
   const start = Number(match[1]);
   const last = match[2] === "" ? size - 1 : Number(match[2]);
-  if (last < start) return undefined;
+  if (match[2] !== "" && last < start) return undefined;
   if (start >= size) return "unsatisfiable";
   return { start, end: Math.min(last, size - 1) };
 }
