@@ -77,7 +77,7 @@ describe("GET /files/:id", () => {
     expect(unsatisfiable.headers.get("content-range")).toBe("bytes */1000");
     expect(await unsatisfiable.json()).toMatchObject({ code: "RANGE_NOT_SATISFIABLE", status: 416 });
     // Several ranges, a malformed header, or a stale If-Range: the whole file.
-    for (const headers of [{ range: "bytes=0-1,5-6" }, { range: "items=0-1" }, { range: "bytes=0-1", "if-range": '"stale"' }]) {
+    for (const headers of [{ range: "bytes=0-1,5-6" }, { range: "items=0-1" }, { range: "bytes=0-1", "if-range": '"stale"' }] as Record<string, string>[]) {
       const whole = await get(file.url, headers);
       expect([whole.status, whole.headers.get("content-length")]).toEqual([200, "1000"]);
     }
