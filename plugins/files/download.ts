@@ -43,12 +43,25 @@ export function downloadRoute(path: string, rule: FilePermission<any>, deps: { r
       if (range) {
         headers.set("content-range", `bytes ${range.start}-${range.end}/${size}`);
         headers.set("content-length", String(range.end - range.start + 1));
-        return new Response(head ? null : (bytes.subarray(range.start, range.end + 1) as Uint8Array<ArrayBuffer>), { status: 206, headers });
+        return new Response(head ? null : oneChunk(bytes.subarray(range.start, range.end + 1)), { status: 206, headers });
       }
       headers.set("content-length", String(size));
-      return new Response(head ? null : (bytes as Uint8Array<ArrayBuffer>), { status: 200, headers });
+      return new Response(head ? null : oneChunk(bytes), { status: 200, headers });
     },
   };
+}
+
+/**
+ * The bytes as a stream of one chunk: handed on as they are, where a `Uint8Array` body is copied
+ * again by the Fetch implementation (measured: about 6x slower for 10 MB read back in process).
+ */
+function oneChunk(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      controller.enqueue(bytes);
+      controller.close();
+    },
+  });
 }
 
 function fileHeaders({ record }: StoredFile, etag: string, rule: FilePermission<any>, download: boolean): Headers {
