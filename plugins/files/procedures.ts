@@ -19,7 +19,7 @@ const placement = {
 };
 const fileId = z.string().max(128);
 
-const uploadInput = z.object({ file: z.instanceof(File, { message: "expected a file" }), attach: target.extend(placement).optional() });
+const uploadInput = z.object({ file: z.file({ message: "expected a file" }), attach: target.extend(placement).optional() });
 const listInput = z
   .object({
     where: z.record(z.string(), z.unknown()).optional(),
