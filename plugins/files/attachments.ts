@@ -91,16 +91,19 @@ export class Attachments {
     for (const { pivot } of this.#targets.values()) await executor.deleteFrom(pivot).where("fileId", "=", fileId).execute();
   }
 
-  /** The ids of the files attached to a row, by position. */
-  async fileIds(table: string, id: string | number): Promise<string[]> {
+  /** The attachments of a row, by position (then attach order). */
+  async of(table: string, id: string | number): Promise<{ fileId: string; role: string | null; position: number }[]> {
     const { pivot, keyColumn } = this.#targets.get(table)!;
     const rows = await this.db
       .selectFrom(pivot)
-      .select("fileId")
+      .select(["fileId", "role", "position"])
       .where("entityId", "=", encodeValue(this.kind, keyColumn, id))
       .orderBy("position")
       .orderBy("id")
       .execute();
-    return rows.map((row) => String((row as { fileId: unknown }).fileId));
+    return rows.map((row) => {
+      const { fileId, role, position } = row as { fileId: unknown; role: unknown; position: unknown };
+      return { fileId: String(fileId), role: role === null ? null : String(role), position: Number(position) };
+    });
   }
 }

@@ -61,6 +61,8 @@ export interface FileRecord {
   updatedAt: Date;
   /** The download URL's path, e.g. `/files/<id>`. */
   url: string;
+  /** Only in `file.list` with `attachedTo`: the file's role and position on that row. */
+  attachment?: { role: string | null; position: number };
 }
 
 export interface ResolvedFilesConfig {

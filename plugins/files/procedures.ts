@@ -113,14 +113,14 @@ export function fileProcedures(deps: FileProcedureDeps) {
         return found.map((row) => rows.fromDecoded(row).record);
       }
       await attachments.authorize("get", input.attachedTo.table, entity.id, context);
-      const ids = await attachments.fileIds(input.attachedTo.table, entity.id);
-      if (ids.length === 0) return [];
-      const inIds = { id: { in: ids } };
+      const attached = await attachments.of(input.attachedTo.table, entity.id);
+      if (attached.length === 0) return [];
+      const inIds = { id: { in: [...new Set(attached.map((entry) => entry.fileId))] } };
       const found: Record<string, unknown>[] = await query.findMany({ where: where ? { AND: [where, inIds] } : inIds });
-      const order = new Map(ids.map((id, index) => [id, index]));
-      return found
-        .map((row) => rows.fromDecoded(row).record)
-        .sort((a, b) => order.get(a.id)! - order.get(b.id)!)
+      const byId = new Map(found.map((row) => [String(row.id), rows.fromDecoded(row).record]));
+      return attached
+        .filter((entry) => byId.has(entry.fileId))
+        .map(({ fileId, role, position }) => ({ ...byId.get(fileId)!, attachment: { role, position } }))
         .slice(skip, skip + take);
     });
 

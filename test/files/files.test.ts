@@ -108,6 +108,10 @@ for (const family of families()) {
       expect((await rpc(app, "file.attach", { fileId: b.id, table: "post", entityId: post.id, position: 1 }, as(ada))).status).toBe(200);
       const listed = await rpc(app, "file.list", { attachedTo: { table: "post", entityId: post.id } }, as(ada));
       expect(listed.body.map((file: { id: string }) => file.id)).toEqual([b.id, a.id]);
+      expect(listed.body.map((file: { attachment: unknown }) => file.attachment)).toEqual([
+        { role: null, position: 1 },
+        { role: "cover", position: 2 },
+      ]);
       // Bo may not update Ada's post (resource rule "owner"): 404 as post.update answers.
       const own = (await upload(app, uploadForm(new Blob([bytes(2)]), "bo.jpg"), as(bo))).body;
       expect(await rpc(app, "file.attach", { fileId: own.id, table: "post", entityId: post.id }, as(bo))).toMatchObject({ status: 404, body: { message: "No post matches" } });
