@@ -22,6 +22,10 @@ describe("files over real HTTP (serve() on a free port), bytes in an S3-compatib
     else objectStore = started;
     storage = objectStore?.storage ?? memoryStorage();
     server = await serve(filesApp(database, { storage }), { port: 0, hostname: "127.0.0.1", handleSignals: false });
+    // On a loaded machine the event loop can stall past the client's keep-alive margin (Node closes
+    // idle sockets after 5 s, fetch reuses them until 4 s): a reused socket closed meanwhile is an
+    // ECONNRESET that has nothing to do with files.
+    server.server.keepAliveTimeout = 60_000;
     ada = await signUp(server.app, "ada@example.test");
   }, 60_000);
   afterAll(async () => {
