@@ -38,7 +38,7 @@ export function trackedStorage(): AppStorage & { keys(): string[]; failNextSet?:
   return storage;
 }
 
-export function filesApp(db: { dialect: any; kind: "postgres" | "sqlite" }, options: { storage?: AppStorage; files?: FilesConfig; onError?: (error: unknown) => void } = {}) {
+export function filesApp(db: { dialect: any; kind: "postgres" | "sqlite" }, options: { storage?: AppStorage; files?: FilesConfig<any>; onError?: (error: unknown) => void } = {}) {
   return new App({ baseUrl: ORIGIN, db, storage: options.storage ?? trackedStorage(), onError: options.onError ?? (() => {}) })
     .schema(v1)
     .auth({ secret: SECRET, emailAndPassword: { enabled: true } })
