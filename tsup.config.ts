@@ -9,6 +9,7 @@ export default defineConfig({
     schema: "kernel/schema/index.ts",
     secrets: "kernel/secrets/index.ts",
     kv: "kernel/kv/index.ts",
+    storage: "kernel/storage/index.ts",
     plugins: "plugins/index.ts",
     presets: "presets/index.ts",
     client: "presets/client.ts",

@@ -9,3 +9,4 @@ export { rateLimitPlugin, memoryRateLimitStore, type RateLimitConfig, type RateL
 export { openapiPlugin, type OpenapiConfig } from "./openapi/index.js";
 export { mcpPlugin, mcp, type McpConfig } from "./mcp/index.js";
 export { adminPlugin, type AdminConfig, type AdminRouter } from "./admin/index.js";
+export { filesPlugin, type FilesConfig, type FilePermission, type FileRecord } from "./files/index.js";

@@ -22,6 +22,7 @@ import { livePlugin } from "../plugins/live/index.js";
 import { openapiPlugin, type OpenapiConfig } from "../plugins/openapi/index.js";
 import { mcpPlugin, type McpConfig } from "../plugins/mcp/index.js";
 import { adminPlugin, type AdminConfig } from "../plugins/admin/index.js";
+import { filesPlugin, type FileProcedures, type FilesConfig } from "../plugins/files/index.js";
 import { defaultPreset, type PresetOptions } from "./default.js";
 import type { AppAdminRouter, BuiltApp, ContextOf, NestName } from "./types.js";
 
@@ -191,6 +192,15 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
   mcp(config: McpConfig = {}): this {
     this.kernel.use(mcpPlugin(config));
     return this;
+  }
+
+  /**
+   * File uploads and downloads over the schema's `.files()` tables: `file.upload/list/get/delete/
+   * attach/detach` and `GET /files/:id`. Needs a storage (here or on the constructor).
+   */
+  files(config: FilesConfig<Ctx<S, Extra>> = {}): App<S, Extra, Router & { file: FileProcedures }> {
+    this.kernel.use(filesPlugin(config as FilesConfig<any>));
+    return this as never;
   }
 
   /** Registers a plugin; a duplicate name throws here. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { App, mcp, type AppOptions } from "../../presets/trellis.js";
-import { v1, v2 } from "./schema.js";
+import { memoryStorage } from "../../kernel/storage/index.js";
+import { v1, v2, v3 } from "./schema.js";
 
 /** A development secret; set AUTH_SECRET (32+ random characters) in production. */
 const DEV_SECRET = "trellis-blog-development-secret-change-me";
@@ -11,9 +12,11 @@ const DEV_SECRET = "trellis-blog-development-secret-change-me";
  */
 export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = {}) {
   const baseUrl = options.baseUrl ?? process.env.APP_BASE_URL ?? "http://localhost:3000";
-  return new App({ name: "Trellis Blog", baseUrl, db, ...options })
+  // Files live in memory unless a store is given (server.ts keeps them on disk).
+  return new App({ name: "Trellis Blog", baseUrl, db, storage: memoryStorage(), ...options })
     .schema(v1)
     .schema(v2)
+    .schema(v3)
     .auth({ secret: process.env.AUTH_SECRET ?? DEV_SECRET, emailAndPassword: { enabled: true } })
     .resource("post", {
       ownerColumn: "authorId",
@@ -31,6 +34,13 @@ export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = 
     // The admin API and the dashboard at /_admin. ADMIN_EMAIL names the first admin: whoever signs
     // up with that address gets the "admin" role while nobody holds it (no default password, ever).
     .admin({ firstAdminEmail: process.env.ADMIN_EMAIL })
+    // Images on posts: anyone sees them, signed-in authors upload them and attach them to their own
+    // posts (attaching asks post's update rule, "owner"), and only the uploader deletes one.
+    .files({
+      accept: ["image/*"],
+      maxBytes: 5 * 1024 * 1024,
+      permissions: { upload: "authenticated", list: "public", get: "public", delete: "owner" },
+    })
     .procedure("me", (base) => base.handler(({ context }) => ({ id: context.user!.id, email: context.user!.email })), {
       permission: "authenticated",
     })

@@ -28,3 +28,6 @@ export const v2 = schema("2")
   .relation("post", (rel) => ({ comments: rel.hasMany("comment", { from: "id", to: "postId" }) }))
   .relation("comment", (rel) => ({ post: rel.belongsTo("post", { from: "postId", to: "id" }) }))
   .build();
+
+/** Version 3: images on posts (the file table and the post_file pivot). */
+export const v3 = schema("3").extend(v2).files({ attachTo: ["post"] }).build();

@@ -14,8 +14,9 @@ const BODYLESS = new Set(["GET", "HEAD", "OPTIONS"]);
  * Request body limit at the `edge` stage. A declared `Content-Length` over the limit is refused
  * without reading a byte (Node's HTTP parser holds a body to its declared length). A chunked body
  * (`Transfer-Encoding`) is counted as it is read, and refused as soon as it passes the limit. A
- * request with neither header was built in process (HTTP/1.1 requires one of them for a body): its
- * body is already in the caller's memory, so it is not copied to be counted.
+ * request with neither header was built in process (HTTP/1.1 requires one of them for a body): it
+ * is counted only when its route sets its own limit (an upload, whose body may be a stream the
+ * caller generates); otherwise its body is already in the caller's memory.
  */
 export function bodyLimitPlugin(config: BodyLimitConfig = {}): AppPlugin {
   const maxBytes = config.maxBytes ?? 1024 * 1024;
@@ -40,10 +41,11 @@ function bodyLimit(maxBytes: number): HttpMiddleware {
     const declared = event.headers.get("content-length");
     if (declared !== null) return Number(declared) > limit ? Promise.resolve(tooLarge(event, limit)) : next();
     // The header first: reading `request.body` may build a stream the common path never needs.
-    if (!event.headers.has("transfer-encoding") || !event.request.body) return next();
-    return readCapped(event.request.body, limit).then((body) => {
-      if (!body) return tooLarge(event, limit);
-      event.request = new Request(event.request, { body, duplex: "half" } as RequestInit);
+    const counted = event.bodyLimit !== undefined || event.headers.has("transfer-encoding");
+    if (!counted || !event.request.body) return next();
+    return readCapped(event.request.body, limit).then((chunks) => {
+      if (!chunks) return tooLarge(event, limit);
+      event.request = new Request(event.request, { body: replay(chunks), duplex: "half" } as RequestInit);
       return next();
     });
   };
@@ -51,14 +53,14 @@ function bodyLimit(maxBytes: number): HttpMiddleware {
   return middleware;
 }
 
-/** The whole body, or undefined as soon as it passes `maxBytes` (the rest is never read). */
-async function readCapped(stream: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array | undefined> {
+/** The body's chunks, or undefined as soon as it passes `maxBytes` (the rest is never read). */
+async function readCapped(stream: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array[] | undefined> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
     const { done, value } = await reader.read();
-    if (done) break;
+    if (done) return chunks;
     total += value.byteLength;
     if (total > maxBytes) {
       await reader.cancel();
@@ -66,11 +68,19 @@ async function readCapped(stream: ReadableStream<Uint8Array>, maxBytes: number):
     }
     chunks.push(value);
   }
-  const body = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
 }
+
+/** The counted chunks as a stream again, without copying them into one buffer. */
+function replay(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
+  let next = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (next < chunks.length) {
+        controller.enqueue(chunks[next]!);
+        chunks[next++] = EMPTY; // released as soon as the reader has it
+      } else controller.close();
+    },
+  });
+}
+
+const EMPTY = new Uint8Array(0);

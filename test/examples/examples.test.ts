@@ -24,13 +24,14 @@ describe("examples/blog: the App facade on the default preset, embedded database
     expect(app.describe().procedures).toEqual(expect.arrayContaining(["me", "post.publish", "post.list", "comment.delete"]));
   });
 
-  it("migrated both schema versions", async () => {
+  it("migrated every schema version", async () => {
     const { results } = await app.migrator.migrateToLatest();
     expect(results).toEqual([]);
     const migrations = await app.migrator.getMigrations();
     expect(migrations.map((m) => [m.name, m.executedAt !== undefined])).toEqual([
       ["0001_1", true],
       ["0002_2", true],
+      ["0003_3", true],
     ]);
   });
 
@@ -45,6 +46,26 @@ describe("examples/blog: the App facade on the default preset, embedded database
     expect(withComments.body.comments).toHaveLength(1);
     expect(await request(app, "GET", "/")).toMatchObject({ status: 200, body: { publishedPosts: 1, signedIn: false } });
     expect((await rpc(app, "me", undefined, { cookie: ada.cookie })).body).toEqual({ id: ada.userId, email: "ada@example.test" });
+  });
+
+  it("uploads an image attached to the author's post, lists it on the post and serves it to anyone", async () => {
+    const post = (await rpc(app, "post.create", { title: "With a picture" }, { cookie: ada.cookie })).body;
+    const form = new FormData();
+    form.set("data", JSON.stringify({ json: { file: {}, attach: { table: "post", entityId: post.id, role: "cover" } }, maps: [["file"]] }));
+    form.set("0", new Blob([new Uint8Array([0x89, 0x50, 0x4e, 0x47])], { type: "image/png" }), "cover.png");
+    const sent = await app.handle(new Request("http://localhost:3000/rpc/file/upload", { method: "POST", headers: { cookie: ada.cookie }, body: form }));
+    expect(sent.status).toBe(200);
+    const image = (await sent.json()).json;
+    expect(image).toMatchObject({ name: "cover.png", type: "image/png", size: 4, userId: ada.userId });
+    const listed = await rpc(app, "file.list", { attachedTo: { table: "post", entityId: post.id } });
+    expect(listed.body.map((file: { id: string }) => file.id)).toEqual([image.id]);
+    const download = await request(app, "GET", image.url);
+    expect(download.status).toBe(200);
+    expect(download.headers.get("content-type")).toBe("image/png");
+    // Bo may not attach his image to Ada's post, nor upload anything but images.
+    const bos = await app.client({ cookie: bo.cookie }).file.upload({ file: new File(["x"], "b.png", { type: "image/png" }) });
+    expect((await rpc(app, "file.attach", { fileId: bos.id, table: "post", entityId: post.id }, { cookie: bo.cookie })).status).toBe(404);
+    expect(await app.client({ cookie: bo.cookie }).file.upload({ file: new File(["<p>"], "x.html", { type: "text/html" }) }).catch((error) => error.status)).toBe(415);
   });
 });
 

@@ -52,7 +52,7 @@ describe("/openapi.json", () => {
     const document = await documentOf(app);
     await expectValid(document);
     expect(document.openapi).toMatch(/^3\.1\./);
-    expect(document.info).toEqual({ title: "Trellis Blog", version: "2" });
+    expect(document.info).toEqual({ title: "Trellis Blog", version: "3" });
     expect(document.servers[0].url).toBe("https://blog.example.test/rest");
     expect(Object.keys(document.paths).sort()).toEqual(["/comment", "/comment/{id}", "/me", "/post", "/post/publish", "/post/search", "/post/{id}"]);
     expect(Object.keys(document.paths["/post"])).toEqual(["get", "post"]);

@@ -1,0 +1,79 @@
+import { createHash } from "node:crypto";
+import { RpcError, errorResponse, type AppStorage, type RouteDefinition } from "../../kernel/index.js";
+import { fileNotFound, type FileAccess } from "./access.js";
+import { contentDisposition } from "./file-name.js";
+import { rendersActive } from "./media-type.js";
+import type { FilePermission } from "./options.js";
+import { matchesEtag, requestedRange } from "./ranges.js";
+import type { FileRows, StoredFile } from "./records.js";
+
+/** A stored file is never rewritten (a new upload gets a new key), so its key names its content. */
+function etagOf(key: string): string {
+  return `"${createHash("sha256").update(key).digest("base64url").slice(0, 27)}"`;
+}
+
+/**
+ * `GET <path>`: the bytes, as an attachment when a browser would run them, never sniffed, sandboxed.
+ * With `owner`, everyone but the owner (and `roles`) gets 404, signed in or not, exactly as for an
+ * id that does not exist.
+ */
+export function downloadRoute(path: string, rule: FilePermission<any>, deps: { rows: FileRows; access: FileAccess; storage: AppStorage }): RouteDefinition {
+  const { rows, access, storage } = deps;
+  return {
+    method: "GET",
+    path,
+    handler: async (event, context) => {
+      if (rule !== "owner") access.gate(rule, context);
+      const found = await rows.find(event.params.id ?? "", access.ownerScope(rule, context));
+      await access.check(rule, context, found?.record);
+      if (!found) throw fileNotFound();
+      const etag = etagOf(found.key);
+      const headers = fileHeaders(found, etag, rule, event.url.searchParams.has("download"));
+      if (matchesEtag(event.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
+      const bytes = await storage.get(found.key);
+      if (!bytes) throw new Error(`File ${found.record.id} has a row but no bytes in storage`);
+      const size = bytes.byteLength;
+      const range = requestedRange(event.headers.get("range"), event.headers.get("if-range"), etag, size);
+      const head = event.method === "HEAD";
+      if (range === "unsatisfiable") {
+        const response = errorResponse(new RpcError("RANGE_NOT_SATISFIABLE", { status: 416, message: `Range not satisfiable for ${size} bytes` }), false);
+        response.headers.set("content-range", `bytes */${size}`);
+        return response;
+      }
+      if (range) {
+        headers.set("content-range", `bytes ${range.start}-${range.end}/${size}`);
+        headers.set("content-length", String(range.end - range.start + 1));
+        return new Response(head ? null : oneChunk(bytes.subarray(range.start, range.end + 1)), { status: 206, headers });
+      }
+      headers.set("content-length", String(size));
+      return new Response(head ? null : oneChunk(bytes), { status: 200, headers });
+    },
+  };
+}
+
+/**
+ * The bytes as a stream of one chunk: handed on as they are, where a `Uint8Array` body is copied
+ * again by the Fetch implementation (measured: about 6x slower for 10 MB read back in process).
+ */
+function oneChunk(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      controller.enqueue(bytes);
+      controller.close();
+    },
+  });
+}
+
+function fileHeaders({ record }: StoredFile, etag: string, rule: FilePermission<any>, download: boolean): Headers {
+  const attachment = download || rendersActive(record.type);
+  return new Headers({
+    "content-type": record.type,
+    "content-disposition": contentDisposition(attachment ? "attachment" : "inline", record.name),
+    "x-content-type-options": "nosniff",
+    "content-security-policy": "default-src 'none'; sandbox",
+    etag,
+    "accept-ranges": "bytes",
+    // Public bytes may sit in shared caches for an hour; others only in the caller's, revalidated each time.
+    "cache-control": rule === "public" ? "public, max-age=3600" : "private, no-cache",
+  });
+}

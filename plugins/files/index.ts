@@ -1,0 +1,74 @@
+import { TrellisError, definePlugin, type AppPlugin, type AppStorage } from "../../kernel/index.js";
+import { FileAccess } from "./access.js";
+import { Attachments } from "./attachments.js";
+import { downloadRoute } from "./download.js";
+import { FILES_BAD_OPTION, FILES_BAD_PATH, FILES_NO_STORAGE, FILES_NO_TABLE, FILES_OWNER_WITHOUT_COLUMN } from "./errors.js";
+import { FILE_ACTIONS, resolveConfig, type FilesConfig } from "./options.js";
+import { fileProcedures } from "./procedures.js";
+import { FileRows } from "./records.js";
+
+export type { FileAction, FilePermission, FilePermissionFn, FileRecord, FilesConfig } from "./options.js";
+export type { Attachment } from "./attachments.js";
+export type { FileProcedures } from "./procedures.js";
+
+/**
+ * Uploads, metadata and downloads over the schema's `.files()` tables: the `file.*` procedures and
+ * the download route. Stage `feature`: after auth (its rules read the session) and after resources
+ * (attaching asks a table's resource for its update permission), before user plugins.
+ */
+export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
+  const resolved = resolveConfig(config);
+  let storage: AppStorage | undefined;
+  return definePlugin({
+    name: "files",
+    stage: "feature",
+    optionalDependencies: ["auth", "resources"],
+    validate(ctx) {
+      const problems: TrellisError[] = [];
+      const fail = (code: string, message: string) => problems.push(new TrellisError(code, message, { plugin: "files", hook: "validate" }));
+      storage = resolved.storage ?? ctx.resources.storage;
+      if (!storage) fail(FILES_NO_STORAGE, `.files() needs a storage: pass storage to the App constructor or to .files({ storage }) (adapters in trellis/storage)`);
+      const table = ctx.schema.tables.file;
+      if (!table) fail(FILES_NO_TABLE, `.files() needs the file table: add .files() to the latest schema (version "${ctx.schema.version}")`);
+      if (!resolved.path.startsWith("/") || !resolved.path.split("/").includes(":id")) {
+        fail(FILES_BAD_PATH, `.files() path must start with "/" and contain the segment ":id" (got "${resolved.path}")`);
+      }
+      if (!Number.isSafeInteger(resolved.maxBytes) || resolved.maxBytes <= 0) fail(FILES_BAD_OPTION, `.files() maxBytes must be a positive integer (got ${resolved.maxBytes})`);
+      const owned = table?.columns.userId !== undefined;
+      for (const action of FILE_ACTIONS) {
+        const rule = resolved.permissions[action];
+        if (rule === "owner" && table && !owned) {
+          fail(FILES_OWNER_WITHOUT_COLUMN, `.files() ${action} permission "owner" needs file.userId, but the schema has .files({ owner: false })`);
+        }
+        if (rule !== "public") ctx.requireSession(`files ${action} (permission ${typeof rule === "function" ? "a permission function" : `"${rule}"`})`);
+      }
+      ctx.reserve("file");
+      if (problems.length === 1) throw problems[0];
+      if (problems.length > 1) {
+        throw new TrellisError(problems[0]!.code, problems.map((problem) => problem.message).join("; "), { plugin: "files", hook: "validate", cause: problems });
+      }
+    },
+    build(ctx) {
+      const { db, kind } = ctx.resources;
+      const table = ctx.schema.tables.file!;
+      const access = new FileAccess(resolved.roles, table.columns.userId !== undefined);
+      const rows = new FileRows(db, kind, table, resolved.path);
+      const registry = ctx.want("resource-registry");
+      const attachments = new Attachments(db, kind, ctx.schema, () => registry);
+      const procedures = fileProcedures({
+        config: resolved,
+        storage: storage!,
+        db,
+        rows,
+        access,
+        attachments,
+        base: ctx.base,
+        report: (error, source) => ctx.report(error, source),
+      });
+      return {
+        procedures: { file: procedures } as never,
+        routes: [downloadRoute(resolved.path, resolved.permissions.get, { rows, access, storage: storage! })],
+      };
+    },
+  });
+}

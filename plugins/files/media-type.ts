@@ -1,0 +1,45 @@
+/** Media types: what is stored for an upload, what `accept` admits, and what must never render inline. */
+
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\u0000-\\u001f\\u007f]*"))*$`);
+export const OCTET_STREAM = "application/octet-stream";
+
+/**
+ * The type to store: the client's, with its essence lower-cased and its parameters kept, or
+ * `application/octet-stream` when it is missing or not a valid media type (it becomes a response
+ * header later, so nothing else may pass).
+ */
+export function storedType(declared: string): string {
+  const type = declared.trim();
+  if (!type || type.length > 255 || !MEDIA_TYPE.test(type)) return OCTET_STREAM;
+  const semicolon = type.indexOf(";");
+  return semicolon === -1 ? type.toLowerCase() : type.slice(0, semicolon).toLowerCase() + type.slice(semicolon);
+}
+
+/** `type/subtype`, lower-cased, without parameters. */
+export function essenceOf(type: string): string {
+  return type.split(";", 1)[0]!.trim().toLowerCase();
+}
+
+/** Whether `type` matches one of the patterns (`image/png`, `image/*`, `*\/*`), parameters ignored. */
+export function accepts(patterns: readonly string[], type: string): boolean {
+  const [main, sub] = essenceOf(type).split("/");
+  return patterns.some((pattern) => {
+    const essence = essenceOf(pattern);
+    if (essence === "*/*" || essence === "*") return true;
+    const [patternMain, patternSub] = essence.split("/");
+    return patternMain === main && (patternSub === "*" || patternSub === sub);
+  });
+}
+
+/** Types a browser would run as a document (scripts in HTML, SVG, XML): always sent as attachments. */
+export function rendersActive(type: string): boolean {
+  const essence = essenceOf(type);
+  return (
+    essence === "text/html" ||
+    essence === "application/xhtml+xml" ||
+    essence === "image/svg+xml" ||
+    essence.endsWith("/xml") ||
+    essence.endsWith("+xml")
+  );
+}

@@ -1,0 +1,198 @@
+import { z } from "zod";
+import { RpcError, type AppDatabase, type AppStorage, type ErrorSource, type ProcedureBase } from "../../kernel/index.js";
+import { fileNotFound, type FileAccess } from "./access.js";
+import type { Attachment, Attachments } from "./attachments.js";
+import { cleanName } from "./file-name.js";
+import { accepts, storedType } from "./media-type.js";
+import type { FileAction, FilePermission, FileRecord, ResolvedFilesConfig } from "./options.js";
+import { FileRows } from "./records.js";
+
+/** Room for the RPC envelope around the file in a multipart body (field names, JSON, boundaries). */
+export const ENVELOPE_BYTES = 64 * 1024;
+const LIST_LIMITS = { default: 50, max: 100, maxSkip: 10_000 };
+const noNul = (value: string) => !value.includes("\u0000");
+
+const target = z.object({ table: z.string().max(128), entityId: z.union([z.string().max(1024), z.number()]) });
+const placement = {
+  role: z.string().max(128).refine(noNul, "must not contain NUL").nullable().optional(),
+  position: z.number().int().min(0).max(2_147_483_647).optional(),
+};
+const fileId = z.string().max(128);
+
+const uploadInput = z.object({ file: z.file({ message: "expected a file" }), attach: target.extend(placement).optional() });
+const listInput = z
+  .object({
+    where: z.record(z.string(), z.unknown()).optional(),
+    attachedTo: target.optional(),
+    take: z.number().int().min(1).optional(),
+    skip: z.number().int().min(0).optional(),
+  })
+  .optional();
+const idInput = z.object({ id: fileId });
+const attachInput = target.extend({ fileId, ...placement });
+const detachInput = target.extend({ fileId });
+
+export interface FileProcedureDeps {
+  config: ResolvedFilesConfig;
+  storage: AppStorage;
+  db: AppDatabase<any>;
+  rows: FileRows;
+  access: FileAccess;
+  attachments: Attachments;
+  base: ProcedureBase<any>;
+  report(error: unknown, source: ErrorSource): void;
+}
+
+/** `file.upload`, `file.list`, `file.get`, `file.delete`, `file.attach`, `file.detach`. */
+export function fileProcedures(deps: FileProcedureDeps) {
+  const { config, storage, db, rows, access, attachments, base } = deps;
+  const rules = config.permissions;
+  // Attaching changes what a file belongs to: only its owner (or `roles`) may, whatever `get` allows.
+  const attachRule: FilePermission<any> = access.owned ? "owner" : rules.get;
+  /** The session part of a rule runs before input validation: 401/403 before 400. */
+  const gated = (rule: FilePermission<any>) =>
+    rule === "public" || typeof rule === "function"
+      ? base
+      : base.use(({ context, next }) => {
+          access.gate(rule, context);
+          return next();
+        });
+  const scope = (action: FileAction, context: Parameters<FileAccess["ownerScope"]>[1]) => access.ownerScope(rules[action], context);
+
+  const upload = gated(rules.upload)
+    .meta({ bodyLimit: config.maxBytes + ENVELOPE_BYTES })
+    .input(uploadInput)
+    .handler(async ({ input, context }): Promise<FileRecord> => {
+      const { file, attach } = input;
+      if (file.size > config.maxBytes) throw tooLarge(config.maxBytes);
+      const type = storedType(file.type);
+      if (config.accept && !accepts(config.accept, type)) {
+        throw new RpcError("UNSUPPORTED_MEDIA_TYPE", { status: 415, message: `File type "${type}" is not accepted; accepted: ${config.accept.join(", ")}` });
+      }
+      await access.check(rules.upload, context);
+      const entity = attach && attachments.entity(attach.table, attach.entityId);
+      if (attach && entity) await attachments.authorize("update", attach.table, entity.id, context);
+
+      const { id, key } = FileRows.newIdentity();
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      if (bytes.byteLength > config.maxBytes) throw tooLarge(config.maxBytes);
+      // Bytes first, then the row: a failure in between leaves at worst an unreferenced blob, never
+      // a row without bytes; a failed insert removes the blob again.
+      await storage.set(key, bytes);
+      const values = { id, key, name: cleanName(file.name), type, size: bytes.byteLength, ...(access.owned ? { userId: context.user?.id ?? null } : {}) };
+      try {
+        if (!attach || !entity) return (await rows.insert(db, values)).record;
+        return await db.transact(async (trx) => {
+          const stored = await rows.insert(trx, values);
+          await attachments.attach(trx, id, attach.table, entity.id, attach.role ?? null, attach.position ?? 0);
+          return stored.record;
+        });
+      } catch (error) {
+        await storage.delete(key).catch((cause) => deps.report(cause, "rpc"));
+        throw error;
+      }
+    });
+
+  const list = gated(rules.list)
+    .input(listInput)
+    .handler(async ({ input = {}, context }): Promise<FileRecord[]> => {
+      const take = input.take ?? LIST_LIMITS.default;
+      const skip = input.skip ?? 0;
+      if (take > LIST_LIMITS.max) throw new RpcError("BAD_REQUEST", { message: `take must be at most ${LIST_LIMITS.max}`, data: { path: "take" } });
+      if (skip > LIST_LIMITS.maxSkip) throw new RpcError("BAD_REQUEST", { message: `skip must be at most ${LIST_LIMITS.maxSkip}`, data: { path: "skip" } });
+      refuseKeyColumn(input.where);
+      const entity = input.attachedTo && attachments.entity(input.attachedTo.table, input.attachedTo.entityId);
+      await access.check(rules.list, context);
+      // A caller lists the files they could get: with `owner`, their own unless they hold a role.
+      const owner = access.ownerScope(rules.list === "owner" ? "owner" : rules.get, context);
+      let where: Record<string, unknown> | undefined = input.where;
+      if (owner !== undefined) where = where ? { AND: [where, { userId: owner }] } : { userId: owner };
+      const query = (db.query as Record<string, any>).file;
+      if (!input.attachedTo || !entity) {
+        const found: Record<string, unknown>[] = await query.findMany({ where, orderBy: [{ createdAt: "desc" }], take, skip });
+        return found.map((row) => rows.fromDecoded(row).record);
+      }
+      await attachments.authorize("get", input.attachedTo.table, entity.id, context);
+      const attached = await attachments.of(input.attachedTo.table, entity.id);
+      if (attached.length === 0) return [];
+      const inIds = { id: { in: [...new Set(attached.map((entry) => entry.fileId))] } };
+      const found: Record<string, unknown>[] = await query.findMany({ where: where ? { AND: [where, inIds] } : inIds });
+      const byId = new Map(found.map((row) => [String(row.id), rows.fromDecoded(row).record]));
+      return attached
+        .filter((entry) => byId.has(entry.fileId))
+        .map(({ fileId, role, position }) => ({ ...byId.get(fileId)!, attachment: { role, position } }))
+        .slice(skip, skip + take);
+    });
+
+  const get = gated(rules.get)
+    .input(idInput)
+    .handler(async ({ input, context }): Promise<FileRecord> => {
+      const found = await rows.find(input.id, scope("get", context));
+      await access.check(rules.get, context, found?.record);
+      if (!found) throw fileNotFound();
+      return found.record;
+    });
+
+  const remove = gated(rules.delete)
+    .input(idInput)
+    .handler(async ({ input, context }): Promise<FileRecord> => {
+      const removed = await db.transact(async (trx) => {
+        const found = await rows.find(input.id, scope("delete", context), trx);
+        await access.check(rules.delete, context, found?.record);
+        if (!found) throw fileNotFound();
+        await attachments.detachAll(trx, found.record.id);
+        return rows.remove(trx, found.record.id);
+      });
+      if (!removed) throw fileNotFound();
+      // After the commit: a failure here leaves an unreferenced blob, never a row without bytes.
+      await storage.delete(removed.key).catch((error) => deps.report(error, "rpc"));
+      return removed.record;
+    });
+
+  /** The file the caller may attach or detach: theirs (or any, holding a role); 404 otherwise. */
+  const ownFile = async (id: string, context: Parameters<FileAccess["ownerScope"]>[1]) => {
+    const found = await rows.find(id, access.ownerScope(attachRule, context));
+    await access.check(attachRule, context, found?.record);
+    if (!found) throw fileNotFound();
+    return found;
+  };
+
+  const attach = gated(attachRule)
+    .input(attachInput)
+    .handler(async ({ input, context }): Promise<Attachment> => {
+      const entity = attachments.entity(input.table, input.entityId);
+      await ownFile(input.fileId, context);
+      await attachments.authorize("update", input.table, entity.id, context);
+      return db.transact((trx) => attachments.attach(trx, input.fileId, input.table, entity.id, input.role ?? null, input.position ?? 0));
+    });
+
+  const detach = gated(attachRule)
+    .input(detachInput)
+    .handler(async ({ input, context }): Promise<{ fileId: string; table: string; entityId: string | number }> => {
+      const entity = attachments.entity(input.table, input.entityId);
+      await ownFile(input.fileId, context);
+      await attachments.authorize("update", input.table, entity.id, context);
+      if ((await attachments.detach(db, input.fileId, input.table, entity.id)) === 0) {
+        throw new RpcError("NOT_FOUND", { message: `File ${input.fileId} is not attached to ${input.table} ${entity.id}` });
+      }
+      return { fileId: input.fileId, table: input.table, entityId: entity.id };
+    });
+
+  return { upload, list, get, delete: remove, attach, detach };
+}
+
+export type FileProcedures = ReturnType<typeof fileProcedures>;
+
+function tooLarge(maxBytes: number) {
+  return new RpcError("PAYLOAD_TOO_LARGE", { status: 413, message: `File is larger than ${maxBytes} bytes` });
+}
+
+/** The storage key never leaves the server, so it cannot be filtered on either (no guessing by prefix). */
+function refuseKeyColumn(where: unknown): void {
+  if (!where || typeof where !== "object") return;
+  for (const [name, value] of Object.entries(where)) {
+    if (name === "AND" || name === "OR") for (const nested of Array.isArray(value) ? value : [value]) refuseKeyColumn(nested);
+    else if (name === "NOT") refuseKeyColumn(value);
+    else if (name === "key") throw new RpcError("BAD_REQUEST", { message: `where: "key" is not a filterable column of file`, data: { path: "where.key" } });
+  }
+}

@@ -1,0 +1,112 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createStorage } from "unstorage";
+import fsDriver from "unstorage/drivers/fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AppStorage } from "../../kernel/index.js";
+import { fromStore, memoryStorage } from "../../kernel/storage/index.js";
+import { startObjectStore } from "../support/object-store.js";
+
+/** Deterministic pseudo-random bytes (every byte value appears), so a round trip is checked exactly. */
+function bytes(length: number, seed = 1): Uint8Array {
+  const out = new Uint8Array(length);
+  let x = seed;
+  for (let i = 0; i < length; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    out[i] = x >>> 24;
+  }
+  return out;
+}
+
+interface Adapter {
+  name: string;
+  open(): Promise<{ storage: AppStorage; close(): Promise<void> } | { skipped: string }>;
+}
+
+const adapters: Adapter[] = [
+  { name: "memoryStorage", open: async () => ({ storage: memoryStorage(), close: async () => {} }) },
+  {
+    name: "fromStore (unstorage fs driver)",
+    open: async () => {
+      const base = await mkdtemp(join(tmpdir(), "trellis-fs-"));
+      return { storage: fromStore(createStorage({ driver: fsDriver({ base }) })), close: () => rm(base, { recursive: true, force: true }) };
+    },
+  },
+  { name: "fromObjectStore (S3 client against s3rver)", open: () => startObjectStore() },
+];
+
+for (const adapter of adapters) {
+  describe(`storage contract: ${adapter.name}`, () => {
+    let storage: AppStorage | undefined;
+    let close = async () => {};
+    let skipped: string | undefined;
+    beforeAll(async () => {
+      const opened = await adapter.open();
+      if ("skipped" in opened) {
+        skipped = opened.skipped;
+        console.log(`skipping ${adapter.name}: ${skipped}`);
+        return;
+      }
+      storage = opened.storage;
+      close = opened.close;
+    });
+    afterAll(() => close());
+
+    it("sets, gets and deletes; a missing key reads as null and deleting it is no error", async (t) => {
+      if (!storage) return t.skip();
+      expect(await storage.get("never-written")).toBeNull();
+      await storage.set("a", bytes(10));
+      expect(await storage.get("a")).toEqual(bytes(10));
+      await storage.set("a", bytes(5, 7));
+      expect(await storage.get("a")).toEqual(bytes(5, 7));
+      await storage.delete("a");
+      expect(await storage.get("a")).toBeNull();
+      await storage.delete("a");
+      await storage.delete("never-written");
+    });
+
+    it("round-trips empty, small and 10 MB values byte for byte", async (t) => {
+      if (!storage) return t.skip();
+      for (const size of [0, 1, 255, 65_537, 10 * 1024 * 1024]) {
+        const value = bytes(size, size + 3);
+        await storage.set(`size-${size}`, value);
+        const read = await storage.get(`size-${size}`);
+        expect(read).toBeInstanceOf(Uint8Array);
+        expect(read!.byteLength).toBe(size);
+        expect(Buffer.from(read!).equals(Buffer.from(value))).toBe(true);
+        await storage.delete(`size-${size}`);
+      }
+    }, 60_000);
+
+    it("keeps keys with unusual characters distinct and intact", async (t) => {
+      if (!storage) return t.skip();
+      const keys = ["a/b", "a:b", "a\\b", "a%2Fb", "a?b", "a#b", "a b", "..", "../escape", "ünïcødé-ключ-鍵", "emoji-🙂", "UPPER", "upper", "dots.in.name", "trailing/"];
+      for (const [index, key] of keys.entries()) await storage.set(key, bytes(16, index + 1));
+      for (const [index, key] of keys.entries()) expect(await storage.get(key), key).toEqual(bytes(16, index + 1));
+      for (const key of keys) await storage.delete(key);
+      for (const key of keys) expect(await storage.get(key), key).toBeNull();
+    });
+
+    it("stores copies: changing a buffer after set or after get changes nothing stored", async (t) => {
+      if (!storage) return t.skip();
+      const value = bytes(32);
+      await storage.set("copy", value);
+      value[0] ^= 0xff;
+      const read = (await storage.get("copy"))!;
+      expect(read).toEqual(bytes(32));
+      read[1] ^= 0xff;
+      expect(await storage.get("copy")).toEqual(bytes(32));
+      await storage.delete("copy");
+    });
+
+    it("handles concurrent writes to different keys", async (t) => {
+      if (!storage) return t.skip();
+      const keys = Array.from({ length: 40 }, (_, i) => `concurrent-${i}`);
+      await Promise.all(keys.map((key, i) => storage!.set(key, bytes(1000 + i, i + 1))));
+      const read = await Promise.all(keys.map((key) => storage!.get(key)));
+      read.forEach((value, i) => expect(value).toEqual(bytes(1000 + i, i + 1)));
+      await Promise.all(keys.map((key) => storage!.delete(key)));
+    });
+  });
+}

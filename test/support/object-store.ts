@@ -1,0 +1,59 @@
+// A real S3-compatible server for tests: @20minutes/s3rver on a free loopback port, its data in a
+// temporary folder, the bucket created at start. Tests skip with a printed reason when it cannot start.
+import { mkdtemp, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AppStorage } from "../../kernel/index.js";
+import { fromObjectStore } from "../../kernel/storage/index.js";
+
+interface S3rverInstance {
+  run(): Promise<{ port: number; address: string }>;
+  close(): Promise<void>;
+}
+type S3rverClass = new (options: Record<string, unknown>) => S3rverInstance;
+
+export interface ObjectStore {
+  storage: AppStorage;
+  bucket: string;
+  endpoint: string;
+  close(): Promise<void>;
+}
+
+export async function startObjectStore(bucket = "trellis-test"): Promise<ObjectStore | { skipped: string }> {
+  let S3rver: S3rverClass;
+  let sdk: typeof import("@aws-sdk/client-s3");
+  try {
+    S3rver = createRequire(import.meta.url)("@20minutes/s3rver") as S3rverClass;
+    sdk = await import("@aws-sdk/client-s3");
+  } catch (error) {
+    return { skipped: `@20minutes/s3rver or @aws-sdk/client-s3 is not installed (${(error as Error).message})` };
+  }
+  const directory = await mkdtemp(join(tmpdir(), "trellis-s3-"));
+  const server = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory, configureBuckets: [{ name: bucket }] });
+  let port: number;
+  try {
+    ({ port } = await server.run());
+  } catch (error) {
+    await rm(directory, { recursive: true, force: true });
+    return { skipped: `the S3-compatible server could not start: ${(error as Error).message}` };
+  }
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new sdk.S3Client({
+    endpoint,
+    region: "us-east-1",
+    forcePathStyle: true,
+    credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
+  });
+  const { GetObjectCommand, PutObjectCommand, DeleteObjectCommand } = sdk;
+  return {
+    storage: fromObjectStore(client, { GetObjectCommand, PutObjectCommand, DeleteObjectCommand }, bucket),
+    bucket,
+    endpoint,
+    close: async () => {
+      client.destroy();
+      await server.close();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
