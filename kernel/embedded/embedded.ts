@@ -6,6 +6,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { live, type LiveNamespace } from "@electric-sql/pglite/live";
 import type { Dialect } from "kysely";
 import { pgliteTypeOptions } from "../db/dialect/family.js";
+import type { DatabaseAbout } from "../resources.js";
 import { PGliteDialect } from "../db/dialect/pglite.js";
 import { reentrant } from "../db/dialect/reentrant.js";
 import { lazyVector, loadVector } from "./extensions.js";
@@ -43,6 +44,8 @@ export interface EmbeddedDatabase {
   readonly dialect: Dialect;
   readonly kind: "postgres";
   readonly live: EmbeddedLiveProvider;
+  /** The engine and the absolute data directory, for the start banner. */
+  readonly about: DatabaseAbout;
   /** The PGlite instance. Queries on it wait for start-up, not for `ready()`. */
   readonly client: EmbeddedClient;
   /** Resolves once the instance is started and its extensions exist (`vector` created). */
@@ -112,7 +115,8 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase {
       onDestroy: close,
     }),
   );
-  return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, ready: () => started, close };
+  const about = { engine: "embedded PostgreSQL (PGlite)", location: dataDir === MEMORY ? "memory:// (gone at exit)" : dataDir };
+  return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, about, ready: () => started, close };
 }
 
 const MEMORY = "memory://";

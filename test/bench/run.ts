@@ -14,6 +14,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   surfaces: () => import("./surfaces.js"),
   admin: () => import("./admin.js"),
   types: () => import("./types.js"),
+  memory: () => import("./memory.js"),
 };
 
 const wanted = process.argv.slice(2);

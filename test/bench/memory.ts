@@ -1,0 +1,75 @@
+/**
+ * `npm run bench -- memory`: resident memory of the blog example on the embedded database, served
+ * over HTTP from a process of its own: after start, after 20,000 requests, and its growth over a
+ * steady load after that warm-up (30 s by default; `MEMORY_SECONDS=120` for the 2-minute run).
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+
+const SECONDS = Number(process.env.MEMORY_SECONDS ?? 30);
+const LIMIT_MB = 300;
+const GROWTH_GOAL = 0.05;
+
+interface Usage {
+  rss: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+}
+
+function ask(child: ChildProcess): Promise<Usage> {
+  return new Promise((resolve) => {
+    child.once("message", (message) => resolve(message as Usage));
+    child.send("rss");
+  });
+}
+
+/** The requests a visitor makes: the home route, health, lists and reads, signed out and in. */
+function requests(cookie: string): autocannon.Request[] {
+  const rpc = (path: string, input: unknown, headers: Record<string, string> = {}) => ({
+    method: "POST" as const,
+    path,
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({ json: input }),
+  });
+  return [
+    { method: "GET", path: "/" },
+    { method: "GET", path: "/health" },
+    rpc("/rpc/post/list", { take: 20, include: { comments: true } }),
+    rpc("/rpc/post/get", { where: { id: 7 } }),
+    rpc("/rpc/post/list", { take: 10 }, { cookie, origin: "http://127.0.0.1" }),
+    rpc("/rpc/me", undefined, { cookie, origin: "http://127.0.0.1" }),
+  ];
+}
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+const detail = (u: Usage) => `(JS heap ${mb(u.heapUsed)}, external ${mb(u.external)}, array buffers ${mb(u.arrayBuffers)})`;
+
+export async function run(): Promise<void> {
+  const script = fileURLToPath(new URL("./memory-child.ts", import.meta.url));
+  const child = fork(script, [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const { url, cookie } = await new Promise<{ url: string; cookie: string }>((resolve, reject) => {
+    child.once("message", (message) => resolve(message as { url: string; cookie: string }));
+    child.once("exit", (code) => reject(new Error(`the server exited with ${code}`)));
+  });
+  try {
+    const started = await ask(child);
+    const load = await autocannon({ url, connections: 8, amount: 20_000, requests: requests(cookie) });
+    const afterLoad = await ask(child);
+    // Steady load: RSS sampled once the warm-up above is done, then at the end.
+    const steady = await autocannon({ url, connections: 4, duration: SECONDS, requests: requests(cookie) });
+    const afterSteady = await ask(child);
+    const growth = (afterSteady.rss - afterLoad.rss) / afterLoad.rss;
+    const errors = load.non2xx + load.errors + steady.non2xx + steady.errors;
+    console.log(`\n## memory: the blog example on the embedded database, resident set of the server process`);
+    console.log(`  after start()                ${mb(started.rss).padStart(7)}  ${detail(started)}  (target <= ${LIMIT_MB} MB: ${started.rss <= LIMIT_MB * 1024 * 1024 ? "OK" : "ABOVE"})`);
+    console.log(`  after 20,000 requests        ${mb(afterLoad.rss).padStart(7)}  ${detail(afterLoad)}`);
+    console.log(`  after ${String(SECONDS).padStart(3)} s steady load      ${mb(afterSteady.rss).padStart(7)}  ${detail(afterSteady)}  (${steady.requests.total} requests)`);
+    console.log(`  growth over the steady load  ${(growth * 100).toFixed(1).padStart(6)} %  (goal < ${GROWTH_GOAL * 100} %: ${growth < GROWTH_GOAL ? "OK" : "ABOVE"})`);
+    if (errors > 0) console.log(`  (${errors} non-2xx answers or errors during the load)`);
+  } finally {
+    child.send("stop");
+    await new Promise((resolve) => child.once("exit", resolve));
+  }
+}
