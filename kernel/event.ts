@@ -38,6 +38,8 @@ export class RequestEvent {
    * `procedureName` also derives it from an `/rpc` path.
    */
   procedure: string | undefined = undefined;
+  /** @internal true for a request that came through `handle()` (not one built in process for `client()`). */
+  served = false;
   /** @internal the error the request answered with, for its log line. */
   error: ORPCError<any, any> | undefined = undefined;
   /** @internal memoised session lookup; see `session.ts`. */

@@ -150,6 +150,7 @@ export class Running {
     this.built = Object.freeze({
       handle: async (request: Request, facts?: RequestFacts) => {
         const event = self.#event(request, facts);
+        event.served = true;
         const started = self.#logger ? performance.now() : 0;
         // Set first, so middleware may replace it and every answer (errors too) carries it.
         event.setHeader(REQUEST_ID_HEADER, event.requestId);
@@ -288,7 +289,7 @@ export class Running {
       session: state.session,
     };
     // The request it serves, so a failure deep in a procedure is reported with the request's id.
-    (context as unknown as Record<symbol, RequestEvent>)[REQUEST_EVENT] = event;
+    if (event.served) (context as unknown as Record<symbol, RequestEvent>)[REQUEST_EVENT] = event;
     // Services provided with `{ context: true }` (the app's storage, secrets and kv; the auth instance ...).
     for (const [key, value] of this.services.contextEntries()) (context as unknown as Record<string, unknown>)[key] = value;
     if (this.#contextHook) this.kernel.hooks.context.call(context, event);
