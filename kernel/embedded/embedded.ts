@@ -1,6 +1,6 @@
-import { accessSync, constants, mkdirSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
 import { TrellisError } from "../errors.js";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 // `live` is part of @electric-sql/pglite itself (a dependency), so it is always there.
 import { live, type LiveNamespace } from "@electric-sql/pglite/live";
@@ -12,6 +12,7 @@ import { reentrant } from "../db/dialect/reentrant.js";
 import { lazyVector, loadVector } from "./extensions.js";
 import { lockDataDir } from "./lock.js";
 import { memoryTemplate, PendingBlob } from "./template.js";
+import { freshCluster } from "./fresh-cluster.js";
 
 export interface EmbeddedConfig {
   /**
@@ -81,7 +82,7 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase {
       ...pgliteTypeOptions,
       extensions: { vector: lazyVector, live },
       postgresqlconf: [`shared_buffers = ${sharedBuffers(config.sharedBuffers)}`],
-      loadDataDir: dataDir === MEMORY ? new PendingBlob(memoryTemplate) : undefined,
+      loadDataDir: dataDir === MEMORY ? new PendingBlob(memoryTemplate) : isNewCluster(dataDir) ? new PendingBlob(freshCluster) : undefined,
     }) as EmbeddedClient;
   } catch (error) {
     releaseLock();
@@ -120,6 +121,11 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase {
 }
 
 const MEMORY = "memory://";
+
+/** A directory PostgreSQL has not initialised yet (no `PG_VERSION`). */
+function isNewCluster(dataDir: string): boolean {
+  return !existsSync(join(dataDir, "PG_VERSION"));
+}
 
 function sharedBuffers(value = "16MB"): string {
   if (!/^\d+\s*(kB|MB|GB)$/.test(value)) throw new Error(`embedded(): sharedBuffers must look like "16MB", "512kB" or "1GB", not "${value}"`);

@@ -2,10 +2,13 @@
  * `npm run bench -- memory`: resident memory of the blog example on the embedded database, served
  * over HTTP from a process of its own: after start, after 20,000 requests, and its growth over a
  * steady load after that warm-up (30 s by default; `MEMORY_SECONDS=120` for the 2-minute run).
+ * The server is compiled first and run by plain Node, as `npm start` runs the example: a
+ * TypeScript loader in the process would add its own 100 MB (docs/operations.md).
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { build } from "tsup";
 
 const SECONDS = Number(process.env.MEMORY_SECONDS ?? 30);
 const LIMIT_MB = 300;
@@ -47,8 +50,9 @@ const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 const detail = (u: Usage) => `(JS heap ${mb(u.heapUsed)}, external ${mb(u.external)}, array buffers ${mb(u.arrayBuffers)})`;
 
 export async function run(): Promise<void> {
-  const script = fileURLToPath(new URL("./memory-child.ts", import.meta.url));
-  const child = fork(script, [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const outDir = fileURLToPath(new URL("../../.app/bench", import.meta.url));
+  await build({ entry: { "memory-child": fileURLToPath(new URL("./memory-child.ts", import.meta.url)) }, outDir, format: ["esm"], target: "node20", silent: true, config: false });
+  const child = fork(`${outDir}/memory-child.js`, [], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const { url, cookie } = await new Promise<{ url: string; cookie: string }>((resolve, reject) => {
     child.once("message", (message) => resolve(message as { url: string; cookie: string }));
     child.once("exit", (code) => reject(new Error(`the server exited with ${code}`)));
