@@ -22,12 +22,27 @@ export async function freshCluster(): Promise<Blob> {
         error ? reject(new Error(`initdb in a child process failed: ${stderr || error.message}`)) : resolve(),
       );
     });
-    return new Blob([await readFile(file)]);
+    return new BufferBlob(await readFile(file));
   } catch {
     // No child process here (a sandbox, a bundler that moved PGlite): the in-process template.
     return memoryTemplate();
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The dump as PGlite reads it (`arrayBuffer()`), without a second copy of its bytes. */
+class BufferBlob extends Blob {
+  readonly #bytes: Buffer;
+
+  constructor(bytes: Buffer) {
+    super([]);
+    this.#bytes = bytes;
+  }
+
+  override async arrayBuffer(): Promise<ArrayBuffer> {
+    const { buffer, byteOffset, byteLength } = this.#bytes;
+    return byteOffset === 0 && byteLength === buffer.byteLength ? (buffer as ArrayBuffer) : (buffer.slice(byteOffset, byteOffset + byteLength) as ArrayBuffer);
   }
 }
 
