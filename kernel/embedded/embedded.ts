@@ -24,7 +24,7 @@ export interface EmbeddedConfig {
   /**
    * PostgreSQL's `shared_buffers` inside the embedded instance. PostgreSQL's own default (128MB)
    * lives in the WASM heap and is touched, so it is most of the process's memory; 16MB keeps a
-   * reopened blog at about 330 MB RSS instead of 455 MB (docs/operations.md) at no measurable cost
+   * reopened blog about 120 MB lighter (docs/operations.md#memory) at no measurable cost
    * for an embedded workload. Raise it for large working sets.
    * @default "16MB"
    */

@@ -3,7 +3,8 @@
  * over HTTP from a process of its own: after start, after 20,000 requests, and its growth over a
  * steady load after that warm-up (30 s by default; `MEMORY_SECONDS=120` for the 2-minute run).
  * The server is compiled first and run by plain Node, as `npm start` runs the example: a
- * TypeScript loader in the process would add its own 100 MB (docs/operations.md).
+ * TypeScript loader in the process would add its own 100 MB (docs/operations.md), and with the
+ * same Node flags. `MEMORY_GC=1` collects garbage before each sample (what is retained).
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -12,6 +13,8 @@ import { build } from "tsup";
 
 const SECONDS = Number(process.env.MEMORY_SECONDS ?? 30);
 const IDLE_SECONDS = 10;
+/** What `npm start` runs the example with (package.json); `MEMORY_NODE_FLAGS` replaces them. */
+const NPM_START_FLAGS = "--max-old-space-size=192";
 const LIMIT_MB = 300;
 const GROWTH_GOAL = 0.05;
 
@@ -54,7 +57,7 @@ const detail = (u: Usage) => `(JS heap ${mb(u.heapUsed)} of ${mb(u.heapTotal)}, 
 export async function run(): Promise<void> {
   const outDir = fileURLToPath(new URL("../../.app/bench", import.meta.url));
   await build({ entry: { "memory-child": fileURLToPath(new URL("./memory-child.ts", import.meta.url)) }, outDir, format: ["esm"], target: "node20", silent: true, config: false });
-  const child = fork(`${outDir}/memory-child.js`, [], { execArgv: [...(process.env.MEMORY_GC ? ["--expose-gc"] : []), ...(process.env.MEMORY_NODE_FLAGS?.split(" ").filter(Boolean) ?? [])], env: { ...process.env, ...(process.env.MEMORY_ARENAS ? { MALLOC_ARENA_MAX: process.env.MEMORY_ARENAS } : {}) }, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const child = fork(`${outDir}/memory-child.js`, [], { execArgv: [...(process.env.MEMORY_GC ? ["--expose-gc"] : []), ...(process.env.MEMORY_NODE_FLAGS ?? NPM_START_FLAGS).split(" ").filter(Boolean)], env: { ...process.env, ...(process.env.MEMORY_ARENAS ? { MALLOC_ARENA_MAX: process.env.MEMORY_ARENAS } : {}) }, stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const { url, cookie } = await new Promise<{ url: string; cookie: string }>((resolve, reject) => {
     child.once("message", (message) => resolve(message as { url: string; cookie: string }));
     child.once("exit", (code) => reject(new Error(`the server exited with ${code}`)));
