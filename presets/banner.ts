@@ -13,10 +13,21 @@ export function formatBanner(url: string, about: AppOverview): string {
     ["plugins", about.plugins.join(" > ") || "(none)"],
     ["procedures", String(about.procedures)],
   ];
-  const surfaces = about.surfaces.map(({ owner, routes }) => `${(owner === "app" ? "routes" : owner).padEnd(12)}${routes.join(", ")}`);
+  const surfaces = about.surfaces.map(({ owner, routes }) => `${(owner === "app" ? "routes" : owner).padEnd(12)}${summarise(routes).join(", ")}`);
   const lines = [`${about.name} is listening on ${url}`, ...rows.map(([label, value]) => `  ${label.padEnd(12)}${value}`)];
   surfaces.forEach((line, index) => lines.push(`  ${(index === 0 ? "surfaces" : "").padEnd(12)}${line}`));
   return lines.join("\n");
+}
+
+/** Routes under one first segment, when there are more than two, as `/rest/** (13 routes)`: one line stays readable. */
+function summarise(routes: readonly string[]): string[] {
+  const groups = new Map<string, string[]>();
+  for (const route of routes) {
+    const path = route.slice(route.indexOf("/"));
+    const head = `/${path.split("/")[1] ?? ""}`;
+    groups.set(head, [...(groups.get(head) ?? []), route]);
+  }
+  return [...groups].flatMap(([head, members]) => (members.length > 2 ? [`${head}/** (${members.length} routes)`] : members));
 }
 
 function schemaLine(schema: AppOverview["schema"]): string {

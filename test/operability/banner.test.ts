@@ -37,6 +37,8 @@ describe("the start banner", () => {
     expect(running.banner).toMatch(/\n\s+auth\s+\/api\/auth\/\*\*/);
     expect(running.banner).toMatch(/\n\s+health\s+GET \/health/);
     expect(running.banner).toMatch(/\n\s+rpc\s+\/rpc\/\*\*/);
+    // A surface with many routes under one segment is summarised: the block stays one screen.
+    expect(running.banner).toMatch(/\n\s+openapi\s+\/rest\/\*\* \(\d+ routes\), GET \/openapi.json, \/docs\/\*\* \(\d+ routes\)\n/);
   });
 
   it("names the database file, and says when the schema is already up to date", async () => {
