@@ -1,4 +1,7 @@
 import { ORPCError } from "@orpc/server";
+import type { RequestEvent } from "./event.js";
+import { describeError, formatIssue, issuesOf } from "./log/describe-error.js";
+import type { Logger } from "./log/logger.js";
 
 /**
  * The deliberate error. It is oRPC's own error type, so every surface (RPC, REST, MCP, routes) maps
@@ -8,7 +11,19 @@ export { ORPCError as RpcError };
 
 /** Where an unexpected failure happened. */
 export type ErrorSource = "rpc" | "rest" | "route" | "mcp";
-export type OnError = (error: unknown, info: { source: ErrorSource }) => void;
+
+/** What `onError` learns about a failure: its surface and, when it served a request, which one. */
+export interface ErrorInfo {
+  source: ErrorSource;
+  /** The request's id: its `X-Request-Id`, or the one generated for it (sent back on the response). */
+  requestId?: string;
+  method?: string;
+  path?: string;
+  /** The procedure that failed, when the request ran one. */
+  procedure?: string;
+}
+
+export type OnError = (error: unknown, info: ErrorInfo) => void;
 
 /** A build-time or configuration error, tagged with a code and the plugin and hook it came from. */
 export class TrellisError extends Error {
@@ -40,15 +55,34 @@ export function errorResponse(error: ORPCError<any, any>, rpc: boolean): Respons
   return Response.json(body, { status: error.status });
 }
 
+/** The request a failure served, as `onError` and the logs name it. */
+export function requestInfo(event: RequestEvent): Omit<ErrorInfo, "source"> {
+  return { requestId: event.requestId, method: event.method, path: event.path, procedure: event.procedureName };
+}
+
 /** Calls `onError` without letting a throwing reporter take the request down with it. */
-export function report(onError: OnError, error: unknown, source: ErrorSource): void {
+export function report(onError: OnError, error: unknown, source: ErrorSource, event?: RequestEvent): void {
   try {
-    onError(error, { source });
+    onError(error, event ? { source, ...requestInfo(event) } : { source });
   } catch (reporterError) {
     console.error("[trellis] onError threw while reporting a failure:", reporterError);
   }
 }
 
-export const defaultOnError: OnError = (error, { source }) => {
-  console.error(`[trellis] unexpected ${source} failure:`, error);
-};
+/**
+ * The default `onError`: the failure, where it happened and its stack (validation issues as
+ * `path: message` lines), through the app's logger, or on the console when logging is off.
+ */
+export function defaultOnError(logger?: Logger): OnError {
+  return (error, info) => {
+    const where = info.procedure ?? (info.path ? `${info.method} ${info.path}` : undefined);
+    const title = `Unexpected ${info.source} failure${where ? ` in ${where}` : ""}`;
+    if (logger) {
+      const issues = issuesOf(error);
+      logger.error({ ...info, err: error, ...(issues ? { issues: issues.map(formatIssue) } : {}) }, title);
+      return;
+    }
+    const request = info.requestId ? ` (request ${info.requestId})` : "";
+    console.error(`[trellis] ${title}${request}:\n${describeError(error)}`);
+  };
+}

@@ -1,4 +1,11 @@
+import { randomUUID } from "node:crypto";
+import type { ORPCError } from "@orpc/server";
 import { resolveSession, type SessionResolver, type SessionState } from "./session.js";
+
+/** The header a request id travels in, both ways. */
+export const REQUEST_ID_HEADER = "x-request-id";
+/** A caller's id is kept when it is a plain token (no spaces, quotes or separators a log could trip on). */
+const SANE_REQUEST_ID = /^[\w.:/+=@-]{1,128}$/;
 
 export interface RequestFacts {
   /** The caller's network address, as `handle(request, { clientAddress })` was told it. */
@@ -26,12 +33,22 @@ export class RequestEvent {
    * applies it instead of its default. Set by the kernel before any middleware runs.
    */
   bodyLimit: number | undefined = undefined;
+  /**
+   * The procedure this request runs, set by surfaces that call one through the gate (REST, MCP);
+   * `procedureName` also derives it from an `/rpc` path.
+   */
+  procedure: string | undefined = undefined;
+  /** @internal true for a request that came through `handle()` (not one built in process for `client()`). */
+  served = false;
+  /** @internal the error the request answered with, for its log line. */
+  error: ORPCError<any, any> | undefined = undefined;
   /** @internal memoised session lookup; see `session.ts`. */
   sessionState: SessionState | Promise<SessionState> | undefined = undefined;
   /** @internal set by the kernel: how this app resolves sessions. */
   resolver: SessionResolver | undefined = undefined;
   #url: URL | undefined;
   #responseHeaders: Headers | undefined;
+  #requestId: string | undefined;
 
   constructor(request: Request, facts?: RequestFacts) {
     this.request = request;
@@ -47,6 +64,24 @@ export class RequestEvent {
   session(): Promise<SessionState> {
     const state = resolveSession(this, this.resolver);
     return state instanceof Promise ? state : Promise.resolve(state);
+  }
+
+  /**
+   * The request's id: the caller's `X-Request-Id` when it is a sane token, else a generated UUID.
+   * The kernel sends it back in `X-Request-Id`; logs and `onError` carry it.
+   */
+  get requestId(): string {
+    if (this.#requestId === undefined) {
+      const incoming = this.request.headers.get(REQUEST_ID_HEADER);
+      this.#requestId = incoming !== null && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    }
+    return this.#requestId;
+  }
+
+  /** The procedure the request runs: set by a surface, or the dotted name of an `/rpc` path. */
+  get procedureName(): string | undefined {
+    if (this.procedure !== undefined) return this.procedure;
+    return this.path.startsWith("/rpc/") ? this.path.slice(5).replaceAll("/", ".") : undefined;
   }
 
   get headers(): Headers {

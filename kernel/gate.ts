@@ -4,6 +4,8 @@ import { QueryError } from "./db/query-error.js";
 import { ValueError } from "./db/values.js";
 import { report, type ErrorSource, type OnError } from "./errors.js";
 import { isConnectionLost, unavailable, UNAVAILABLE_MESSAGES } from "./availability.js";
+import { formatIssue } from "./log/describe-error.js";
+import type { RequestEvent } from "./event.js";
 import type { SchemaModel } from "./schema/model.js";
 
 /**
@@ -27,10 +29,17 @@ export interface ErrorRules {
  * (never reported), database constraint errors become 409/400, invalid input names the field, a lost
  * database connection is a reported 503, and everything else is a bare 500 reported to `onError`.
  */
-export function toRpcError(error: unknown, rules: ErrorRules, source: ErrorSource): ORPCError<any, any> {
+export function toRpcError(error: unknown, rules: ErrorRules, source: ErrorSource, event?: RequestEvent): ORPCError<any, any> {
+  const mapped = mapError(error, rules, source, event);
+  // Kept for the request's log line (its message, for a 4xx the caller's mistake in words).
+  if (event) event.error = mapped;
+  return mapped;
+}
+
+function mapError(error: unknown, rules: ErrorRules, source: ErrorSource, event: RequestEvent | undefined): ORPCError<any, any> {
   const { onError, schema } = rules;
   if (error instanceof ORPCError) {
-    if (error.cause instanceof ValidationError) return validationError(error, error.cause, onError, source);
+    if (error.cause instanceof ValidationError) return validationError(error, error.cause, onError, source, event);
     return error;
   }
   const mapped = rules.map?.(error);
@@ -38,22 +47,31 @@ export function toRpcError(error: unknown, rules: ErrorRules, source: ErrorSourc
   const database = classifyDatabaseError(error, schema);
   if (database) return new ORPCError(database.code, { status: database.status, message: database.message, data: database.data });
   if (isInputError(error)) return new ORPCError("BAD_REQUEST", { message: error.message, data: inputErrorData(error) });
-  report(onError, error, source);
+  report(onError, error, source, event);
   // A database that went away is the app's state, not a bug in the request: 503, and still reported.
   if (isConnectionLost(error)) return unavailable(UNAVAILABLE_MESSAGES.lost);
   return new ORPCError("INTERNAL_SERVER_ERROR", { message: "Internal server error" });
 }
 
-function validationError(error: ORPCError<any, any>, cause: ValidationError, onError: OnError, source: ErrorSource) {
+function validationError(error: ORPCError<any, any>, cause: ValidationError, onError: OnError, source: ErrorSource, event: RequestEvent | undefined) {
   // An output that fails its own schema is the server's bug, not the caller's.
   if (error.status >= 500) {
-    report(onError, error, source);
+    report(onError, error, source, event);
     return new ORPCError("INTERNAL_SERVER_ERROR", { message: "Internal server error" });
   }
-  const first = cause.issues[0];
-  const path = first?.path?.map((segment) => (typeof segment === "object" ? segment.key : segment)).join(".");
-  const detail = first ? `${path ? `${path}: ` : ""}${first.message}` : "invalid input";
-  return new ORPCError("BAD_REQUEST", { message: `Invalid input: ${detail}`, data: error.data, cause });
+  return new ORPCError("BAD_REQUEST", { message: invalidInputMessage(cause.issues), data: error.data, cause });
+}
+
+/**
+ * `Invalid input: title: expected string, received undefined (and 1 more issue)`. Zod's own
+ * messages often start with "Invalid input" already; it is said once.
+ */
+export function invalidInputMessage(issues: ValidationError["issues"]): string {
+  const first = issues[0];
+  if (!first) return "Invalid input";
+  const detail = formatIssue({ path: first.path, message: first.message.replace(/^Invalid input(: |$)/, "") || "not accepted" });
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more issue${issues.length > 2 ? "s" : ""})` : "";
+  return `Invalid input: ${detail}${more}`;
 }
 
 /** Errors raised by Trellis' own input checks (the query API and the value codec), and no others. */
@@ -68,6 +86,14 @@ function inputErrorData(error: { path?: string }) {
 /** Set on a request's context once its procedure returned: a later failure is the server's. */
 export const RETURNED = Symbol("trellis.procedureReturned");
 
+/** Set on a request's context by the kernel: the request it serves, so failures name it. */
+export const REQUEST_EVENT = Symbol("trellis.requestEvent");
+
+/** The request a context serves (undefined for a context built without one). */
+export function eventOf(context: object | undefined): RequestEvent | undefined {
+  return context ? (context as Record<symbol, RequestEvent | undefined>)[REQUEST_EVENT] : undefined;
+}
+
 /**
  * The oRPC client interceptor every surface runs procedures through. A streamed output (an async
  * iterator) is wrapped so an error raised while it iterates is mapped and reported the same way.
@@ -78,10 +104,10 @@ export function gateInterceptor(rules: ErrorRules, source: ErrorSource) {
     next().then(
       (output) => {
         if (context) (context as Record<symbol, boolean>)[RETURNED] = true;
-        return isAsyncIterator(output) ? (mapIteratorErrors(output, rules, source) as T) : output;
+        return isAsyncIterator(output) ? (mapIteratorErrors(output, rules, source, eventOf(context)) as T) : output;
       },
       (error) => {
-        throw toRpcError(error, rules, source);
+        throw toRpcError(error, rules, source, eventOf(context));
       },
     );
 }
@@ -91,9 +117,9 @@ function isAsyncIterator(value: unknown): value is AsyncIterator<unknown> & Asyn
 }
 
 /** The same iterator, its errors mapped by the gate; `return()` still releases the source. */
-function mapIteratorErrors<T>(iterator: AsyncIterator<T> & AsyncIterable<T>, rules: ErrorRules, source: ErrorSource): AsyncIterableIterator<T> {
+function mapIteratorErrors<T>(iterator: AsyncIterator<T> & AsyncIterable<T>, rules: ErrorRules, source: ErrorSource, event: RequestEvent | undefined): AsyncIterableIterator<T> {
   const mapError = (error: unknown): never => {
-    throw toRpcError(error, rules, source);
+    throw toRpcError(error, rules, source, event);
   };
   const mapped: AsyncIterableIterator<T> = {
     next: (...args: [] | [unknown]) => iterator.next(...args).catch(mapError),

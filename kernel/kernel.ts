@@ -16,6 +16,8 @@ import type { HttpMiddleware } from "./middleware.js";
 import { resolveOrder, type OrderedPlugin } from "./order.js";
 import { TIER, TieredRouter, type RouteDefinition } from "./router.js";
 import { TrellisError, defaultOnError, report, type ErrorSource, type OnError } from "./errors.js";
+import { resolveLogger, type Logger, type LoggerOption } from "./log/logger.js";
+import type { RequestEvent } from "./event.js";
 import { assertProcedureName, flattenProcedures } from "./tree.js";
 import { rootBuilder } from "./procedure.js";
 import { openDatastore, type Datastore } from "./datastore.js";
@@ -39,10 +41,17 @@ export interface KernelOptions {
    */
   services?: Readonly<Record<string, unknown>>;
   /**
-   * Called for unexpected failures only.
-   * @default logs to the console
+   * Called for unexpected failures only, with the request's id, method, path and procedure.
+   * @default logs the failure and its stack through `logger` (on the console when logging is off)
    */
   onError?: OnError;
+  /**
+   * Where request lines and failures are logged: pino, or anything with its `info/warn/error/child`
+   * shape; `false` for nothing; `"pretty"` or `"json"` for the built-in logger in that format.
+   * @default the built-in logger: pretty in a terminal, JSON lines otherwise or when
+   * `NODE_ENV=production`; none under a test runner
+   */
+  logger?: LoggerOption;
 }
 
 
@@ -58,9 +67,15 @@ export class Kernel {
   /** Reserved procedure namespaces and the plugin that owns each. */
   readonly #reserved = new Map<string, string>();
   #built = false;
+  /** The app's logger (undefined when logging is off). */
+  readonly logger: Logger | undefined;
+  /** `onError`, or the default that logs through `logger`. */
+  readonly onError: OnError;
 
   constructor(options: KernelOptions) {
     this.options = options;
+    this.logger = resolveLogger(options.logger);
+    this.onError = options.onError ?? defaultOnError(this.logger);
     for (const [key, value] of Object.entries(options.services ?? {})) {
       if (value !== undefined) this.#services.provide("app", key, value, { context: true });
     }
@@ -197,7 +212,7 @@ export class Kernel {
         }
         this.#procedures.set(name, procedure);
       }
-      for (const route of result.routes ?? []) router.add(TIER.plugin, route);
+      for (const route of result.routes ?? []) router.add(TIER.plugin, route, plugin.name);
       middleware.push(...(result.middleware ?? []));
     }
     return new Running(this, ordered, store, router, middleware, this.#procedures, this.#services).built;
@@ -236,7 +251,8 @@ export class Kernel {
         for (const name of this.#procedures.keys()) this.#assertNotReserved(name, undefined);
       },
       provide: (key: string, value: unknown, provideOptions?: { context?: boolean }) => services.provide(plugin.name, key, value, provideOptions),
-      report: (error: unknown, source: ErrorSource) => report(options.onError ?? defaultOnError, error, source),
+      report: (error: unknown, source: ErrorSource, event?: RequestEvent) => report(this.onError, error, source, event),
+      logger: this.logger,
       need: <K extends string>(key: K): ServiceOf<K> => {
         readable(key);
         if (!services.has(key)) throw new TrellisError("KERNEL_NOT_PROVIDED", `Nothing provides "${key}" to plugin "${plugin.name}"`, { plugin: plugin.name });

@@ -73,8 +73,13 @@ export interface PluginContext {
    * else registers a procedure under it.
    */
   reserve(namespace: string): void;
-  /** Reports an unexpected failure to the app's `onError` (never throws). */
-  report(error: unknown, source: import("./errors.js").ErrorSource): void;
+  /**
+   * Reports an unexpected failure to the app's `onError` (never throws); with the request it
+   * served, the report carries its id, method, path and procedure.
+   */
+  report(error: unknown, source: import("./errors.js").ErrorSource, event?: import("./event.js").RequestEvent): void;
+  /** The app's logger (the `logger` option), undefined when logging is off. */
+  readonly logger: import("./log/logger.js").Logger | undefined;
 }
 
 export interface AppPlugin {

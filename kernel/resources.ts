@@ -14,12 +14,22 @@ export interface LiveProvider {
   [key: string]: unknown;
 }
 
+/** What the start banner says about a database; the factories fill it in. */
+export interface DatabaseAbout {
+  /** `embedded PostgreSQL (PGlite)`, `PostgreSQL`, `SQLite`. */
+  engine: string;
+  /** An absolute directory or file, `memory://`, or a URL with its password hidden. */
+  location: string;
+}
+
 /** The `db` constructor parameter. */
 export interface DatabaseConfig {
   dialect: Dialect;
   /** Must match the dialect: it drives DDL, the auth adapter and database error mapping. */
   kind: DatabaseKind;
   live?: LiveProvider;
+  /** The engine and where the data lives, for the start banner (else read from `dialect.about`). */
+  about?: DatabaseAbout;
   /** Releases what the dialect holds beyond Kysely's own `destroy()` (the embedded factory sets it). */
   close?: () => Promise<void>;
 }

@@ -48,15 +48,18 @@ export interface RouteMatch {
 export class TieredRouter {
   readonly #tiers: RouterContext<RouteDefinition>[] = [];
   readonly #list: { tier: number; method: string; path: string }[] = [];
+  /** Who mounted each route of `#list` (a plugin's name, `app` for `.route()`, `rpc`), for the start banner. */
+  readonly #owners: string[] = [];
   /** True once a route sets its own body limit; until then no request pays for the lookup. */
   hasBodyLimits = false;
 
-  add(tier: number, route: RouteDefinition): void {
+  add(tier: number, route: RouteDefinition, owner = "app"): void {
     if (route.bodyLimit !== undefined) this.hasBodyLimits = true;
     while (this.#tiers.length <= tier) this.#tiers.push(createRouter<RouteDefinition>());
     const method = normaliseMethod(route.method);
     addRoute(this.#tiers[tier], method, route.path, route);
     this.#list.push({ tier, method: method ?? "ALL", path: route.path });
+    this.#owners.push(owner);
   }
 
   /** The route for a method and path, `"method"` when only another method matches, or undefined. */
@@ -82,6 +85,11 @@ export class TieredRouter {
   /** True when no route in a tier before `tier` could match a path under `pattern`. */
   ownsPrefix(tier: number, pattern: string): boolean {
     return this.#list.every((route) => route.tier >= tier || !routesOverlap(route.path, pattern));
+  }
+
+  /** Every registered route with who mounted it. */
+  owned(): { owner: string; method: string; path: string }[] {
+    return this.#list.map(({ method, path }, index) => ({ owner: this.#owners[index]!, method, path }));
   }
 
   /** Every registered route, for introspection. */

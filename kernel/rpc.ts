@@ -1,7 +1,7 @@
 import { ORPCError, type AnyRouter } from "@orpc/server";
 import { RPCHandler } from "@orpc/server/fetch";
 import { report } from "./errors.js";
-import { RETURNED, gateInterceptor, type ErrorRules } from "./gate.js";
+import { RETURNED, eventOf, gateInterceptor, type ErrorRules } from "./gate.js";
 import { customJsonSerializers } from "./wire.js";
 import type { AppRpcContext } from "./context.js";
 
@@ -16,7 +16,7 @@ export function createRpcHandler(router: AnyRouter, rules: ErrorRules): RPCHandl
     interceptors: [
       ({ next, context }) =>
         next().catch((error) => {
-          if (!(error instanceof ORPCError) && (context as unknown as Record<symbol, boolean>)[RETURNED]) report(rules.onError, error, "rpc");
+          if (!(error instanceof ORPCError) && (context as unknown as Record<symbol, boolean>)[RETURNED]) report(rules.onError, error, "rpc", eventOf(context));
           throw error;
         }),
     ],

@@ -3,12 +3,15 @@ import { describeHooks } from "./hooks.js";
 import { compose, type HttpMiddleware } from "./middleware.js";
 import type { OrderedPlugin } from "./order.js";
 import { TIER, type RouteDefinition, type TieredRouter } from "./router.js";
-import { RequestEvent, withHeaders, type RequestFacts } from "./event.js";
+import { REQUEST_ID_HEADER, RequestEvent, withHeaders, type RequestFacts } from "./event.js";
 import { resolveSession, type SessionResolver, type SessionState } from "./session.js";
-import { RpcError, TrellisError, defaultOnError, errorResponse, report, type ErrorSource, type OnError } from "./errors.js";
+import { RpcError, TrellisError, errorResponse, report, type ErrorSource, type OnError } from "./errors.js";
 import { unavailable, UNAVAILABLE_MESSAGES, type AppState } from "./availability.js";
 import { createRpcHandler } from "./rpc.js";
-import { callProcedure, gateInterceptor, toRpcError, type ErrorRules } from "./gate.js";
+import { REQUEST_EVENT, callProcedure, gateInterceptor, toRpcError, type ErrorRules } from "./gate.js";
+import { logRequest } from "./log/request-line.js";
+import type { Logger } from "./log/logger.js";
+import { overview, type AppOverview } from "./overview.js";
 import { appMigrator, type AppMigrator, type AppliedMigration } from "./migrator.js";
 import type { ServiceRegistry } from "./services.js";
 import { nestProcedures } from "./tree.js";
@@ -34,6 +37,8 @@ export interface BuiltKernel {
   ready(): Promise<void>;
   close(): Promise<void>;
   describe(): KernelDescription;
+  /** What the app is, for the start banner: database, schema version, plugins, surfaces. */
+  overview(): AppOverview;
 }
 
 export type ClientHeaders = HeadersInit | (() => HeadersInit | Promise<HeadersInit>);
@@ -49,6 +54,9 @@ export interface KernelDescription {
 export class Running {
   readonly built: BuiltKernel;
   readonly #onError: OnError;
+  readonly #logger: Logger | undefined;
+  /** Migrations the last run of the migrator applied (undefined before it ran). */
+  #applied: readonly string[] | undefined;
   readonly #resolver: SessionResolver | undefined;
   readonly #contextHook: boolean;
   readonly #rpcFastPath: RouteDefinition | undefined;
@@ -76,7 +84,8 @@ export class Running {
     readonly services: ServiceRegistry,
   ) {
     const { hooks, options } = kernel;
-    this.#onError = options.onError ?? defaultOnError;
+    this.#onError = kernel.onError;
+    this.#logger = kernel.logger;
     this.#resolver = hooks.session.isUsed() ? (event) => hooks.session.promise(event) : undefined;
     this.#contextHook = hooks.context.isUsed();
     const tree = nestProcedures(procedures);
@@ -96,7 +105,10 @@ export class Running {
       () => store.migrator,
       () => this.ready(),
       () => store.checkHistory(),
-      (applied) => hooks.migrated.promise({ applied }),
+      (applied) => {
+        this.#applied = applied;
+        return hooks.migrated.promise({ applied });
+      },
     );
     // POST only: the RPC protocol never needs another method, and a HEAD or OPTIONS that ran a
     // procedure would slip past the origin check and CORS preflights.
@@ -111,7 +123,7 @@ export class Running {
     };
     // Most traffic is RPC: when no user or plugin route could shadow /rpc/**, skip the tier lookup.
     this.#rpcFastPath = router.ownsPrefix(TIER.rpc, "/rpc/**") ? rpcRoute : undefined;
-    router.add(TIER.rpc, rpcRoute);
+    router.add(TIER.rpc, rpcRoute, "rpc");
     const chain = compose(middleware, (event) => this.#dispatch(event));
     const sealed: SealedApp = Object.freeze({
       name: options.name ?? "trellis",
@@ -122,7 +134,7 @@ export class Running {
       schemas: kernel.schemas,
       createContext: async (event: RequestEvent) => this.createContext(event),
       call: (name: string, input: unknown, callOptions: SealedCallOptions) => this.call(procedures, name, input, callOptions),
-      toError: (error: unknown, source: ErrorSource) => toRpcError(error, this.#rules, source),
+      toError: (error: unknown, source: ErrorSource, event?: RequestEvent) => toRpcError(error, this.#rules, source, event),
       migrations: () => this.migrations(),
       state: () => this.state(),
       ready: () => this.ready(),
@@ -130,6 +142,7 @@ export class Running {
       liveStats: () => store.live.stats(),
       service: (key: string) => services.get(key) as never,
       onError: this.#onError,
+      logger: this.#logger,
     });
     hooks.sealed.call(sealed);
 
@@ -137,6 +150,10 @@ export class Running {
     this.built = Object.freeze({
       handle: async (request: Request, facts?: RequestFacts) => {
         const event = self.#event(request, facts);
+        event.served = true;
+        const started = self.#logger ? performance.now() : 0;
+        // Set first, so middleware may replace it and every answer (errors too) carries it.
+        event.setHeader(REQUEST_ID_HEADER, event.requestId);
         let response: Response;
         try {
           if (!self.#serving) await self.#available(event);
@@ -144,7 +161,9 @@ export class Running {
         } catch (error) {
           response = self.#failure(error, event);
         }
-        return event.hasResponseHeaders ? withHeaders(response, event.responseHeaders) : response;
+        response = withHeaders(response, event.responseHeaders);
+        if (self.#logger) logRequest(self.#logger, event, response.status, performance.now() - started);
+        return response;
       },
       client: (headers?: ClientHeaders) =>
         createRouterClient(tree, {
@@ -167,6 +186,7 @@ export class Running {
       ready: () => self.ready(),
       close: () => self.close(),
       describe: () => self.describe(procedures),
+      overview: () => overview(kernel, this.ordered, router, procedures.size, this.#applied),
     });
   }
 
@@ -183,13 +203,14 @@ export class Running {
   async call(procedures: ReadonlyMap<string, AnyProcedure>, name: string, input: unknown, options: SealedCallOptions): Promise<unknown> {
     const procedure = procedures.get(name);
     if (!procedure) throw new RpcError("NOT_FOUND", { message: `No procedure named "${name}"` });
+    if (options.event) options.event.procedure = name;
     let context = options.context;
     if (!context) {
       try {
         if (!this.#serving) await this.#whenReady(options.source);
         context = await this.createContext(options.event ?? this.#event(new Request("http://trellis.internal/", { headers: options.headers })));
       } catch (error) {
-        throw toRpcError(error, this.#rules, options.source);
+        throw toRpcError(error, this.#rules, options.source, options.event);
       }
     }
     return callProcedure(procedure, name.split("."), input, this.#rules, { ...options, context });
@@ -237,11 +258,11 @@ export class Running {
   #available(event: RequestEvent): Promise<void> | void {
     const match = this.router.match(event.method, event.path);
     if (typeof match === "object" && match.route.beforeReady) return;
-    return this.#whenReady(event.isRpc ? "rpc" : "route");
+    return this.#whenReady(event.isRpc ? "rpc" : "route", event);
   }
 
   /** Setup, with its failure as the 503 a caller sees (the cause goes to `onError`, once per attempt). */
-  async #whenReady(source: ErrorSource): Promise<void> {
+  async #whenReady(source: ErrorSource, event?: RequestEvent): Promise<void> {
     if (this.#closed) throw unavailable(UNAVAILABLE_MESSAGES.closed);
     try {
       await this.ready();
@@ -249,7 +270,7 @@ export class Running {
       if (this.#closed) throw unavailable(UNAVAILABLE_MESSAGES.closed);
       if (typeof error !== "object" || error === null || !this.#reported.has(error)) {
         if (typeof error === "object" && error !== null) this.#reported.add(error);
-        report(this.#onError, error, source);
+        report(this.#onError, error, source, event);
       }
       throw unavailable(UNAVAILABLE_MESSAGES.setup);
     }
@@ -267,6 +288,8 @@ export class Running {
       user: state.user,
       session: state.session,
     };
+    // The request it serves, so a failure deep in a procedure is reported with the request's id.
+    if (event.served) (context as unknown as Record<symbol, RequestEvent>)[REQUEST_EVENT] = event;
     // Services provided with `{ context: true }` (the app's storage, secrets and kv; the auth instance ...).
     for (const [key, value] of this.services.contextEntries()) (context as unknown as Record<string, unknown>)[key] = value;
     if (this.#contextHook) this.kernel.hooks.context.call(context, event);
@@ -295,7 +318,7 @@ export class Running {
   #failure(error: unknown, event: RequestEvent): Response {
     // Database constraint errors in routes map like in procedures; the rest is a reported 500.
     // Under /rpc a failure outside the procedure (a session lookup, say) is still the RPC surface's.
-    return errorResponse(toRpcError(error, this.#rules, event.isRpc ? "rpc" : "route"), event.isRpc);
+    return errorResponse(toRpcError(error, this.#rules, event.isRpc ? "rpc" : "route", event), event.isRpc);
   }
 
   close(): Promise<void> {

@@ -8,6 +8,7 @@ import type { SchemaModel } from "./schema/model.js";
 import type { AppliedMigration } from "./migrator.js";
 import type { ServiceOf } from "./services.js";
 import type { AppState } from "./availability.js";
+import type { Logger } from "./log/logger.js";
 
 /** How `sealed.call` learns who is calling: a request event, bare headers, or a context already built. */
 export interface SealedCallOptions {
@@ -44,8 +45,11 @@ export interface SealedApp {
    * unexpected failures are reported to `onError` with `source` first.
    */
   call(name: string, input: unknown, options: SealedCallOptions): Promise<unknown>;
-  /** Maps any error to the `RpcError` a caller sees, reporting unexpected ones, exactly as `/rpc` does. */
-  toError(error: unknown, source: ErrorSource): ORPCError<any, any>;
+  /**
+   * Maps any error to the `RpcError` a caller sees, reporting unexpected ones, exactly as `/rpc`
+   * does; given the request, the report names it and its log line shows the error's message.
+   */
+  toError(error: unknown, source: ErrorSource, event?: RequestEvent): ORPCError<any, any>;
   /**
    * Tells live queries that a table changed outside this process (a live provider's notification,
    * another replica's write). Local writes through `db` need no call: they are tracked already.
@@ -63,4 +67,6 @@ export interface SealedApp {
   service<K extends string>(key: K): ServiceOf<K> | undefined;
   /** Reports an unexpected failure to `onError`. */
   readonly onError: OnError;
+  /** The app's logger (the `logger` option), undefined when logging is off. */
+  readonly logger: Logger | undefined;
 }

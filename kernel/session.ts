@@ -41,5 +41,6 @@ export function resolveSession(event: RequestEvent, resolver: SessionResolver | 
   if (event.sessionState) return event.sessionState;
   // Anonymous requests stay synchronous: no promise, no microtask on the hot path.
   if (!resolver || !carriesCredential(event.headers)) return (event.sessionState = ANONYMOUS);
-  return (event.sessionState = resolver(event).then((state) => state ?? ANONYMOUS));
+  // Once resolved, the memo holds the state itself, so later readers (and the request log) need no await.
+  return (event.sessionState = resolver(event).then((state) => (event.sessionState = state ?? ANONYMOUS)));
 }

@@ -8,6 +8,7 @@ import {
   type AppSecrets,
   type AppStorage,
   type DatabaseConfig,
+  type LoggerOption,
   type OnError,
   type ProcedureBase,
   type ProcedureOptions,
@@ -39,10 +40,19 @@ export interface AppOptions {
   secrets?: AppSecrets<any>;
   kv?: AppKV;
   /**
-   * Called for unexpected failures only, never for deliberate `RpcError`s.
-   * @default logs to the console
+   * Called for unexpected failures only, never for deliberate `RpcError`s; `info` carries the
+   * source and, when a request failed, its id, method, path and procedure.
+   * @default logs the failure and its stack through `logger` (on the console when logging is off)
    */
   onError?: OnError;
+  /**
+   * Where request lines and failures go: pino (`logger: pino()`), or anything with its
+   * `info/warn/error/child` shape; `false` for nothing; `"pretty"` or `"json"` for the built-in
+   * logger in that format.
+   * @default the built-in logger: pretty in a terminal, JSON lines when the output is not a terminal
+   * or `NODE_ENV=production`; none under a test runner (Vitest, Jest, `node --test`, `NODE_ENV=test`)
+   */
+  logger?: LoggerOption;
   /**
    * Mounts `GET /health`; `false` omits it.
    * @default true

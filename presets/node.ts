@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { clientAddressRule, type TrustProxy } from "../kernel/index.js";
 import { App } from "./app.js";
+import { announce } from "./banner.js";
 import type { BuiltApp } from "./types.js";
 import { assertPortFree } from "./port-check.js";
 
@@ -25,12 +26,21 @@ export interface ServeOptions {
    * @default true
    */
   handleSignals?: boolean;
+  /**
+   * The start banner (URL, database, schema version, plugins, surfaces): printed once listening,
+   * or logged as one line through the app's logger when the output is not a terminal. `false`
+   * skips it; a function receives the text instead.
+   * @default true (false under a test runner)
+   */
+  banner?: boolean | ((text: string) => void);
 }
 
 export interface RunningServer {
   readonly url: string;
   readonly server: Server;
   readonly app: BuiltApp<any, any>;
+  /** The start banner's text (also when it was not shown). */
+  readonly banner: string;
   /** Stops accepting connections, then closes the app. */
   close(): Promise<void>;
 }
@@ -71,5 +81,6 @@ export async function serve(app: App<any, any, any> | BuiltApp<any, any>, option
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
   }
-  return { url: `http://${host}:${address.port}`, server, app: built, close };
+  const url = `http://${host}:${address.port}`;
+  return { url, server, app: built, banner: announce(built, url, options.banner), close };
 }

@@ -21,6 +21,9 @@ export type {
   ProcedurePermission,
   OnError,
   ErrorSource,
+  ErrorInfo,
+  Logger,
+  LoggerOption,
   RouteDefinition,
   HttpMiddleware,
 } from "../kernel/index.js";

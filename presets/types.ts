@@ -1,6 +1,6 @@
 import type { AnyProcedure, Lazy, Procedure, ProcedureClient } from "@orpc/server";
 import type { AdminRouter } from "../plugins/admin/index.js";
-import type { AppRpcContext, AppDatabase, AppMigrator, KernelDescription, ProcedureTree, RequestFacts, SealedApp } from "../kernel/index.js";
+import type { AppRpcContext, AppDatabase, AppMigrator, AppOverview, KernelDescription, ProcedureTree, RequestFacts, SealedApp } from "../kernel/index.js";
 import type { QueryApi } from "../kernel/db/query.js";
 
 /** `"user.me"` with procedure P becomes `{ user: { me: P } }`. */
@@ -42,6 +42,8 @@ export interface BuiltApp<Router = ProcedureTree, DB = any, Q = DefaultQuery<DB>
   close(): Promise<void>;
   /** Plugins in resolved order, hook taps, routes and procedures. */
   describe(): KernelDescription;
+  /** What the app is, as the start banner shows it: database, schema version, plugins, surfaces. */
+  overview(): AppOverview;
 }
 
 /** The router type of an `App` or a `BuiltApp`, for `createClient<InferRouter<typeof app>>()`. */

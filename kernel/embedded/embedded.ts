@@ -1,16 +1,18 @@
-import { accessSync, constants, mkdirSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
 import { TrellisError } from "../errors.js";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 // `live` is part of @electric-sql/pglite itself (a dependency), so it is always there.
 import { live, type LiveNamespace } from "@electric-sql/pglite/live";
 import type { Dialect } from "kysely";
 import { pgliteTypeOptions } from "../db/dialect/family.js";
+import type { DatabaseAbout } from "../resources.js";
 import { PGliteDialect } from "../db/dialect/pglite.js";
 import { reentrant } from "../db/dialect/reentrant.js";
 import { lazyVector, loadVector } from "./extensions.js";
 import { lockDataDir } from "./lock.js";
 import { memoryTemplate, PendingBlob } from "./template.js";
+import { freshCluster } from "./fresh-cluster.js";
 
 export interface EmbeddedConfig {
   /**
@@ -22,7 +24,7 @@ export interface EmbeddedConfig {
   /**
    * PostgreSQL's `shared_buffers` inside the embedded instance. PostgreSQL's own default (128MB)
    * lives in the WASM heap and is touched, so it is most of the process's memory; 16MB keeps a
-   * reopened blog at about 330 MB RSS instead of 455 MB (docs/operations.md) at no measurable cost
+   * reopened blog about 120 MB lighter (docs/operations.md#memory) at no measurable cost
    * for an embedded workload. Raise it for large working sets.
    * @default "16MB"
    */
@@ -43,6 +45,8 @@ export interface EmbeddedDatabase {
   readonly dialect: Dialect;
   readonly kind: "postgres";
   readonly live: EmbeddedLiveProvider;
+  /** The engine and the absolute data directory, for the start banner. */
+  readonly about: DatabaseAbout;
   /** The PGlite instance. Queries on it wait for start-up, not for `ready()`. */
   readonly client: EmbeddedClient;
   /** Resolves once the instance is started and its extensions exist (`vector` created). */
@@ -78,7 +82,7 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase {
       ...pgliteTypeOptions,
       extensions: { vector: lazyVector, live },
       postgresqlconf: [`shared_buffers = ${sharedBuffers(config.sharedBuffers)}`],
-      loadDataDir: dataDir === MEMORY ? new PendingBlob(memoryTemplate) : undefined,
+      loadDataDir: dataDir === MEMORY ? new PendingBlob(memoryTemplate) : isNewCluster(dataDir) ? new PendingBlob(freshCluster) : undefined,
     }) as EmbeddedClient;
   } catch (error) {
     releaseLock();
@@ -112,10 +116,16 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase {
       onDestroy: close,
     }),
   );
-  return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, ready: () => started, close };
+  const about = { engine: "embedded PostgreSQL (PGlite)", location: dataDir === MEMORY ? "memory:// (gone at exit)" : dataDir };
+  return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, about, ready: () => started, close };
 }
 
 const MEMORY = "memory://";
+
+/** A directory PostgreSQL has not initialised yet (no `PG_VERSION`). */
+function isNewCluster(dataDir: string): boolean {
+  return !existsSync(join(dataDir, "PG_VERSION"));
+}
 
 function sharedBuffers(value = "16MB"): string {
   if (!/^\d+\s*(kB|MB|GB)$/.test(value)) throw new Error(`embedded(): sharedBuffers must look like "16MB", "512kB" or "1GB", not "${value}"`);

@@ -12,11 +12,14 @@ declare module "autocannon" {
       url: string;
       connections?: number;
       duration?: number;
+      /** Stop after this many requests instead of after `duration`. */
+      amount?: number;
       requests?: Request[];
     }
     interface Result {
-      requests: { average: number };
+      requests: { average: number; total: number };
       non2xx: number;
+      errors: number;
     }
   }
   function autocannon(options: autocannon.Options): Promise<autocannon.Result>;

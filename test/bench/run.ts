@@ -2,6 +2,10 @@
  * `npm run bench`: every benchmark, each printing its figures and ratios against a baseline measured
  * in the same run. Pass names to run a subset: `npm run bench -- kernel query`.
  */
+// Benchmarks measure the app, not a terminal: the default logger stays off, as under a test runner
+// (an app that passes its own `logger` still logs).
+process.env.NODE_ENV ??= "test";
+
 const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   kernel: () => import("./kernel.js"),
   startup: () => import("./startup.js"),
@@ -15,6 +19,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   admin: () => import("./admin.js"),
   types: () => import("./types.js"),
   files: () => import("./files.js"),
+  memory: () => import("./memory.js"),
 };
 
 const wanted = process.argv.slice(2);

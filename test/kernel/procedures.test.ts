@@ -109,7 +109,7 @@ describe("errors", () => {
     expect(JSON.stringify(result.body)).not.toContain("hunter2");
     expect(onError).toHaveBeenCalledTimes(1);
     expect(onError.mock.calls[0][0]).toBeInstanceOf(Error);
-    expect(onError.mock.calls[0][1]).toEqual({ source: "rpc" });
+    expect(onError.mock.calls[0][1]).toEqual({ source: "rpc", requestId: expect.any(String), method: "POST", path: "/rpc/boom", procedure: "boom" });
   });
 
   it("reports route failures with source route, and survives a throwing onError", async () => {
@@ -125,7 +125,7 @@ describe("errors", () => {
     const result = await request(app, "GET", "/explode");
     expect(result.status).toBe(500);
     expect(result.body).toEqual({ code: "INTERNAL_SERVER_ERROR", status: 500, message: "Internal server error" });
-    expect(onError).toHaveBeenCalledWith(expect.any(Error), { source: "route" });
+    expect(onError).toHaveBeenCalledWith(expect.any(Error), expect.objectContaining({ source: "route", method: "GET", path: "/explode" }));
     spy.mockRestore();
   });
 
@@ -203,7 +203,7 @@ describe("what reaches onError", () => {
     expect(result.status).toBe(500);
     expect(result.body).toMatchObject({ code: "INTERNAL_SERVER_ERROR", message: "Internal server error" });
     expect(onError).toHaveBeenCalledTimes(1);
-    expect(onError.mock.calls[0][1]).toEqual({ source: "rpc" });
+    expect(onError.mock.calls[0][1]).toMatchObject({ source: "rpc", procedure: "loop" });
   });
 
   it("does not report malformed request bodies", async () => {

@@ -26,7 +26,7 @@ export type PostgresDialectOptions =
 export function postgresDialect(options: PostgresDialectOptions): ReentrantDialect {
   // A malformed URL is refused here, before anything slow starts.
   const target = "connectionString" in options ? parsePostgresUrl(options.connectionString) : undefined;
-  return reentrant(
+  const dialect = reentrant(
     new PostgresDialect({
       pool: async () => {
         // pg is an optional peer: loaded only when a PostgreSQL database is used.
@@ -45,6 +45,9 @@ export function postgresDialect(options: PostgresDialectOptions): ReentrantDiale
       },
     }),
   );
+  // The start banner's line: the URL with its password hidden (or the pool's host and database).
+  dialect.about = { engine: "PostgreSQL", location: (target ?? poolTarget((options as { pool: Pool }).pool)).shown };
+  return dialect;
 }
 
 /** Where a pool handed in from outside connects (pg keeps its options). */

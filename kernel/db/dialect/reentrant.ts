@@ -13,6 +13,7 @@ import {
   type TransactionSettings,
 } from "kysely";
 import { ChangeFeed, type ChangeEvent } from "../changes.js";
+import type { DatabaseAbout } from "../../resources.js";
 
 /**
  * Reentrant transactions for any dialect.
@@ -96,6 +97,8 @@ export class ReentrantDialect implements Dialect {
   readonly #scopes = new AsyncLocalStorage<Scope>();
   /** Committed writes made through this dialect; the kernel listens when a plugin asks for changes. */
   readonly changes = new ChangeFeed();
+  /** The engine and where its data lives, for the start banner; set by the dialect factories. */
+  about: DatabaseAbout | undefined;
 
   constructor(readonly inner: Dialect) {}
 

@@ -7,6 +7,7 @@ import {
   type QueryResult,
   type SqliteDatabase,
 } from "kysely";
+import { resolve } from "node:path";
 import { toPlainBytes, toSqliteParameter } from "./family.js";
 import { ConnectionMutex, DEFAULT_ACQUIRE_TIMEOUT_MS } from "./mutex.js";
 import { reentrant, type ReentrantDialect } from "./reentrant.js";
@@ -37,7 +38,10 @@ export type SqliteDialectOptions = (
 export function sqliteDialect(options: SqliteDialectOptions): ReentrantDialect {
   const database = "database" in options ? options.database : () => openFile(options.filename);
   const timeoutMs = options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS;
-  return reentrant(new TrellisSqliteDialect({ database, onCreateConnection: enforceForeignKeys }, timeoutMs));
+  const dialect = reentrant(new TrellisSqliteDialect({ database, onCreateConnection: enforceForeignKeys }, timeoutMs));
+  const location = "filename" in options ? (options.filename === ":memory:" ? ":memory:" : resolve(options.filename)) : "an open better-sqlite3 database";
+  dialect.about = { engine: "SQLite", location };
+  return dialect;
 }
 
 async function openFile(filename: string): Promise<SqliteDatabase> {

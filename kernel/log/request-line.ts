@@ -1,0 +1,21 @@
+import type { RequestEvent } from "../event.js";
+import type { Logger } from "./logger.js";
+
+/**
+ * One line per request: `POST /rpc/post/list 200 3.1 ms` with the request id, the procedure, the
+ * signed-in user's id and, for an error answer, its message. A 5xx is logged at error level.
+ */
+export function logRequest(logger: Logger, event: RequestEvent, status: number, ms: number): void {
+  const durationMs = Math.round(ms * 10) / 10;
+  const fields: Record<string, unknown> = { requestId: event.requestId, method: event.method, path: event.path, status, durationMs };
+  const procedure = event.procedureName;
+  if (procedure !== undefined) fields.procedure = procedure;
+  // The session as already resolved for the request; the log line never looks one up.
+  const state = event.sessionState;
+  const userId = state && !(state instanceof Promise) ? state.user?.id : undefined;
+  if (userId !== undefined) fields.userId = userId;
+  if (status >= 400 && event.error) fields.error = event.error.message;
+  const message = `${event.method} ${event.path} ${status} ${durationMs} ms`;
+  if (status >= 500) logger.error(fields, message);
+  else logger.info(fields, message);
+}
