@@ -1,6 +1,8 @@
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  // `trellis/*` imports (examples, docs samples) resolve through tsconfig.json's paths to the source.
+  resolve: { tsconfigPaths: true },
   test: {
     include: ["test/**/*.test.ts"],
     exclude: ["test/bench/**", "node_modules/**"],

@@ -1,10 +1,8 @@
 import { z } from "zod";
-import { App, mcp, type AppOptions } from "../../presets/trellis.js";
-import { memoryStorage } from "../../kernel/storage/index.js";
+import { App, mcp, type AppOptions } from "trellis";
+import { memoryStorage } from "trellis/storage";
 import { v1, v2, v3 } from "./schema.js";
-
-/** A development secret; set AUTH_SECRET (32+ random characters) in production. */
-const DEV_SECRET = "trellis-blog-development-secret-change-me";
+import { authSecret } from "./secret.js";
 
 /**
  * The blog: anyone reads posts, signed-in users write them, and only the author edits or deletes
@@ -17,7 +15,7 @@ export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = 
     .schema(v1)
     .schema(v2)
     .schema(v3)
-    .auth({ secret: process.env.AUTH_SECRET ?? DEV_SECRET, emailAndPassword: { enabled: true } })
+    .auth({ secret: authSecret(), emailAndPassword: { enabled: true } })
     .resource("post", {
       ownerColumn: "authorId",
       permissions: { list: "public", get: "public", create: "authenticated", update: "owner", delete: "owner" },

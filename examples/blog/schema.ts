@@ -1,4 +1,4 @@
-import { schema, timestamps } from "../../kernel/schema/index.js";
+import { schema, timestamps } from "trellis/schema";
 
 /** Version 1: accounts (the auth tables) and posts owned by their author. */
 export const v1 = schema("1")

@@ -1,11 +1,25 @@
 import { createStorage } from "unstorage";
 import fsDriver from "unstorage/drivers/fs";
-import { embedded } from "../../kernel/embedded/index.js";
-import { fromStore } from "../../kernel/storage/index.js";
-import { serve } from "../../presets/node.js";
+import { embedded } from "trellis/embedded";
+import { postgresDialect, postgresLive } from "trellis/db";
+import { fromStore } from "trellis/storage";
+import { serve } from "trellis/node";
 import { createBlog } from "./app.js";
 
-/** `npm start`: the blog on the embedded database (data in ./.app/embedded, images in ./.app/files); `serve()` prints where it runs. */
-const port = Number(process.env.PORT ?? 3000);
+/**
+ * `npm start`: the blog on PostgreSQL when `DATABASE_URL` is set, otherwise on the embedded
+ * database in `DATA_DIR` (default `./.app/embedded`); images in `./.app/files`. Listens on
+ * `HOST`:`PORT` (localhost:3000).
+ */
+const { DATABASE_URL, DATA_DIR, HOST, PORT } = process.env;
+const db = DATABASE_URL
+  ? {
+      kind: "postgres" as const,
+      dialect: postgresDialect({ connectionString: DATABASE_URL }),
+      // post.live reaches writes from every replica through LISTEN/NOTIFY.
+      live: postgresLive({ connectionString: DATABASE_URL }),
+    }
+  : embedded({ dataDir: DATA_DIR || undefined });
 const storage = fromStore(createStorage({ driver: fsDriver({ base: ".app/files" }) }));
-await serve(createBlog(embedded(), { storage }), { port });
+// serve() prints where it listens, with the database, schema version and surfaces.
+await serve(createBlog(db, { storage }), { hostname: HOST || "localhost", port: PORT ? Number(PORT) : 3000 });

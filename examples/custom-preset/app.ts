@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { Kernel, rootBuilder, type DatabaseConfig } from "../../kernel/index.js";
-import { rpcPreset } from "../../presets/index.js";
+import { Kernel, rootBuilder, type DatabaseConfig } from "trellis/kernel";
+import { rpcPreset } from "trellis/presets";
 
 /**
  * A slim app assembled from the kernel and a subset of first-party plugins, without the `App`

@@ -1,5 +1,5 @@
-import { embedded } from "../../kernel/embedded/index.js";
-import { serve } from "../../presets/node.js";
+import { embedded } from "trellis/embedded";
+import { serve } from "trellis/node";
 import { createSlimApp } from "./app.js";
 
 const { url } = await serve(createSlimApp(embedded({ dataDir: "memory://" })), { port: Number(process.env.PORT ?? 3001) });

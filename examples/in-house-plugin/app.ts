@@ -1,4 +1,4 @@
-import { App, type AppOptions } from "../../presets/trellis.js";
+import { App, type AppOptions } from "trellis";
 import { requestIdPlugin } from "./request-id.js";
 
 /** The default preset plus an in-house plugin. */

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { definePlugin, type AppPlugin } from "../../kernel/index.js";
+import { definePlugin, type AppPlugin } from "trellis/kernel";
 
 /** What the plugin adds to every request context. */
 export interface RequestIdContext {
