@@ -1,0 +1,97 @@
+import { execFile, spawn } from "node:child_process";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, "../..");
+const enabled = Boolean(process.env.CI || process.env.TRELLIS_PACK_TEST);
+if (!enabled) console.log("skipping the packed-install test: it builds, packs and installs from the registry (set CI or TRELLIS_PACK_TEST=1)");
+
+/** What a new project writes: one file on the embedded database, the packed trellis its only dependency. */
+const APP = `import { App } from "trellis";
+import { embedded } from "trellis/embedded";
+import { schema, timestamps } from "trellis/schema";
+import { serve } from "trellis/node";
+
+const v1 = schema("1")
+  .table("note", (t) => ({ id: t.serial().primaryKey(), body: t.text(), ...timestamps(t) }))
+  .build();
+
+const app = new App({ name: "packed", db: embedded({ dataDir: "memory://" }) })
+  .schema(v1)
+  .resource("note", { permissions: { list: "public", get: "public", create: "public", update: "public", delete: "public" } })
+  .procedure("hello", (base) => base.handler(() => "hello"));
+
+const server = await serve(app, { port: 0 });
+console.log(server.url);
+`;
+
+const TSCONFIG = {
+  compilerOptions: {
+    strict: true,
+    target: "ES2022",
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    outDir: "out",
+    skipLibCheck: true,
+    // Node's types from this repository: the project installs trellis and nothing else.
+    typeRoots: [join(root, "node_modules/@types")],
+    types: ["node"],
+  },
+  files: ["app.ts"],
+};
+
+describe.skipIf(!enabled)("npm pack: the packed package installs into an empty project and serves", () => {
+  let dir: string;
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("packs dist with its types, installs with no optional peer, type-checks strict and answers /health", { timeout: 240_000 }, async () => {
+    dir = await mkdtemp(join(tmpdir(), "trellis-pack-"));
+    // `npm pack` runs `prepare`, which builds dist: nothing is built beforehand.
+    const packed = await run("npm", ["pack", "--json", "--pack-destination", dir], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
+    // The build's own output comes first on stdout; the JSON report is the last thing printed.
+    const report = packed.stdout.slice(packed.stdout.lastIndexOf("\n[") + 1);
+    const [{ filename, files }] = JSON.parse(report) as { filename: string; files: { path: string }[] }[];
+    const paths = files.map((file) => file.path);
+    expect(paths).toEqual(expect.arrayContaining(["package.json", "dist/index.js", "dist/index.d.ts", "dist/node.d.ts", "dist/types/presets/trellis.d.ts"]));
+    expect(paths.filter((path) => !path.startsWith("dist/") && path !== "package.json" && path !== "README.md")).toEqual([]);
+
+    const project = join(dir, "app");
+    await run("mkdir", [project]);
+    await writeFile(join(project, "package.json"), JSON.stringify({ name: "packed-app", private: true, type: "module" }));
+    await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(dir, filename)], { cwd: project, maxBuffer: 64 * 1024 * 1024 });
+    const installed = await readdir(join(project, "node_modules"));
+    expect(installed).toContain("trellis");
+    for (const peer of ["pg", "better-sqlite3", "ioredis", "pino", "@aws-sdk", "@modelcontextprotocol"]) expect(installed, peer).not.toContain(peer);
+
+    await writeFile(join(project, "app.ts"), APP);
+    await writeFile(join(project, "tsconfig.json"), JSON.stringify(TSCONFIG));
+    await run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", project], { cwd: project });
+
+    const server = spawn(process.execPath, [join(project, "out/app.js")], { cwd: project, stdio: ["ignore", "pipe", "pipe"] });
+    try {
+      const url = await new Promise<string>((resolveUrl, reject) => {
+        let output = "";
+        server.stdout.on("data", (chunk) => {
+          output += chunk;
+          const found = /http:\/\/\S+/.exec(output);
+          if (found) resolveUrl(found[0]);
+        });
+        server.stderr.on("data", (chunk) => (output += chunk));
+        server.on("exit", (code) => reject(new Error(`the app exited with ${code}:\n${output}`)));
+      });
+      const health = await fetch(`${url}/health`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: "ok", database: "up" });
+      const hello = await fetch(`${url}/rpc/hello`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      expect(await hello.json()).toEqual({ json: "hello" });
+    } finally {
+      server.kill("SIGTERM");
+    }
+  });
+});
