@@ -117,8 +117,7 @@ export class Running {
       path: "/rpc/**",
       handler: (event, context) =>
         rpc.handle(event.request, { prefix: "/rpc", context }).then(({ matched, response }) => {
-          if (!matched) throw new RpcError("NOT_FOUND", { message: `No procedure at ${event.path}` });
-          return response;
+          return matched ? response : errorResponse(new RpcError("NOT_FOUND", { message: `No procedure at ${event.path}` }), true);
         }),
     };
     // Most traffic is RPC: when no user or plugin route could shadow /rpc/**, skip the tier lookup.
@@ -304,8 +303,9 @@ export class Running {
       route = this.#rpcFastPath;
     } else {
       const match = this.router.match(event.method, event.path);
-      if (match === undefined) throw new RpcError("NOT_FOUND", { message: `No route for ${event.method} ${event.path}` });
-      if (match === "method") throw new RpcError("METHOD_NOT_SUPPORTED", { status: 405, message: `${event.method} is not allowed on ${event.path}` });
+      // Answered, not thrown, so every HTTP middleware sees the 404 or 405 as a response.
+      if (match === undefined) return answer(new RpcError("NOT_FOUND", { message: `No route for ${event.method} ${event.path}` }), event);
+      if (match === "method") return answer(new RpcError("METHOD_NOT_SUPPORTED", { status: 405, message: `${event.method} is not allowed on ${event.path}` }), event);
       if (match.params) event.params = match.params;
       route = match.route;
     }
@@ -345,6 +345,11 @@ export class Running {
       procedures: [...procedures.keys()],
     };
   }
+}
+
+/** A kernel-answered error (404, 405) as the response middleware sees: the RPC envelope under /rpc. */
+function answer(error: RpcError<string, unknown>, event: RequestEvent): Promise<Response> {
+  return Promise.resolve(errorResponse(error, event.isRpc));
 }
 
 /** A route handler's result as a response: a `Response` as is, `undefined` as 204, anything else as JSON. */
