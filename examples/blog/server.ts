@@ -9,9 +9,10 @@ import { createBlog } from "./app.js";
 /**
  * `npm start`: the blog on PostgreSQL when `DATABASE_URL` is set, otherwise on the embedded
  * database in `DATA_DIR` (default `./.app/embedded`); images in `./.app/files`. Listens on
- * `HOST`:`PORT` (localhost:3000).
+ * `HOST`:`PORT` (localhost:3000); `CORS_ORIGINS` lists the browser origins allowed to call it,
+ * comma-separated.
  */
-const { DATABASE_URL, DATA_DIR, HOST, PORT } = process.env;
+const { DATABASE_URL, DATA_DIR, HOST, PORT, CORS_ORIGINS } = process.env;
 const db = DATABASE_URL
   ? {
       kind: "postgres" as const,
@@ -21,5 +22,6 @@ const db = DATABASE_URL
     }
   : embedded({ dataDir: DATA_DIR || undefined });
 const storage = fromStore(createStorage({ driver: fsDriver({ base: ".app/files" }) }));
+const cors = CORS_ORIGINS ? { origins: CORS_ORIGINS.split(",").map((origin) => origin.trim()) } : undefined;
 // serve() prints where it listens, with the database, schema version and surfaces.
-await serve(createBlog(db, { storage }), { hostname: HOST || "localhost", port: PORT ? Number(PORT) : 3000 });
+await serve(createBlog(db, { storage, cors }), { hostname: HOST || "localhost", port: PORT ? Number(PORT) : 3000 });
