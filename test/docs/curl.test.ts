@@ -1,9 +1,10 @@
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeBlocks, markdownPages } from "./markdown.js";
+import { npmStart, type StartedBlog } from "../support/npm-start.js";
 
 /**
  * Every `curl` sample of README.md and docs/ runs, in page order, against the blog served by
@@ -75,32 +76,18 @@ function check(sample: CurlSample, result: { code: number; output: string }, str
 }
 
 describe("docs: curl samples against the served blog", () => {
-  let server: ChildProcess;
+  let blog: StartedBlog | undefined;
   let target = "";
   let dir: string;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "trellis-curl-"));
-    server = spawn("npm", ["start", "--silent"], {
-      cwd: root,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: "memory://", CORS_ORIGINS: "https://app.example.com", DATABASE_URL: "", NODE_ENV: "development" },
-    });
-    target = await new Promise<string>((resolveUrl, reject) => {
-      let output = "";
-      server.stdout!.on("data", (chunk) => {
-        output += chunk;
-        const found = /listening on http:\/\/(\S+)/.exec(output);
-        if (found) resolveUrl(found[1]!);
-      });
-      server.stderr!.on("data", (chunk) => (output += chunk));
-      server.on("exit", (code) => reject(new Error(`npm start exited with ${code}:\n${output}`)));
-    });
+    blog = await npmStart({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: "memory://", CORS_ORIGINS: "https://app.example.com", DATABASE_URL: "", NODE_ENV: "development" });
+    target = blog.url.slice("http://".length);
   }, 120_000);
 
   afterAll(async () => {
-    if (server?.pid) process.kill(-server.pid, "SIGTERM");
+    await blog?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 

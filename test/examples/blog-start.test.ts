@@ -1,0 +1,61 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { npmStart } from "../support/npm-start.js";
+
+describe("npm start: the blog configured from the environment", () => {
+  it("refuses the development secret when NODE_ENV=production, naming AUTH_SECRET", async () => {
+    const failed = await npmStart({ NODE_ENV: "production", AUTH_SECRET: "", PORT: "0", DATA_DIR: "memory://", DATABASE_URL: "" }).then(
+      async (blog) => {
+        await blog.stop();
+        return undefined;
+      },
+      (error: { code: number; output: string }) => error,
+    );
+    expect(failed?.code).not.toBe(0);
+    expect(failed?.output).toContain("AUTH_SECRET is not set: refusing to start in production with the development secret");
+  }, 60_000);
+
+  it("listens on HOST and PORT and keeps the embedded database in DATA_DIR", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "trellis-blog-"));
+    const blog = await npmStart({ HOST: "127.0.0.1", PORT: "0", DATA_DIR: dataDir, DATABASE_URL: "", NODE_ENV: "production", AUTH_SECRET: randomBytes(32).toString("base64") });
+    try {
+      expect(blog.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const health = await fetch(`${blog.url}/health`);
+      expect(await health.json()).toEqual({ status: "ok", database: "up" });
+      expect(existsSync(join(dataDir, "PG_VERSION"))).toBe(true);
+    } finally {
+      await blog.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  const databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) console.log("skipping npm start on PostgreSQL: DATABASE_URL is not set");
+  it.skipIf(!databaseUrl)("uses PostgreSQL when DATABASE_URL is set", async () => {
+    const schema = `blog_${randomBytes(6).toString("hex")}`;
+    const admin = new pg.Client({ connectionString: databaseUrl });
+    await admin.connect();
+    await admin.query(`create schema ${schema}`);
+    try {
+      const url = new URL(databaseUrl!);
+      url.searchParams.set("options", `-c search_path=${schema}`);
+      const blog = await npmStart({ HOST: "127.0.0.1", PORT: "0", DATABASE_URL: url.toString(), DATA_DIR: "" });
+      try {
+        const list = await fetch(`${blog.url}/rpc/post/list`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+        expect(await list.json()).toEqual({ json: [] });
+      } finally {
+        await blog.stop();
+      }
+      const tables = await admin.query("select table_name from information_schema.tables where table_schema = $1", [schema]);
+      expect(tables.rows.map((row) => row.table_name)).toEqual(expect.arrayContaining(["post", "comment", "user"]));
+    } finally {
+      await admin.query(`drop schema if exists ${schema} cascade`);
+      await admin.end();
+    }
+  }, 120_000);
+});
