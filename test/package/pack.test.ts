@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -44,7 +44,7 @@ const TSCONFIG = {
   files: ["app.ts"],
 };
 
-describe.skipIf(!enabled)("npm pack: the packed package installs into an empty project and serves", () => {
+describe.skipIf(!enabled)("the package: packed, installed into an empty project, locked", () => {
   let dir: string;
   afterAll(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });
@@ -92,6 +92,17 @@ describe.skipIf(!enabled)("npm pack: the packed package installs into an empty p
       expect(await hello.json()).toEqual({ json: "hello" });
     } finally {
       server.kill("SIGTERM");
+    }
+  });
+
+  it("npm install leaves package-lock.json as committed (checked on a copy)", { timeout: 120_000 }, async () => {
+    const copy = await mkdtemp(join(tmpdir(), "trellis-lock-"));
+    try {
+      for (const file of ["package.json", "package-lock.json"]) await copyFile(join(root, file), join(copy, file));
+      await run("npm", ["install", "--package-lock-only", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline"], { cwd: copy });
+      expect(await readFile(join(copy, "package-lock.json"), "utf8")).toBe(await readFile(join(root, "package-lock.json"), "utf8"));
+    } finally {
+      await rm(copy, { recursive: true, force: true });
     }
   });
 });
