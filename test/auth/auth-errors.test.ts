@@ -10,12 +10,18 @@ const v1 = schema("1").auth().build();
 
 describe("auth library errors", () => {
   const reported: unknown[] = [];
+  /** The library's own log lines, captured so each test can assert the ones it expects. */
+  const logged: string[] = [];
   let app: Awaited<ReturnType<typeof start>>;
   let ada: SignedIn;
   const start = () =>
     new App({ baseUrl: ORIGIN, db: embedded({ dataDir: "memory://" }), onError: (error) => reported.push(error) })
       .schema(v1)
-      .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
+      .auth({
+        secret: "a-test-secret-that-is-long-enough-0123456789",
+        emailAndPassword: { enabled: true },
+        logger: { log: (level, message, ...args) => logged.push(`${level} ${message} ${args.map(String).join(" ")}`.trim()) },
+      })
       .procedure("login", (base) =>
         base.handler(async ({ context }) => {
           const auth = context.auth as { api: { signInEmail(args: unknown): Promise<unknown> } };
@@ -35,6 +41,7 @@ describe("auth library errors", () => {
     expect(result.status).toBe(401);
     expect(result.body).toMatchObject({ code: "UNAUTHORIZED" });
     expect(reported).toEqual([]);
+    expect(logged.splice(0)).toEqual(["warn User not found"]);
   });
 
   it("answers a failing session lookup with a reported 500, never a silent anonymous caller", async () => {
@@ -43,5 +50,6 @@ describe("auth library errors", () => {
     expect(result.status).toBe(500);
     expect(result.body).toMatchObject({ code: "INTERNAL_SERVER_ERROR", message: "Internal server error" });
     expect(reported).toHaveLength(1);
+    expect(logged.splice(0)).toEqual([expect.stringContaining('relation "session" does not exist')]);
   });
 });
