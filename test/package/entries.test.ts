@@ -1,0 +1,32 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+import tsupConfig from "../../tsup.config.js";
+
+/**
+ * One list of entry points, three places that must agree: package.json "exports" (what users
+ * import), tsup's entries (what is built) and tsconfig.json's paths (how examples, docs samples and
+ * tests import `trellis/*` from the source).
+ */
+const root = resolve(import.meta.dirname, "../..");
+const pkg = JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as { exports: Record<string, { types: string; import: string }> };
+const tsconfig = ts.readConfigFile(resolve(root, "tsconfig.json"), ts.sys.readFile).config as { compilerOptions: { paths: Record<string, string[]> } };
+const entry = (tsupConfig as { entry: Record<string, string> }).entry;
+
+/** `.` is `index`; `./node` is `node`. */
+const entryName = (subpath: string) => (subpath === "." ? "index" : subpath.slice(2));
+const specifier = (subpath: string) => (subpath === "." ? "trellis" : `trellis/${subpath.slice(2)}`);
+
+describe("entry points", () => {
+  it("every export is built from the source its tsconfig path names, with its declarations", () => {
+    const exports = Object.entries(pkg.exports);
+    expect(exports.map(([subpath]) => entryName(subpath)).sort()).toEqual(Object.keys(entry).sort());
+    expect(exports.map(([subpath]) => specifier(subpath)).sort()).toEqual(Object.keys(tsconfig.compilerOptions.paths).sort());
+    for (const [subpath, target] of exports) {
+      const name = entryName(subpath);
+      expect(target, subpath).toEqual({ types: `./dist/${name}.d.ts`, import: `./dist/${name}.js` });
+      expect(tsconfig.compilerOptions.paths[specifier(subpath)], subpath).toEqual([`./${entry[name]}`]);
+    }
+  });
+});
