@@ -1,33 +1,23 @@
 import { execFile, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { codeBlocks } from "../docs/markdown.js";
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, "../..");
 const enabled = Boolean(process.env.CI || process.env.TRELLIS_PACK_TEST);
 if (!enabled) console.log("skipping the packed-install test: it builds, packs and installs from the registry (set CI or TRELLIS_PACK_TEST=1)");
 
-/** What a new project writes: one file on the embedded database, the packed trellis its only dependency. */
-const APP = `import { App } from "trellis";
-import { embedded } from "trellis/embedded";
-import { schema, timestamps } from "trellis/schema";
-import { serve } from "trellis/node";
-
-const v1 = schema("1")
-  .table("note", (t) => ({ id: t.serial().primaryKey(), body: t.text(), ...timestamps(t) }))
-  .build();
-
-const app = new App({ name: "packed", db: embedded({ dataDir: "memory://" }) })
-  .schema(v1)
-  .resource("note", { permissions: { list: "public", get: "public", create: "public", update: "public", delete: "public" } })
-  .procedure("hello", (base) => base.handler(() => "hello"));
-
-const server = await serve(app, { port: 0 });
-console.log(server.url);
-`;
+/**
+ * What a new project writes: the README's sample, as "Start your own project" says, listening on a
+ * free port and printing where. The packed trellis is its only dependency.
+ */
+const readmeSample = codeBlocks(root, "README.md").find((block) => block.lang === "ts")!.code;
+const APP = readmeSample.replace("await serve(app, { port: 3000 });", "const server = await serve(app, { port: 0 });\nconsole.log(server.url);");
 
 const TSCONFIG = {
   compilerOptions: {
@@ -50,7 +40,7 @@ describe.skipIf(!enabled)("the package: packed, installed into an empty project,
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it("packs dist with its types, installs with no optional peer, type-checks strict and answers /health", { timeout: 240_000 }, async () => {
+  it("packs dist with its types, installs with no optional peer, type-checks the README sample strict and serves it", { timeout: 240_000 }, async () => {
     dir = await mkdtemp(join(tmpdir(), "trellis-pack-"));
     // `npm pack` runs `prepare`, which builds dist: nothing is built beforehand.
     const packed = await run("npm", ["pack", "--json", "--pack-destination", dir], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
@@ -69,11 +59,13 @@ describe.skipIf(!enabled)("the package: packed, installed into an empty project,
     expect(installed).toContain("trellis");
     for (const peer of ["pg", "better-sqlite3", "ioredis", "pino", "@aws-sdk", "@modelcontextprotocol"]) expect(installed, peer).not.toContain(peer);
 
+    expect(APP, "the README sample serves on port 3000").not.toBe(readmeSample);
     await writeFile(join(project, "app.ts"), APP);
     await writeFile(join(project, "tsconfig.json"), JSON.stringify(TSCONFIG));
     await run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", project], { cwd: project });
 
-    const server = spawn(process.execPath, [join(project, "out/app.js")], { cwd: project, stdio: ["ignore", "pipe", "pipe"] });
+    const env = { ...process.env, AUTH_SECRET: randomBytes(32).toString("base64") };
+    const server = spawn(process.execPath, [join(project, "out/app.js")], { cwd: project, env, stdio: ["ignore", "pipe", "pipe"] });
     try {
       const url = await new Promise<string>((resolveUrl, reject) => {
         let output = "";
@@ -89,7 +81,7 @@ describe.skipIf(!enabled)("the package: packed, installed into an empty project,
       expect(health.status).toBe(200);
       expect(await health.json()).toEqual({ status: "ok", database: "up" });
       const hello = await fetch(`${url}/rpc/hello`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
-      expect(await hello.json()).toEqual({ json: "hello" });
+      expect(await hello.json()).toEqual({ json: "hello stranger" });
     } finally {
       server.kill("SIGTERM");
     }
