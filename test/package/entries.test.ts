@@ -13,6 +13,7 @@ const root = resolve(import.meta.dirname, "../..");
 const pkg = JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as { exports: Record<string, { types: string; import: string }> };
 const tsconfig = ts.readConfigFile(resolve(root, "tsconfig.json"), ts.sys.readFile).config as { compilerOptions: { paths: Record<string, string[]> } };
 const entry = (tsupConfig as { entry: Record<string, string> }).entry;
+const build = ts.readConfigFile(resolve(root, "tsconfig.build.json"), ts.sys.readFile).config as { include: string[] };
 
 /** `.` is `index`; `./node` is `node`. */
 const entryName = (subpath: string) => (subpath === "." ? "index" : subpath.slice(2));
@@ -27,6 +28,8 @@ describe("entry points", () => {
       const name = entryName(subpath);
       expect(target, subpath).toEqual({ types: `./dist/${name}.d.ts`, import: `./dist/${name}.js` });
       expect(tsconfig.compilerOptions.paths[specifier(subpath)], subpath).toEqual([`./${entry[name]}`]);
+      // Declarations are emitted for the folders tsconfig.build.json includes.
+      expect(build.include, subpath).toContain(entry[name]!.split("/")[0]);
     }
   });
 });
