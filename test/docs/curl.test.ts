@@ -100,7 +100,7 @@ describe("docs: curl samples against the served blog", () => {
     for (const sample of samples) {
       const streaming = / -N\b/.test(sample.command);
       // The samples say localhost:3000; the blog listens on a free port. Origins stay as written.
-      const command = `${sample.command.replace(/(?<![\w/])localhost:3000(?=\/)/g, target)} -w '\\n__STATUS__%{http_code}'${streaming ? " --max-time 3" : ""}`;
+      const command = `${sample.command.replace(/(?<![\w/])(http:\/\/)?localhost:3000(?=\/)/g, (_, scheme = "") => scheme + target)} -w '\\n__STATUS__%{http_code}'${streaming ? " --max-time 3" : ""}`;
       check(sample, await runCurl(command, cwd), streaming);
     }
   }, 120_000);
