@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 
 /** A fenced code block of a markdown page. */
@@ -14,13 +14,16 @@ export interface CodeBlock {
   code: string;
 }
 
-/** README.md and every page under docs/, with paths relative to `root`. */
+/** README.md, every page under docs/ and each example's README.md, with paths relative to `root`. */
 export function markdownPages(root: string): string[] {
   const walk = (dir: string): string[] =>
     readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
       entry.isDirectory() ? walk(join(dir, entry.name)) : entry.name.endsWith(".md") ? [join(dir, entry.name)] : [],
     );
-  return ["README.md", ...walk(join(root, "docs")).map((path) => relative(root, path)).sort()];
+  const examples = readdirSync(join(root, "examples"), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(root, "examples", entry.name, "README.md")))
+    .map((entry) => `examples/${entry.name}/README.md`);
+  return ["README.md", ...walk(join(root, "docs")).map((path) => relative(root, path)).sort(), ...examples.sort()];
 }
 
 /** Every fenced block of a page (``` or ~~~ fences, any indentation a list item gives them). */
