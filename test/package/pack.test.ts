@@ -71,7 +71,7 @@ describe.skipIf(!enabled)("the package: packed, installed into an empty project,
         let output = "";
         server.stdout.on("data", (chunk) => {
           output += chunk;
-          const found = /http:\/\/\S+/.exec(output);
+          const found = /http:\/\/[\w.:[\]-]+/.exec(output);
           if (found) resolveUrl(found[0]);
         });
         server.stderr.on("data", (chunk) => (output += chunk));

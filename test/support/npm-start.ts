@@ -25,7 +25,7 @@ export function npmStart(env: Record<string, string>): Promise<StartedBlog> {
     let output = "";
     child.stdout!.on("data", (chunk) => {
       output += chunk;
-      const found = /listening on (http:\/\/\S+)/.exec(output);
+      const found = /listening on (http:\/\/[\w.:[\]-]+)/.exec(output);
       if (found) resolveStart({ url: found[1]!, stop });
     });
     child.stderr!.on("data", (chunk) => (output += chunk));
