@@ -15,7 +15,10 @@ export interface StartedBlog {
  * exits first.
  */
 export function npmStart(env: Record<string, string>): Promise<StartedBlog> {
-  const child = spawn("npm", ["start", "--silent"], { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+  // The blog runs as a user starts it, not as part of a test run (which would silence its banner).
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(VITEST|JEST_WORKER_ID$|NODE_TEST_CONTEXT$)/.test(key)));
+  const childEnv = { ...inherited, NODE_ENV: "development", ...env };
+  const child = spawn("npm", ["start", "--silent"], { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env: childEnv });
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, "SIGTERM");
