@@ -349,6 +349,8 @@ export class Running {
 
 /** A kernel-answered error (404, 405) as the response middleware sees: the RPC envelope under /rpc. */
 function answer(error: RpcError<string, unknown>, event: RequestEvent): Promise<Response> {
+  // Kept on the event for the request's log line, as the gate keeps the errors it maps.
+  event.error = error;
   return Promise.resolve(errorResponse(error, event.isRpc));
 }
 

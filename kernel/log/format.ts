@@ -19,10 +19,15 @@ export function formatJson(level: Level, fields: Record<string, unknown>, messag
   return `${JSON.stringify(record, jsonSafe)}\n`;
 }
 
+/** True when the output is a terminal (never on runtimes without \`process\`). */
+export function isTerminal(): boolean {
+  return typeof process !== "undefined" && process.stdout?.isTTY === true;
+}
+
 /** `12:00:01.123 INFO  message  key=value ...`, an error's stack and causes on the lines below. */
 export function formatPretty(level: Level, fields: Record<string, unknown>, message: string | undefined): string {
   const time = new Date().toISOString().slice(11, 23);
-  const color = process.stdout.isTTY ? COLORS[level] : "";
+  const color = isTerminal() ? COLORS[level] : "";
   const reset = color ? RESET : "";
   const dim = color ? DIM : "";
   const pairs: string[] = [];

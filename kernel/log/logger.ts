@@ -1,4 +1,5 @@
-import { formatJson, formatPretty, type Level } from "./format.js";
+import { processEnv } from "../environment.js";
+import { formatJson, formatPretty, isTerminal, type Level } from "./format.js";
 
 /** One logging method, pino's shape: fields first and a message, or a message alone. */
 export interface LogFn {
@@ -25,16 +26,18 @@ export interface Logger {
 export type LoggerOption = Logger | false | "pretty" | "json";
 
 /** The app's logger for an option, or undefined when logging is off. */
-export function resolveLogger(option: LoggerOption | undefined, env: NodeJS.ProcessEnv = process.env): Logger | undefined {
+export function resolveLogger(option: LoggerOption | undefined, env: Record<string, string | undefined> = processEnv()): Logger | undefined {
   if (option === false) return undefined;
   if (typeof option === "object") return option;
   if (option === undefined && underTestRunner(env)) return undefined;
-  const format = option ?? (process.stdout.isTTY && env.NODE_ENV !== "production" ? "pretty" : "json");
-  return new ConsoleLogger(format, (line) => process.stdout.write(line));
+  const format = option ?? (isTerminal() && env.NODE_ENV !== "production" ? "pretty" : "json");
+  // Runtimes without `process` (edge workers) have a console but no stdout.
+  const write = typeof process === "undefined" ? (line: string) => console.log(line.trimEnd()) : (line: string) => void process.stdout.write(line);
+  return new ConsoleLogger(format, write);
 }
 
 /** Vitest, Jest, `node --test`, or `NODE_ENV=test`: request lines would drown the test output. */
-export function underTestRunner(env: NodeJS.ProcessEnv = process.env): boolean {
+export function underTestRunner(env: Record<string, string | undefined> = processEnv()): boolean {
   return env.NODE_ENV === "test" || env.VITEST !== undefined || env.JEST_WORKER_ID !== undefined || env.NODE_TEST_CONTEXT !== undefined;
 }
 

@@ -150,7 +150,7 @@ describe("MCP resources, prompts and options", () => {
     expect(result.isError).toBe(true);
     expect(textOf(result)).toEqual({ code: "INTERNAL_SERVER_ERROR", status: 500, message: "Internal server error" });
     expect(onError).toHaveBeenCalledTimes(1);
-    expect(onError.mock.calls[0]![1]).toEqual({ source: "mcp" });
+    expect(onError.mock.calls[0]![1]).toMatchObject({ source: "mcp" });
   });
 
   it("rejects a foreign Origin when DNS-rebinding protection is on", async () => {

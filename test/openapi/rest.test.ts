@@ -164,7 +164,7 @@ describe.each(families())("/rest/** on %s", (family) => {
     expect(boom).toMatchObject({ status: 500, body: { code: "INTERNAL_SERVER_ERROR", status: 500, message: "Internal server error" } });
     expect(JSON.stringify(boom.body)).not.toContain("hunter2");
     expect(onError).toHaveBeenCalledTimes(1);
-    expect(onError.mock.calls[0]![1]).toEqual({ source: "rest" });
+    expect(onError.mock.calls[0]![1]).toMatchObject({ source: "rest", requestId: expect.any(String) });
   });
 
   it("keeps _admin, file and live procedures out", async () => {
