@@ -140,6 +140,18 @@ function decodePath(path: string): string {
 }
 
 /** Copies the headers middleware set onto a response (responses we did not build may be immutable). */
+/** The response with one header set: in place, or on a copy when its headers are immutable. */
+export function withHeader(response: Response, name: string, value: string): Response {
+  try {
+    response.headers.set(name, value);
+    return response;
+  } catch {
+    const copy = new Response(response.body, response);
+    copy.headers.set(name, value);
+    return copy;
+  }
+}
+
 export function withHeaders(response: Response, headers: Headers): Response {
   let copied = false;
   headers.forEach((value, name) => {

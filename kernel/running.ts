@@ -3,7 +3,7 @@ import { describeHooks } from "./hooks.js";
 import { compose, type HttpMiddleware } from "./middleware.js";
 import type { OrderedPlugin } from "./order.js";
 import { TIER, type RouteDefinition, type TieredRouter } from "./router.js";
-import { REQUEST_ID_HEADER, RequestEvent, withHeaders, type RequestFacts } from "./event.js";
+import { REQUEST_ID_HEADER, RequestEvent, withHeader, withHeaders, type RequestFacts } from "./event.js";
 import { resolveSession, type SessionResolver, type SessionState } from "./session.js";
 import { RpcError, TrellisError, errorResponse, report, type ErrorSource, type OnError } from "./errors.js";
 import { unavailable, UNAVAILABLE_MESSAGES, type AppState } from "./availability.js";
@@ -151,8 +151,6 @@ export class Running {
         const event = self.#event(request, facts);
         event.served = true;
         const started = self.#logger ? performance.now() : 0;
-        // Set first, so middleware may replace it and every answer (errors too) carries it.
-        event.setHeader(REQUEST_ID_HEADER, event.requestId);
         let response: Response;
         try {
           if (!self.#serving) await self.#available(event);
@@ -160,7 +158,12 @@ export class Running {
         } catch (error) {
           response = self.#failure(error, event);
         }
-        response = withHeaders(response, event.responseHeaders);
+        // Every answer (errors too) carries the request id, unless middleware set its own.
+        if (!event.hasResponseHeaders) response = withHeader(response, REQUEST_ID_HEADER, event.requestId);
+        else {
+          if (!event.responseHeaders.has(REQUEST_ID_HEADER)) event.responseHeaders.set(REQUEST_ID_HEADER, event.requestId);
+          response = withHeaders(response, event.responseHeaders);
+        }
         if (self.#logger) logRequest(self.#logger, event, response.status, performance.now() - started);
         return response;
       },

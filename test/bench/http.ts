@@ -194,4 +194,35 @@ export async function run(): Promise<void> {
   await baseline.close();
   const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
   console.log(`  RSS of the process serving both: ${mb(rssBefore)} -> ${mb(rssAfter)} MB over the run`);
+  await transportLayer();
+}
+
+/**
+ * `serve()` against the bare Node adapter it is built on, both answering the same small Response
+ * (a raw route with no context, on an app with no auth): what the transport and the kernel's
+ * request path cost on their own. Target >= 0.95.
+ */
+async function transportLayer(): Promise<void> {
+  const body = JSON.stringify({ pong: true });
+  const answer = () => new Response(body, { headers: { "content-type": "application/json" } });
+  const app = new App({ db: embedded({ dataDir: "memory://" }) }).route("GET", "/ping", answer);
+  const ours = await serve(app, { port: 0, hostname: "127.0.0.1", handleSignals: false, banner: false });
+  const bare = await new Promise<Server>((resolve) => {
+    const created = serveNode({ fetch: answer, port: 0, hostname: "127.0.0.1" }, () => resolve(created as Server));
+  });
+  const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}`;
+  const drivePing = async (url: string) =>
+    (await autocannon({ url, connections: 10, duration: DURATION, requests: [{ method: "GET", path: "/ping" }] })).requests.average;
+  await drivePing(bareUrl);
+  await drivePing(ours.url);
+  const figures = { ours: [] as number[], bare: [] as number[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    figures.bare.push(await drivePing(bareUrl));
+    figures.ours.push(await drivePing(ours.url));
+  }
+  const [a, b] = [median(figures.ours), median(figures.bare)];
+  const ratio = a / b;
+  console.log(`  ${"serve() vs bare adapter (10 conn)".padEnd(32)} trellis ${a.toFixed(0).padStart(6)}  bare adapter ${b.toFixed(0).padStart(6)}  ratio ${ratio.toFixed(2)} (target >= 0.95) ${ratio >= 0.95 ? "OK" : "BELOW TARGET"}`);
+  await new Promise((resolve) => bare.close(resolve));
+  await ours.close();
 }
