@@ -17,7 +17,7 @@ const entry = {
   presets: "presets/index.ts",
   client: "presets/client.ts",
   node: "presets/node.ts",
-  redis: "adapters/redis/index.ts",
+  redis: "kernel/redis/index.ts",
 };
 
 export default defineConfig({

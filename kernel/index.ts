@@ -44,6 +44,8 @@ export { BYTES_TYPE_ID, customJsonSerializers, toBase64, fromBase64 } from "./wi
 export { toPlainJson } from "./plain-json.js";
 export { missingPeers, importPeer } from "./peers.js";
 export type { AppKV, AppSecrets, AppStorage, DatabaseAbout, DatabaseConfig, DatabaseKind, LiveProvider } from "./resources.js";
+export { mcp, type McpMeta, type McpTag, type McpToolOptions, type McpResourceOptions, type McpPromptOptions } from "./meta/mcp.js";
+export type { RateLimitHit, RateLimitStore } from "./kv/counter-store.js";
 export type { AppDatabase } from "./db/database.js";
 export { primaryKeyOf, COLUMN_TYPES } from "./schema/model.js";
 export type { SchemaModel, TableModel, ColumnModel, RelationModel, ColumnType } from "./schema/model.js";

@@ -1,5 +1,5 @@
 import type { AnyProcedure } from "@orpc/server";
-import type { McpTag } from "./meta.js";
+import type { McpTag } from "../../kernel/index.js";
 
 /** A tagged procedure as MCP lists it. */
 export interface McpEntry {

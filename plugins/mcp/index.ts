@@ -3,7 +3,7 @@ import { mcpCatalog } from "./catalog.js";
 import { MCP_DUPLICATE_NAME, MCP_PEER_MISSING } from "./errors.js";
 import type { McpRuntime } from "./server.js";
 
-export { mcp, type McpMeta, type McpTag, type McpToolOptions, type McpResourceOptions, type McpPromptOptions } from "./meta.js";
+export { mcp, type McpMeta, type McpTag, type McpToolOptions, type McpResourceOptions, type McpPromptOptions } from "../../kernel/index.js";
 
 export interface McpConfig {
   /**

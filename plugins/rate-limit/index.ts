@@ -2,10 +2,10 @@ import { TrellisError, definePlugin, type AppPlugin, type RequestEvent, type Ses
 import { RATE_LIMIT_INVALID } from "./errors.js";
 import { memoryRateLimitStore } from "./memory-store.js";
 import { limiter } from "./middleware.js";
-import type { RateLimitStore } from "./store.js";
+import type { RateLimitStore } from "../../kernel/index.js";
 
 export { memoryRateLimitStore, type MemoryRateLimitStore, type MemoryRateLimitStoreOptions } from "./memory-store.js";
-export type { RateLimitHit, RateLimitStore } from "./store.js";
+export type { RateLimitHit, RateLimitStore } from "../../kernel/index.js";
 
 export interface RateLimitConfig {
   /** Requests allowed per window per key. */

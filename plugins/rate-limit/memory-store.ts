@@ -1,4 +1,4 @@
-import type { RateLimitHit, RateLimitStore } from "./store.js";
+import type { RateLimitHit, RateLimitStore } from "../../kernel/index.js";
 
 export interface MemoryRateLimitStoreOptions {
   /**

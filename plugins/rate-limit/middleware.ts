@@ -9,7 +9,7 @@ import {
   type SessionUser,
 } from "../../kernel/index.js";
 import type { RateLimitConfig } from "./index.js";
-import type { RateLimitHit, RateLimitStore } from "./store.js";
+import type { RateLimitHit, RateLimitStore } from "../../kernel/index.js";
 
 export interface LimiterOptions extends RateLimitConfig {
   store: RateLimitStore;

@@ -18,7 +18,7 @@ import { includeArgs, type IncludeRule } from "./include-rules.js";
 import { deleteInput, getInput, listInput, updateInput } from "./inputs.js";
 import type { ListLimits, LiveLimits, ResourceAction, ResourcePermission } from "./options.js";
 import { liveProcedure } from "./live.js";
-import { mcp } from "../mcp/index.js";
+import { mcp } from "../../kernel/index.js";
 
 const TOOL_TEXT: Record<ResourceAction, string> = {
   list: "List rows (where, orderBy, take, skip, include) of",

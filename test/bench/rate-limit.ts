@@ -11,7 +11,7 @@ import { sql } from "kysely";
 import pg from "pg";
 import { Redis } from "ioredis";
 import { postgresDialect } from "../../kernel/db/dialect/entry.js";
-import { redisRateLimitStore } from "../../adapters/redis/index.js";
+import { redisRateLimitStore } from "../../kernel/redis/index.js";
 import { App } from "../../presets/trellis.js";
 import { sqliteMemory } from "../support/app.js";
 import { compare, print } from "./measure.js";

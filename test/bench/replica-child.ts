@@ -5,7 +5,7 @@
 import pg from "pg";
 import { Redis } from "ioredis";
 import { postgresDialect } from "../../kernel/db/dialect/entry.js";
-import { redisRateLimitStore } from "../../adapters/redis/index.js";
+import { redisRateLimitStore } from "../../kernel/redis/index.js";
 import { serve } from "../../presets/node.js";
 import { benchApp } from "./replica-app.js";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Redis } from "ioredis";
-import { redisKV, redisRateLimitStore, redisSecondaryStorage } from "../../adapters/redis/index.js";
+import { redisKV, redisRateLimitStore, redisSecondaryStorage } from "../../kernel/redis/index.js";
 import { App } from "../../presets/trellis.js";
 import { closeAfterEach, sqliteMemory } from "../support/app.js";
 import { dropPrefix, freshPrefix, hasRedis, openRedis, redisRelay } from "../support/redis.js";

@@ -4,7 +4,7 @@ import type { Redis } from "ioredis";
 import { z } from "zod";
 import { postgresDialect } from "../../kernel/db/dialect/entry.js";
 import { schema } from "../../kernel/schema/index.js";
-import { redisKV, redisRateLimitStore, redisSecondaryStorage } from "../../adapters/redis/index.js";
+import { redisKV, redisRateLimitStore, redisSecondaryStorage } from "../../kernel/redis/index.js";
 import { App, type BuiltApp } from "../../presets/trellis.js";
 import { rpc } from "../support/app.js";
 import { ORIGIN, cookieOf } from "../support/auth.js";

@@ -3,7 +3,7 @@ import type { Redis } from "ioredis";
 import type { RequestEvent, SessionUser, TrustProxy } from "../../kernel/index.js";
 import { App, memoryRateLimitStore, type AppKV, type RateLimitConfig, type RateLimitStore } from "../../presets/trellis.js";
 import type { ServeOptions } from "../../presets/node.js";
-import { redisKV, redisRateLimitStore, redisSecondaryStorage } from "../../adapters/redis/index.js";
+import { redisKV, redisRateLimitStore, redisSecondaryStorage } from "../../kernel/redis/index.js";
 import type { AuthConfig } from "../../plugins/auth/index.js";
 import { sqliteMemory } from "../support/app.js";
 

@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import type { RateLimitStore } from "../../plugins/rate-limit/index.js";
+import type { RateLimitStore } from "../kv/counter-store.js";
 import { windowHit, within } from "./scripts.js";
 
 export interface RedisRateLimitStoreOptions {

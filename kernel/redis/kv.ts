@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import type { AppKV } from "../../kernel/index.js";
+import type { AppKV } from "../kv/index.js";
 
 export interface RedisKVOptions {
   /**

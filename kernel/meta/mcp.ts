@@ -1,5 +1,6 @@
 /**
- * The `mcp` meta helper (a root export of `trellis`): tags a procedure for the MCP surface.
+ * The `mcp` meta helper (a root export of `trellis`): tags a procedure for the MCP surface. It lives in
+ * the kernel because any plugin may tag its procedures (resources do), and the mcp plugin reads the tags.
  *
  * ```ts
  * .procedure("post.search", (base) => base.meta(mcp.tool({ description: "Find posts" })).input(...).handler(...))

@@ -1,3 +1,4 @@
+/** Counter stores: the contract the rate limit counts through, in memory (plugins/rate-limit) or in Redis (trellis/redis). */
 /** One request counted: how many so far in the key's current window, and when that window ends. */
 export interface RateLimitHit {
   count: number;
