@@ -1,8 +1,7 @@
-import { createRequire } from "node:module";
 import { betterAuth, type BetterAuthOptions } from "better-auth";
 import { isAPIError } from "better-auth/api";
 import { admin } from "better-auth/plugins/admin";
-import { RpcError, TrellisError, definePlugin, processEnv, type AppPlugin, type SessionState } from "../../kernel/index.js";
+import { RpcError, TrellisError, definePlugin, missingPeers, processEnv, type AppPlugin, type SessionState } from "../../kernel/index.js";
 import { authOptions, type AuthAppOptions, type AuthConfig } from "./options.js";
 import { originCheck, trustedOrigins } from "./origin-check.js";
 import { missingAuthColumns } from "./schema-check.js";
@@ -54,7 +53,7 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
           `The auth library (with its plugins) needs what the schema lacks: ${missing.join(", ")}. Declare them with .table(...) in the schema`,
         );
       }
-      if (ctx.schema.auth.apiKeys && !isInstalled(API_KEY_PACKAGE)) {
+      if (ctx.schema.auth.apiKeys && missingPeers([API_KEY_PACKAGE]).length > 0) {
         throw fail(AUTH_PEER_MISSING, `The schema asks for API keys, so install the optional peer "${API_KEY_PACKAGE}"`);
       }
       const env = processEnv();
@@ -115,15 +114,6 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
       };
     },
   });
-}
-
-function isInstalled(name: string): boolean {
-  try {
-    createRequire(import.meta.url).resolve(name);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function fail(code: string, message: string): TrellisError {
