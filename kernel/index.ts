@@ -43,6 +43,7 @@ export {
 export { BYTES_TYPE_ID, customJsonSerializers, toBase64, fromBase64 } from "./wire.js";
 export { toPlainJson } from "./plain-json.js";
 export { missingPeers, importPeer } from "./peers.js";
+export { within } from "./within.js";
 export type { AppKV, AppSecrets, AppStorage, DatabaseAbout, DatabaseConfig, DatabaseKind, LiveProvider } from "./resources.js";
 export { mcp, type McpMeta, type McpTag, type McpToolOptions, type McpResourceOptions, type McpPromptOptions } from "./meta/mcp.js";
 export type { RateLimitHit, RateLimitStore } from "./kv/counter-store.js";

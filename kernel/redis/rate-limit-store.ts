@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import type { RateLimitStore } from "../kv/counter-store.js";
-import { windowHit, within } from "./scripts.js";
+import { within } from "../within.js";
+import { windowHit } from "./scripts.js";
 
 export interface RedisRateLimitStoreOptions {
   /**
@@ -27,7 +28,7 @@ export function redisRateLimitStore(client: Redis, options: RedisRateLimitStoreO
   const hit = windowHit(client);
   return {
     async hit(key, windowMs) {
-      const [count, ttl] = await within(hit(prefix + key, windowMs), timeoutMs, "a rate-limit hit");
+      const [count, ttl] = await within(hit(prefix + key, windowMs), timeoutMs, `Redis did not answer a rate-limit hit within ${timeoutMs} ms`);
       return { count: Number(count), resetAt: Date.now() + Number(ttl) };
     },
   };

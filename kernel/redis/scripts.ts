@@ -25,12 +25,3 @@ export function windowHit(client: Redis): (key: string, windowMs: number) => Pro
   if (!(COMMAND in client)) client.defineCommand(COMMAND, { numberOfKeys: 1, lua: HIT });
   return (key, windowMs) => (client as WithHit)[COMMAND](key, windowMs);
 }
-
-/** Rejects when `promise` takes longer than `ms` (a reconnecting client queues commands meanwhile). */
-export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis did not answer ${what} within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { definePlugin, type AppPlugin, type SealedApp } from "../../kernel/index.js";
+import { definePlugin, within, type AppPlugin, type SealedApp } from "../../kernel/index.js";
 
 export type HealthConfig = boolean | {
   /**
@@ -44,10 +44,10 @@ export function healthPlugin(config: Exclude<HealthConfig, boolean> = {}): AppPl
               if (app?.state() === "closed") return Response.json(DOWN, { status: 503, headers });
               try {
                 // Setup first (it is retried after a failure), then the probe, both within the timeout.
-                await withTimeout((async () => {
+                await within((async () => {
                   await app?.ready();
                   await sql`select 1`.execute(db);
-                })(), timeoutMs);
+                })(), timeoutMs, `health probe timed out after ${timeoutMs} ms`);
                 return Response.json({ status: "ok", database: "up" }, { headers });
               } catch (error) {
                 ctx.report(error, "route");
@@ -62,11 +62,3 @@ export function healthPlugin(config: Exclude<HealthConfig, boolean> = {}): AppPl
 }
 
 const DOWN = Object.freeze({ status: "error", database: "down" });
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`health probe timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
