@@ -15,6 +15,7 @@ export function unavailable(message: string): ORPCError<"SERVICE_UNAVAILABLE", u
 export const UNAVAILABLE_MESSAGES = Object.freeze({
   setup: "Service unavailable: the database is not reachable yet (setup failed; it is retried on the next request)",
   closed: "Service unavailable: the app is shut down",
+  starting: "Service unavailable: the app is starting (its database schema is not migrated yet); try again shortly",
   lost: "Service unavailable: the database connection was lost; try again shortly",
 });
 

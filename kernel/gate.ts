@@ -22,6 +22,8 @@ export interface ErrorRules {
   onError: OnError;
   schema?: SchemaModel;
   map?: ErrorMapper;
+  /** True once `close()` began: a failure then is the shutdown, answered 503 and not reported. */
+  closed?: () => boolean;
 }
 
 /**
@@ -47,6 +49,7 @@ function mapError(error: unknown, rules: ErrorRules, source: ErrorSource, event:
   const database = classifyDatabaseError(error, schema);
   if (database) return new ORPCError(database.code, { status: database.status, message: database.message, data: database.data });
   if (isInputError(error)) return new ORPCError("BAD_REQUEST", { message: error.message, data: inputErrorData(error) });
+  if (rules.closed?.()) return unavailable(UNAVAILABLE_MESSAGES.closed);
   report(onError, error, source, event);
   // A database that went away is the app's state, not a bug in the request: 503, and still reported.
   if (isConnectionLost(error)) return unavailable(UNAVAILABLE_MESSAGES.lost);

@@ -13,6 +13,7 @@ import { logRequest } from "./log/request-line.js";
 import type { Logger } from "./log/logger.js";
 import { overview, type AppOverview } from "./overview.js";
 import { appMigrator, type AppMigrator, type AppliedMigration } from "./migrator.js";
+import { SchemaGate } from "./lifecycle/schema-gate.js";
 import type { ServiceRegistry } from "./services.js";
 import { nestProcedures } from "./tree.js";
 import { STAGES } from "./stages.js";
@@ -65,6 +66,8 @@ export class Running {
   /** Body limits of procedures that set one (`meta({ bodyLimit })`), by their `/rpc` path. */
   readonly #rpcBodyLimits = new Map<string, number>();
   readonly #migrator: AppMigrator;
+  /** Whether the database is at the latest schema version: requests wait for nothing and get 503 until it is. */
+  readonly #schemaGate: SchemaGate;
   #ready: Promise<void> | undefined;
   #isReady = false;
   /** Ready and not closed: the one flag every request checks. */
@@ -94,6 +97,7 @@ export class Running {
       onError: this.#onError,
       schema: this.#schema,
       map: hooks.error.isUsed() ? (error) => hooks.error.call(error) : undefined,
+      closed: () => this.#closed !== undefined,
     };
     const rpc = createRpcHandler(tree, this.#rules);
     for (const [name, procedure] of procedures) {
@@ -101,7 +105,8 @@ export class Running {
       if (typeof limit === "number") this.#rpcBodyLimits.set(`/rpc/${name.replaceAll(".", "/")}`, limit);
     }
     if (hooks.changed.isUsed()) store.changes.listen((change) => hooks.changed.call(change));
-    this.#migrator = appMigrator(
+    this.#schemaGate = new SchemaGate(() => store.migrator, () => (this.#serving = false));
+    this.#migrator = this.#schemaGate.guard(appMigrator(
       () => store.migrator,
       () => this.ready(),
       () => store.checkHistory(),
@@ -109,7 +114,7 @@ export class Running {
         this.#applied = applied;
         return hooks.migrated.promise({ applied });
       },
-    );
+    ));
     // POST only: the RPC protocol never needs another method, and a HEAD or OPTIONS that ran a
     // procedure would slip past the origin check and CORS preflights.
     const rpcRoute: RouteDefinition = {
@@ -136,7 +141,7 @@ export class Running {
       toError: (error: unknown, source: ErrorSource, event?: RequestEvent) => toRpcError(error, this.#rules, source, event),
       migrations: () => this.migrations(),
       state: () => this.state(),
-      ready: () => this.ready(),
+      ready: () => this.#settle(),
       publishChange: (change: { table: string }) => store.live.notify(change),
       liveStats: () => store.live.stats(),
       service: (key: string) => services.get(key) as never,
@@ -158,6 +163,9 @@ export class Running {
         } catch (error) {
           response = self.#failure(error, event);
         }
+        // A request still running when close() began fails with the database it lost: that is the
+        // shutdown, whatever the surface made of it (the auth library answers its own bare 500).
+        if (self.#closed && response.status >= 500 && response.status !== 503) response = self.#failure(unavailable(UNAVAILABLE_MESSAGES.closed), event);
         // Every answer (errors too) carries the request id, unless middleware set its own.
         if (!event.hasResponseHeaders) response = withHeader(response, REQUEST_ID_HEADER, event.requestId);
         else {
@@ -237,7 +245,7 @@ export class Running {
         await this.kernel.hooks.ready.promise();
         this.#isReady = true;
         this.#setupFailed = false;
-        this.#serving = !this.#closed;
+        this.#serving = !this.#closed && this.#schemaGate.current;
       } catch (error) {
         // Not memoised: a database that was down at the first request may be up at the next.
         this.#ready = undefined;
@@ -249,7 +257,7 @@ export class Running {
 
   state(): AppState {
     if (this.#closed) return "closed";
-    if (this.#isReady) return "ready";
+    if (this.#isReady) return this.#schemaGate.current ? "ready" : "starting";
     return this.#setupFailed && !this.#ready ? "failed" : "starting";
   }
 
@@ -263,11 +271,22 @@ export class Running {
     return this.#whenReady(event.isRpc ? "rpc" : "route", event);
   }
 
-  /** Setup, with its failure as the 503 a caller sees (the cause goes to `onError`, once per attempt). */
+  /** Setup, then whether the schema is current; `state()` is exact once it settled. */
+  async #settle(): Promise<void> {
+    await this.ready();
+    await this.#schemaGate.check();
+  }
+
+  /**
+   * Setup, with its failure as the 503 a caller sees (the cause goes to `onError`, once per attempt),
+   * then the schema: pending or running migrations are a 503 "starting", not a failure.
+   */
   async #whenReady(source: ErrorSource, event?: RequestEvent): Promise<void> {
     if (this.#closed) throw unavailable(UNAVAILABLE_MESSAGES.closed);
+    let current: boolean;
     try {
       await this.ready();
+      current = await this.#schemaGate.check();
     } catch (error) {
       if (this.#closed) throw unavailable(UNAVAILABLE_MESSAGES.closed);
       if (typeof error !== "object" || error === null || !this.#reported.has(error)) {
@@ -276,6 +295,8 @@ export class Running {
       }
       throw unavailable(UNAVAILABLE_MESSAGES.setup);
     }
+    if (!current) throw unavailable(UNAVAILABLE_MESSAGES.starting);
+    this.#serving = !this.#closed && this.#schemaGate.current;
   }
 
   createContext(event: RequestEvent): AppRpcContext | Promise<AppRpcContext> {

@@ -16,7 +16,8 @@ export type HealthConfig = boolean | {
 
 /**
  * `GET /health`: 200 `{ status: "ok", database: "up" }` when the app's setup is done and `select 1`
- * answers, both in time; else 503 `{ status: "error", database: "down" }`, in every state
+ * answers, both in time; 503 `{ status: "starting", database: "up" }` while the schema is not
+ * migrated yet or a migration runs; else 503 `{ status: "error", database: "down" }`, in every state
  * (starting, setup failed, connection lost, closed). Stage `observe`: it only reads the database, and a user
  * `.route()` on the same path wins because user routes are matched first.
  */
@@ -44,10 +45,13 @@ export function healthPlugin(config: Exclude<HealthConfig, boolean> = {}): AppPl
               if (app?.state() === "closed") return Response.json(DOWN, { status: 503, headers });
               try {
                 // Setup first (it is retried after a failure), then the probe, both within the timeout.
-                await within((async () => {
+                const starting = await within((async () => {
                   await app?.ready();
                   await sql`select 1`.execute(db);
+                  // Set up, but the schema is not migrated yet (or a migration runs): not ready to serve.
+                  return app?.state() === "starting";
                 })(), timeoutMs, `health probe timed out after ${timeoutMs} ms`);
+                if (starting) return Response.json(STARTING, { status: 503, headers });
                 return Response.json({ status: "ok", database: "up" }, { headers });
               } catch (error) {
                 ctx.report(error, "route");
@@ -62,3 +66,4 @@ export function healthPlugin(config: Exclude<HealthConfig, boolean> = {}): AppPl
 }
 
 const DOWN = Object.freeze({ status: "error", database: "down" });
+const STARTING = Object.freeze({ status: "starting", database: "up" });

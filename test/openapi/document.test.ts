@@ -11,7 +11,9 @@ const build = closeAfterEach();
 /** The blog streams posts: on SQLite it needs the in-process live provider. */
 const blogDb = () => ({ ...sqliteMemory(), live: localLive() });
 
-async function documentOf(app: { handle(request: Request): Promise<Response> }) {
+async function documentOf(app: { handle(request: Request): Promise<Response>; migrator?: { migrateToLatest(): Promise<unknown> } }) {
+  // A built app serves once its schema is migrated (before that, 503 "starting").
+  await app.migrator?.migrateToLatest();
   const response = await request(app, "GET", "/openapi.json");
   expect(response.status).toBe(200);
   expect(response.headers.get("content-type")).toContain("application/json");

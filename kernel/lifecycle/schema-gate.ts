@@ -1,0 +1,63 @@
+import type { Migrator } from "kysely";
+import type { AppMigrator } from "../migrator.js";
+
+/**
+ * Whether the database is at the app's latest schema version, so requests may run. A built app
+ * whose migrations are pending (nobody called `built.migrator.migrateToLatest()` yet), or are
+ * running, answers 503 "starting" instead of letting a query meet a table that does not exist.
+ * Once the schema is seen current it stays so (one query, at the first request) until a migration
+ * runs again.
+ */
+export class SchemaGate {
+  #running = 0;
+  #current = false;
+  #checking: Promise<boolean> | undefined;
+
+  constructor(
+    private readonly migrator: () => Migrator,
+    /** Called when the gate closes (a migration starts), so the app stops taking requests at once. */
+    private readonly onClose: () => void,
+  ) {}
+
+  /** True once the schema was seen current and no migration runs. */
+  get current(): boolean {
+    return this.#current && this.#running === 0;
+  }
+
+  /** Looks again when not known current (concurrent callers share one look). */
+  check(): Promise<boolean> {
+    if (this.#running > 0) return Promise.resolve(false);
+    if (this.#current) return Promise.resolve(true);
+    return (this.#checking ??= this.#pending()
+      .then((pending) => (this.#current = !pending && this.#running === 0))
+      .finally(() => (this.#checking = undefined)));
+  }
+
+  async #pending(): Promise<boolean> {
+    const migrations = await this.migrator().getMigrations();
+    return migrations.some((migration) => migration.executedAt === undefined);
+  }
+
+  /** The migrator with each run marked: requests are refused while it runs, and looked at again after. */
+  guard(inner: AppMigrator): AppMigrator {
+    const marked =
+      <A extends unknown[], R>(run: (...args: A) => Promise<R>) =>
+      async (...args: A): Promise<R> => {
+        this.#running++;
+        this.#current = false;
+        this.onClose();
+        try {
+          return await run(...args);
+        } finally {
+          this.#running--;
+        }
+      };
+    return Object.freeze({
+      migrateToLatest: marked(() => inner.migrateToLatest()),
+      migrateTo: marked((target: Parameters<AppMigrator["migrateTo"]>[0]) => inner.migrateTo(target)),
+      migrateUp: marked(() => inner.migrateUp()),
+      migrateDown: marked(() => inner.migrateDown()),
+      getMigrations: () => inner.getMigrations(),
+    });
+  }
+}
