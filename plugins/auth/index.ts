@@ -1,13 +1,15 @@
 import { betterAuth, type BetterAuthOptions } from "better-auth";
 import { isAPIError } from "better-auth/api";
 import { admin } from "better-auth/plugins/admin";
-import { RpcError, TrellisError, definePlugin, missingPeers, processEnv, type AppPlugin, type SessionState } from "../../kernel/index.js";
+import { RpcError, TrellisError, definePlugin, missingPeers, processEnv, type AppPlugin, type SealedApp, type SessionState } from "../../kernel/index.js";
 import { authOptions, type AuthAppOptions, type AuthConfig } from "./options.js";
 import { originCheck, trustedOrigins } from "./origin-check.js";
 import { missingAuthColumns } from "./schema-check.js";
 import { SIGNED_OUT, sessionLookup } from "./session-lookup.js";
 import { withoutBannedCredentials } from "./ban-guard.js";
 import { correctClientAddress, withClientAddress } from "./client-address.js";
+import { assertNoNul } from "./nul-check.js";
+import { failureReporter } from "./failure-report.js";
 import { AUTH_SCHEMA_INCOMPLETE, AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING } from "./errors.js";
 
 export type { AuthConfig, AuthAppOptions } from "./options.js";
@@ -63,6 +65,10 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
     },
     build(ctx) {
       const { db, kind } = ctx.resources;
+      let sealed: SealedApp | undefined;
+      ctx.hooks.sealed.tap((app) => (sealed = app));
+      // A failure while close() runs is the shutdown (answered 503 by the kernel), not a bug.
+      const reporter = failureReporter((error, event) => sealed?.state() !== "closed" && ctx.report(error, "route", event));
       const wantsApiKeys = ctx.schema.auth?.apiKeys ?? false;
       ctx.hooks.ready.tap(async () => {
         const extra: NonNullable<BetterAuthOptions["plugins"]> = [admin({ adminRoles: [...(app.adminRoles ?? ["admin"])] })];
@@ -73,7 +79,8 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
           // your own apiKey() in `plugins` to configure it differently.
           extra.push(apiKey({ enableSessionForAPIKeys: true, rateLimit: { enabled: false } }));
         }
-        instance = betterAuth(authOptions(config, app, { db, type: kind }, extra)) as unknown as AuthInstance;
+        const reported = { ...config, onAPIError: reporter.options(config.onAPIError) };
+        instance = betterAuth(authOptions(reported, app, { db, type: kind }, extra)) as unknown as AuthInstance;
         ctx.provide("auth", instance, { context: true });
       });
       // A cached session may carry the user as they were: re-read the row so a ban applies at once.
@@ -108,7 +115,11 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
             // bans, so a credentialed request is looked up once and a banned caller's credentials dropped.
             // It reads the client address from a header: the one Trellis decided is put there.
             context: false,
-            handler: async (event) => instance!.handler(withClientAddress(event, await withoutBannedCredentials(event.request, lookup))),
+            handler: async (event) => {
+              await assertNoNul(event);
+              const request = withClientAddress(event, await withoutBannedCredentials(event.request, lookup));
+              return reporter.handle(event, () => instance!.handler(request));
+            },
           },
         ],
       };

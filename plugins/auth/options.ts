@@ -39,6 +39,7 @@ export function authOptions(
   const plugins = [...own, ...extraPlugins.filter((plugin) => !own.some((existing) => existing.id === plugin.id))];
   return {
     ...config,
+    emailAndPassword: config.emailAndPassword && withSyntheticRole(config.emailAndPassword, plugins),
     baseURL: config.baseURL ?? app.baseUrl,
     trustedOrigins,
     plugins,
@@ -53,4 +54,20 @@ export function authOptions(
       ipAddress: { ...config.advanced?.ipAddress, ipAddressHeaders: [CLIENT_ADDRESS_HEADER], trustedProxies: undefined },
     },
   };
+}
+
+type EmailAndPassword = NonNullable<BetterAuthOptions["emailAndPassword"]>;
+
+/**
+ * When sign-up must not reveal taken addresses (email verification required, or no auto sign-in),
+ * the library answers a taken address with a made-up user. It lacks the role the admin plugin gives
+ * a real one on create (`role: null` against `"user"`), which tells the two apart: the made-up user
+ * gets the same default role. An integrator's own `customSyntheticUser` is kept.
+ */
+function withSyntheticRole(given: EmailAndPassword, plugins: NonNullable<BetterAuthOptions["plugins"]>): EmailAndPassword {
+  if (given.customSyntheticUser) return given;
+  const admin = plugins.find((plugin) => plugin.id === "admin") as { options?: { defaultRole?: string } } | undefined;
+  if (!admin) return given;
+  const role = admin.options?.defaultRole ?? "user";
+  return { ...given, customSyntheticUser: ({ coreFields, additionalFields, id }) => ({ ...coreFields, role, ...additionalFields, id }) };
 }

@@ -32,7 +32,7 @@ describe("a built app before and while it is migrated", () => {
   beforeAll(async () => {
     app = appOn(embedded({ dataDir: "memory://" }), reported).build();
     // Set up (the database opened), not migrated: what a deploy sees before it runs the migrator.
-    await app.ready();
+    await app.migrator.getMigrations();
   }, 60_000);
   afterAll(() => app?.close());
 
