@@ -3,7 +3,7 @@ import { classifyDatabaseError } from "./db/errors.js";
 import { QueryError } from "./db/query-error.js";
 import { ValueError } from "./db/values.js";
 import { report, type ErrorSource, type OnError } from "./errors.js";
-import { isConnectionLost, unavailable, UNAVAILABLE_MESSAGES } from "./availability.js";
+import { clientGone, isClientGone, isConnectionLost, unavailable, UNAVAILABLE_MESSAGES } from "./availability.js";
 import { formatIssue } from "./log/describe-error.js";
 import type { RequestEvent } from "./event.js";
 import type { SchemaModel } from "./schema/model.js";
@@ -50,6 +50,7 @@ function mapError(error: unknown, rules: ErrorRules, source: ErrorSource, event:
   if (database) return new ORPCError(database.code, { status: database.status, message: database.message, data: database.data });
   if (isInputError(error)) return new ORPCError("BAD_REQUEST", { message: error.message, data: inputErrorData(error) });
   if (rules.closed?.()) return unavailable(UNAVAILABLE_MESSAGES.closed);
+  if (isClientGone(error, event?.request)) return clientGone();
   report(onError, error, source, event);
   // A database that went away is the app's state, not a bug in the request: 503, and still reported.
   if (isConnectionLost(error)) return unavailable(UNAVAILABLE_MESSAGES.lost);
