@@ -1,11 +1,13 @@
 import { serve as serveNode, type HttpBindings } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
-import { clientAddressRule, type TrustProxy } from "../kernel/index.js";
+import { clientAddressRule, underTestRunner, type TrustProxy } from "../kernel/index.js";
 import { App } from "./app.js";
 import { announce } from "./banner.js";
 import type { BuiltApp } from "./types.js";
 import { assertPortFree } from "./port-check.js";
+import { startupErrorText } from "./startup-error.js";
+import { warnLocalBaseUrl } from "./production-checks.js";
 
 export interface ServeOptions {
   /** @default 3000 */
@@ -33,6 +35,13 @@ export interface ServeOptions {
    * @default true (false under a test runner)
    */
   banner?: boolean | ((text: string) => void);
+  /**
+   * When the app cannot start (a database that cannot be reached, a port in use, a missing secret
+   * or package), print the error as one block (code, message, fix; the stack only with `DEBUG`) on
+   * stderr and exit the process with status 1. `false`: `serve()` rejects with the error instead.
+   * @default true (false under a test runner)
+   */
+  exitOnStartError?: boolean;
 }
 
 export interface RunningServer {
@@ -47,10 +56,21 @@ export interface RunningServer {
 
 /** Serves an app over Node's HTTP server; an `App` is started (built and migrated) first. */
 export async function serve(app: App<any, any, any> | BuiltApp<any, any>, options: ServeOptions = {}): Promise<RunningServer> {
+  try {
+    return await listen(app, options);
+  } catch (error) {
+    if (!(options.exitOnStartError ?? !underTestRunner())) throw error;
+    process.stderr.write(startupErrorText(error));
+    process.exit(1);
+  }
+}
+
+async function listen(app: App<any, any, any> | BuiltApp<any, any>, options: ServeOptions): Promise<RunningServer> {
   // A malformed setting throws before the app starts.
   const addressOf = clientAddressRule(options.trustProxy ?? false);
   await assertPortFree(options.port ?? 3000, options.hostname ?? "localhost");
   const built = app instanceof App ? await app.start() : app;
+  warnLocalBaseUrl(built.sealed.baseUrl);
   // The address travels beside the request, never in a copy of it (no per-request allocation).
   const fetch = (request: Request, env: HttpBindings) => {
     const incoming = env.incoming;

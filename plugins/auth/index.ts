@@ -10,7 +10,7 @@ import { withoutBannedCredentials } from "./ban-guard.js";
 import { correctClientAddress, withClientAddress } from "./client-address.js";
 import { assertNoNul } from "./nul-check.js";
 import { failureReporter } from "./failure-report.js";
-import { AUTH_SCHEMA_INCOMPLETE, AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING } from "./errors.js";
+import { AUTH_SCHEMA_INCOMPLETE, AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING, AUTH_SECRET_TOO_SHORT } from "./errors.js";
 
 export type { AuthConfig, AuthAppOptions } from "./options.js";
 
@@ -44,7 +44,7 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
     stage: "identity",
     provides: ["session", "auth"],
     validate(ctx) {
-      if (!config?.secret) throw fail(AUTH_SECRET_MISSING, ".auth() needs a secret (at least 32 random characters)");
+      if (!config?.secret) throw fail(AUTH_SECRET_MISSING, ".auth() needs a secret: at least 32 random characters, read from the environment (AUTH_SECRET), never written in the code");
       if (!ctx.schema.auth) {
         throw fail(AUTH_SCHEMA_MISSING, '.auth() needs the auth tables: call .auth() on the schema (schema("1").auth())');
       }
@@ -59,8 +59,12 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
         throw fail(AUTH_PEER_MISSING, `The schema asks for API keys, so install the optional peer "${API_KEY_PACKAGE}"`);
       }
       const env = processEnv();
-      if (config.secret.length < 32 && !env.VITEST && env.NODE_ENV !== "test") {
-        console.warn("[trellis] auth: the secret is shorter than 32 characters; use a long random value in production");
+      if (config.secret.length < 32) {
+        // Anyone who guesses a short secret forges sessions: refused where it matters, warned elsewhere.
+        if (env.NODE_ENV === "production") {
+          throw fail(AUTH_SECRET_TOO_SHORT, `.auth() got a secret of ${config.secret.length} characters; production needs at least 32 random characters (AUTH_SECRET)`);
+        }
+        if (!env.VITEST && env.NODE_ENV !== "test") console.warn("[trellis] auth: the secret is shorter than 32 characters; use a long random value in production");
       }
     },
     build(ctx) {

@@ -16,8 +16,10 @@ describe("npm start: the blog configured from the environment", () => {
       },
       (error: { code: number; output: string }) => error,
     );
-    expect(failed?.code).not.toBe(0);
-    expect(failed?.output).toContain("AUTH_SECRET is not set: refusing to start in production with the development secret");
+    expect(failed?.code).toBe(1);
+    expect(failed?.output).toContain("Trellis could not start: AUTH_SECRET_MISSING");
+    expect(failed?.output).toContain('fix: set AUTH_SECRET to at least 32 random characters');
+    expect(failed?.output).not.toMatch(/^\s+at /m);
   }, 60_000);
 
   it("listens on HOST and PORT and keeps the embedded database in DATA_DIR", async () => {
