@@ -5,8 +5,8 @@ import { v1, v2, v3 } from "./schema.js";
 import { authSecret } from "./secret.js";
 
 /**
- * The blog: anyone reads posts, signed-in users write them, and only the author edits or deletes
- * their own. Built as a function so tests can run it on an in-memory database.
+ * The blog: anyone reads published posts, signed-in users write them (drafts first), and only the
+ * author sees their drafts, edits or deletes their own. Built as a function so tests can run it on an in-memory database.
  */
 export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = {}) {
   const baseUrl = options.baseUrl ?? process.env.APP_BASE_URL ?? "http://localhost:3000";
@@ -18,7 +18,15 @@ export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = 
     .auth({ secret: authSecret(), emailAndPassword: { enabled: true } })
     .resource("post", {
       ownerColumn: "authorId",
-      permissions: { list: "public", get: "public", create: "authenticated", update: "owner", delete: "owner" },
+      permissions: {
+        // Drafts are their author's: anyone else lists only published posts (the rule's `where` is
+        // ANDed into every list, live streams included), and gets a draft as 403.
+        list: ({ context }) => (context.user ? { OR: [{ status: "published" }, { authorId: context.user.id }] } : { status: "published" }),
+        get: ({ context, row }) => row?.status !== "draft" || row.authorId === context.user?.id,
+        create: "authenticated",
+        update: "owner",
+        delete: "owner",
+      },
       includable: ["comments"],
       readonly: ["createdAt", "updatedAt"],
       // post.live: the list as a stream of snapshots (curl -N, or the typed client's async iterator).

@@ -100,7 +100,10 @@ export function bypassWarnings(name: string, rules: ReadonlyMap<string, IncludeR
 export async function listScope(rules: RelatedRules, context: AppRpcContext): Promise<Where | undefined> {
   const { list } = rules;
   if (list === "public") return undefined;
-  if (typeof list === "function") return (await list({ context })) ? undefined : NOTHING;
+  if (typeof list === "function") {
+    const verdict = await list({ context });
+    return !verdict ? NOTHING : typeof verdict === "object" ? verdict : undefined;
+  }
   if (!context.user) return NOTHING;
   if (list === "owner") return { [rules.ownerColumn!]: context.user.id };
   if (list === "admin") return hasRole(context.user, ADMIN_ROLES) ? undefined : NOTHING;

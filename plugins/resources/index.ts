@@ -18,6 +18,7 @@ export type {
   ResourcePermission,
   ResourcePermissions,
   ResourcePermissionFn,
+  ListFilter,
   ResourceAction,
 } from "./options.js";
 export type { ResourceMeta } from "./procedures.js";

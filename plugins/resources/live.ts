@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RequestEvent, RpcError, liveIterable, type AppRpcContext, type ProcedureBase, type SealedApp } from "../../kernel/index.js";
-import { assertFunction, assertGate } from "./permissions.js";
+import { assertGate, listFilter } from "./permissions.js";
 import type { ListInput, ResourceSpec } from "./procedures.js";
 
 const orderBy = z.array(z.record(z.string(), z.enum(["asc", "desc"])));
@@ -38,6 +38,8 @@ export function liveProcedure(spec: ResourceSpec, base: ProcedureBase<AppRpcCont
     };
     try {
       const args = await helpers.listArgs(input as ListInput, context);
+      // The list rule's `where` for this caller: when a revalidation computes another, the session changed.
+      const scope = JSON.stringify((await listFilter(permission, context)) ?? null);
       const source = helpers.query().live(args, { signal });
       const userId = context.user?.id;
       return liveIterable(source, {
@@ -49,8 +51,8 @@ export function liveProcedure(spec: ResourceSpec, base: ProcedureBase<AppRpcCont
         revalidate: async () => {
           const fresh = await helpers.sealed().createContext(new RequestEvent(new Request("http://trellis.internal/", { headers: context.headers })));
           assertGate(permission, fresh);
-          await assertFunction(permission, { context: fresh });
-          if (permission === "owner" && fresh.user?.id !== userId) throw new RpcError("UNAUTHORIZED", { message: "The session changed; subscribe again" });
+          const freshScope = JSON.stringify((await listFilter(permission, fresh)) ?? null);
+          if ((permission === "owner" && fresh.user?.id !== userId) || freshScope !== scope) throw new RpcError("UNAUTHORIZED", { message: "The session changed; subscribe again" });
         },
       });
     } catch (error) {

@@ -8,11 +8,18 @@ import {
 export type ResourceAction = "list" | "get" | "create" | "update" | "delete";
 export const ACTIONS: readonly ResourceAction[] = ["list", "get", "create", "update", "delete"];
 
-/** A function permission: `row` is given on get, update and delete (undefined when the row is missing). */
+/**
+ * A function permission: `row` is given on get, update and delete (undefined when the row is
+ * missing). `false` refuses (403). On list (and live) it may instead return a `where` object: the
+ * caller then sees only the rows that match it (`{ status: "published" }` hides drafts).
+ */
 export type ResourcePermissionFn<Ctx = AppRpcContext, Row = Record<string, unknown>> = (args: {
   context: Ctx;
   row?: Row;
-}) => boolean | Promise<boolean>;
+}) => boolean | ListFilter | Promise<boolean | ListFilter>;
+
+/** What a list rule may return instead of `true`: a `where` (same shape as the list's own) ANDed into every list. */
+export type ListFilter = Record<string, unknown>;
 
 export type ResourcePermission<Ctx = AppRpcContext, Row = Record<string, unknown>> =
   | "public"

@@ -1,5 +1,5 @@
 import { RpcError, assertRole, type AppRpcContext } from "../../kernel/index.js";
-import type { ResourcePermission } from "./options.js";
+import type { ListFilter, ResourcePermission } from "./options.js";
 
 /** Resource `admin` means the role `admin` itself, parsed from the comma-separated `user.role`. */
 const ADMIN_ROLES = ["admin"];
@@ -20,4 +20,15 @@ export async function assertFunction(
 ): Promise<void> {
   if (typeof permission !== "function") return;
   if (!(await permission(args))) throw new RpcError("FORBIDDEN", { message: "Permission denied" });
+}
+
+/**
+ * A list rule's verdict: 403 when a function says no, else the `where` it returned (the rows the
+ * caller may see), or undefined for every row.
+ */
+export async function listFilter(permission: ResourcePermission<any, any>, context: AppRpcContext): Promise<ListFilter | undefined> {
+  if (typeof permission !== "function") return undefined;
+  const verdict = await permission({ context });
+  if (!verdict) throw new RpcError("FORBIDDEN", { message: "Permission denied" });
+  return typeof verdict === "object" ? verdict : undefined;
 }

@@ -13,7 +13,7 @@ import {
   type SealedApp,
   type TableModel,
 } from "../../kernel/index.js";
-import { assertFunction, assertGate } from "./permissions.js";
+import { assertFunction, assertGate, listFilter } from "./permissions.js";
 import { includeArgs, type IncludeRule } from "./include-rules.js";
 import { deleteInput, getInput, listInput, updateInput } from "./inputs.js";
 import type { ListLimits, LiveLimits, ResourceAction, ResourcePermission } from "./options.js";
@@ -102,11 +102,11 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     if (take > spec.limits.max) throw new RpcError("BAD_REQUEST", { message: `take must be at most ${spec.limits.max}` });
     if ((input.skip ?? 0) > spec.limits.maxSkip) throw new RpcError("BAD_REQUEST", { message: `skip must be at most ${spec.limits.maxSkip}` });
     checkInclude(input.include);
-    await assertFunction(permissions.list, { context });
+    const filter = await listFilter(permissions.list, context);
     let where: Row | undefined = input.where;
-    if (isOwner("list")) {
-      const mine = { [ownerColumn!]: ownerOf(context) };
-      where = where ? { AND: [where, mine] } : mine;
+    // The rule's own `where` and the owner condition are ANDed in SQL, so take and skip count only visible rows.
+    for (const scope of [filter, isOwner("list") ? { [ownerColumn!]: ownerOf(context) } : undefined]) {
+      if (scope) where = where ? { AND: [where, scope] } : scope;
     }
     return { where, orderBy: input.orderBy, take, skip: input.skip, include: await includeArgs(input.include, spec.includable, context) };
   };
