@@ -4,6 +4,7 @@ import { z } from "zod";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { serve, type RunningServer } from "../../presets/node.js";
+import { memoryStorage } from "../../kernel/storage/index.js";
 import { rpc, sqliteMemory } from "../support/app.js";
 import { families, openDatabase, type TestDatabase } from "../support/databases.js";
 
@@ -46,31 +47,51 @@ describe.each(families())("a statement the database refuses, on %s", (family) =>
   });
 });
 
+const withFiles = schema("1")
+  .auth()
+  .table("item", (t) => ({ id: t.serial().primaryKey(), name: t.text() }))
+  .files()
+  .build();
+
+/** Sends `head` and the start of a chunked body, then resets the connection mid-body. */
+function hangUp(port: number, head: string, partial: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => {
+      socket.write(`${head}Transfer-Encoding: chunked\r\n\r\n1000\r\n${partial}`);
+      // Hang up with the body unfinished, once the server has started reading it.
+      setTimeout(() => {
+        socket.resetAndDestroy();
+        resolve();
+      }, 100);
+    });
+    socket.on("error", reject);
+  });
+}
+
 describe("a client that hangs up mid-body, through serve()", () => {
   const reported: unknown[] = [];
   let server: RunningServer;
   beforeAll(async () => {
-    server = await serve(appWith(sqliteMemory(), reported), { port: 0, hostname: "127.0.0.1", handleSignals: false, banner: false });
+    const app = new App({ baseUrl: "http://localhost:3000", db: sqliteMemory(), storage: memoryStorage(), onError: (error) => reported.push(error) })
+      .schema(withFiles)
+      .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
+      .files({ permissions: { upload: "public", list: "public", get: "public", delete: "public" } })
+      .procedure("echo", (base) => base.input(z.object({ text: z.string() })).handler(({ input }) => input.text.length));
+    server = await serve(app, { port: 0, hostname: "127.0.0.1", handleSignals: false, banner: false });
   }, 60_000);
   afterAll(() => server?.close());
 
   it("is not an error: nothing reaches onError, and the next request is served", async () => {
-    const { port } = new URL(server.url);
-    for (let round = 0; round < 3; round++) {
-      await new Promise<void>((resolve, reject) => {
-        const socket = connect(Number(port), "127.0.0.1", () => {
-          socket.write(
-            "POST /rpc/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
-              `1000\r\n{"json":{"text":"${"a".repeat(4000)}`,
-          );
-          // Hang up with the body unfinished, once the server has started reading it.
-          setTimeout(() => {
-            socket.resetAndDestroy();
-            resolve();
-          }, 100);
-        });
-        socket.on("error", reject);
-      });
+    const port = Number(new URL(server.url).port);
+    const boundary = "----trellis";
+    for (let round = 0; round < 2; round++) {
+      await hangUp(port, "POST /rpc/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n", `{"json":{"text":"${"a".repeat(4000)}`);
+      // An upload cut off in the middle of its file part.
+      await hangUp(
+        port,
+        `POST /rpc/file/upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\n`,
+        `--${boundary}\r\nContent-Disposition: form-data; name="data"\r\n\r\n{"json":{"file":{}},"maps":[["file"]]}\r\n--${boundary}\r\nContent-Disposition: form-data; name="0"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n${"x".repeat(3000)}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(reported).toEqual([]);
