@@ -2,7 +2,7 @@ import { ORPCError } from "@orpc/server";
 
 /**
  * Whether the app can serve. `starting`: its setup (database connection, plugin `ready` taps) has
- * not finished; `failed`: the last attempt failed (the next request or health probe tries again);
+ * not finished, or its schema is not migrated yet (or a migration runs); `failed`: the last attempt failed (the next request or health probe tries again);
  * `ready`; `closed`: `close()` was called.
  */
 export type AppState = "starting" | "ready" | "failed" | "closed";

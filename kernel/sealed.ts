@@ -59,7 +59,10 @@ export interface SealedApp {
   liveStats(): { queries: number; subscribers: number; watchers: number };
   /** Whether the app can serve now: `starting`, `ready`, `failed` (setup failed; retried when asked) or `closed`. */
   state(): AppState;
-  /** The app's setup (memoised once it succeeds, tried again after a failure); rejects after `close()`. */
+  /**
+   * The app's setup (memoised once it succeeds, tried again after a failure), then a look at the
+   * schema so `state()` is exact; rejects after `close()`.
+   */
   ready(): Promise<void>;
   /** Applied migrations, oldest first. */
   migrations(): Promise<AppliedMigration[]>;
