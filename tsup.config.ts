@@ -18,6 +18,7 @@ const entry = {
   client: "presets/client.ts",
   node: "presets/node.ts",
   redis: "kernel/redis/index.ts",
+  testing: "presets/testing.ts",
 };
 
 export default defineConfig({
