@@ -34,6 +34,7 @@ export {
   assertPermission,
   assertRole,
   permissionMiddleware,
+  declaredPermission,
   type ProcedureBase,
   type ProcedureMeta,
   type ProcedureOptions,
