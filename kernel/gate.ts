@@ -3,7 +3,7 @@ import { classifyDatabaseError } from "./db/errors.js";
 import { QueryError } from "./db/query-error.js";
 import { ValueError } from "./db/values.js";
 import { report, type ErrorSource, type OnError } from "./errors.js";
-import { clientGone, isClientGone, isConnectionLost, unavailable, UNAVAILABLE_MESSAGES } from "./availability.js";
+import { clientGone, isClientGone, isConnectionLost, unavailable, UNAVAILABLE_MESSAGES } from "./lifecycle/availability.js";
 import { formatIssue } from "./log/describe-error.js";
 import type { RequestEvent } from "./event.js";
 import type { SchemaModel } from "./schema/model.js";

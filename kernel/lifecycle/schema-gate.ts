@@ -1,5 +1,5 @@
 import type { Migrator } from "kysely";
-import type { AppMigrator } from "../migrator.js";
+import type { AppMigrator } from "../db/migrator.js";
 
 /**
  * Whether the database is at the app's latest schema version, so requests may run. A built app
