@@ -54,10 +54,16 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Serves an app over Node's HTTP server; an `App` is started (built and migrated) first. */
-export async function serve(app: App<any, any, any> | BuiltApp<any, any>, options: ServeOptions = {}): Promise<RunningServer> {
+type Servable = App<any, any, any> | BuiltApp<any, any>;
+
+/**
+ * Serves an app over Node's HTTP server; an `App` is started (built and migrated) first. A function
+ * is called inside `serve()`, so an error thrown while the app is configured (a malformed
+ * `DATABASE_URL`, say) is printed like any other start-up error.
+ */
+export async function serve(app: Servable | (() => Servable | Promise<Servable>), options: ServeOptions = {}): Promise<RunningServer> {
   try {
-    return await listen(app, options);
+    return await listen(typeof app === "function" ? await app() : app, options);
   } catch (error) {
     if (!(options.exitOnStartError ?? !underTestRunner())) throw error;
     process.stderr.write(startupErrorText(error));
@@ -65,7 +71,7 @@ export async function serve(app: App<any, any, any> | BuiltApp<any, any>, option
   }
 }
 
-async function listen(app: App<any, any, any> | BuiltApp<any, any>, options: ServeOptions): Promise<RunningServer> {
+async function listen(app: Servable, options: ServeOptions): Promise<RunningServer> {
   // A malformed setting throws before the app starts.
   const addressOf = clientAddressRule(options.trustProxy ?? false);
   await assertPortFree(options.port ?? 3000, options.hostname ?? "localhost");

@@ -47,6 +47,8 @@ export function fixFor(problem: unknown): string | undefined {
       return 'set AUTH_SECRET to at least 32 random characters: AUTH_SECRET="$(openssl rand -base64 32)"';
     case "SERVE_PORT_IN_USE":
       return "stop the process that holds the port, or choose another one (PORT=... npm start)";
+    case "DB_URL_INVALID":
+      return "set DATABASE_URL to postgres://user:password@host:5432/database";
     case "DB_UNREACHABLE":
       return "start the database server, or correct the host and port in DATABASE_URL";
     case "DB_LOGIN_FAILED":

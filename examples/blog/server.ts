@@ -13,15 +13,22 @@ import { createBlog } from "./app.js";
  * comma-separated.
  */
 const { DATABASE_URL, DATA_DIR, HOST, PORT, CORS_ORIGINS } = process.env;
-const db = DATABASE_URL
-  ? {
-      kind: "postgres" as const,
-      dialect: postgresDialect({ connectionString: DATABASE_URL }),
-      // post.live reaches writes from every replica through LISTEN/NOTIFY.
-      live: postgresLive({ connectionString: DATABASE_URL }),
-    }
-  : embedded({ dataDir: DATA_DIR || undefined });
-const storage = fromStore(createStorage({ driver: fsDriver({ base: ".app/files" }) }));
-const cors = CORS_ORIGINS ? { origins: CORS_ORIGINS.split(",").map((origin) => origin.trim()) } : undefined;
+// The app is made inside serve(): a setting it refuses (a malformed DATABASE_URL, no AUTH_SECRET in
+// production) is printed as one block with its fix, like a database that cannot be reached.
 // serve() prints where it listens, with the database, schema version and surfaces.
-await serve(createBlog(db, { storage, cors }), { hostname: HOST || "localhost", port: PORT ? Number(PORT) : 3000 });
+await serve(
+  () => {
+    const db = DATABASE_URL
+      ? {
+          kind: "postgres" as const,
+          dialect: postgresDialect({ connectionString: DATABASE_URL }),
+          // post.live reaches writes from every replica through LISTEN/NOTIFY.
+          live: postgresLive({ connectionString: DATABASE_URL }),
+        }
+      : embedded({ dataDir: DATA_DIR || undefined });
+    const storage = fromStore(createStorage({ driver: fsDriver({ base: ".app/files" }) }));
+    const cors = CORS_ORIGINS ? { origins: CORS_ORIGINS.split(",").map((origin) => origin.trim()) } : undefined;
+    return createBlog(db, { storage, cors });
+  },
+  { hostname: HOST || "localhost", port: PORT ? Number(PORT) : 3000 },
+);

@@ -22,6 +22,20 @@ describe("npm start: the blog configured from the environment", () => {
     expect(failed?.output).not.toMatch(/^\s+at /m);
   }, 60_000);
 
+  it("prints a malformed DATABASE_URL as one block with its fix, and exits 1", async () => {
+    const failed = await npmStart({ DATABASE_URL: "not-a-url", PORT: "0" }).then(
+      async (blog) => {
+        await blog.stop();
+        return undefined;
+      },
+      (error: { code: number; output: string }) => error,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.output).toContain("Trellis could not start: DB_URL_INVALID");
+    expect(failed?.output).toContain("fix: set DATABASE_URL to postgres://user:password@host:5432/database");
+    expect(failed?.output).not.toMatch(/^\s+at /m);
+  }, 60_000);
+
   it("listens on HOST and PORT and keeps the embedded database in DATA_DIR", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "trellis-blog-"));
     const blog = await npmStart({ HOST: "127.0.0.1", PORT: "0", DATA_DIR: dataDir, DATABASE_URL: "", NODE_ENV: "production", AUTH_SECRET: randomBytes(32).toString("base64") });
