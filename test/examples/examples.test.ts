@@ -49,7 +49,8 @@ describe("examples/blog: the App facade on the default preset, embedded database
   });
 
   it("uploads an image attached to the author's post, lists it on the post and serves it to anyone", async () => {
-    const post = (await rpc(app, "post.create", { title: "With a picture" }, { cookie: ada.cookie })).body;
+    // Published: a draft's images are its author's like the draft (listing them is 403 to others).
+    const post = (await rpc(app, "post.create", { title: "With a picture", status: "published" }, { cookie: ada.cookie })).body;
     const form = new FormData();
     form.set("data", JSON.stringify({ json: { file: {}, attach: { table: "post", entityId: post.id, role: "cover" } }, maps: [["file"]] }));
     form.set("0", new Blob([new Uint8Array([0x89, 0x50, 0x4e, 0x47])], { type: "image/png" }), "cover.png");
@@ -59,6 +60,8 @@ describe("examples/blog: the App facade on the default preset, embedded database
     expect(image).toMatchObject({ name: "cover.png", type: "image/png", size: 4, userId: ada.userId });
     const listed = await rpc(app, "file.list", { attachedTo: { table: "post", entityId: post.id } });
     expect(listed.body.map((file: { id: string }) => file.id)).toEqual([image.id]);
+    const draft = (await rpc(app, "post.create", { title: "Draft" }, { cookie: ada.cookie })).body;
+    expect((await rpc(app, "file.list", { attachedTo: { table: "post", entityId: draft.id } })).status).toBe(403);
     const download = await request(app, "GET", image.url);
     expect(download.status).toBe(200);
     expect(download.headers.get("content-type")).toBe("image/png");
