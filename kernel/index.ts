@@ -43,7 +43,7 @@ export {
 } from "./procedure.js";
 export { BYTES_TYPE_ID, customJsonSerializers, toBase64, fromBase64 } from "./wire/custom-json.js";
 export { toPlainJson } from "./wire/plain-json.js";
-export { missingPeers, importPeer } from "./runtime/peers.js";
+export { missingPeers, installLine, importPeer } from "./runtime/peers.js";
 export { within } from "./runtime/within.js";
 export type { AppKV, AppSecrets, AppStorage, DatabaseAbout, DatabaseConfig, DatabaseKind, LiveProvider } from "./contracts/resources.js";
 export { mcp, type McpMeta, type McpTag, type McpToolOptions, type McpResourceOptions, type McpPromptOptions } from "./meta/mcp.js";

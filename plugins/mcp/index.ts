@@ -1,4 +1,4 @@
-import { TrellisError, definePlugin, missingPeers, type AppPlugin, type SealedApp } from "../../kernel/index.js";
+import { TrellisError, definePlugin, installLine, missingPeers, type AppPlugin, type SealedApp } from "../../kernel/index.js";
 import { mcpCatalog } from "./catalog.js";
 import { MCP_DUPLICATE_NAME, MCP_PEER_MISSING } from "./errors.js";
 import type { McpRuntime } from "./server.js";
@@ -53,7 +53,7 @@ export function mcpPlugin(config: McpConfig = {}): AppPlugin {
       if (config.enabled === false) return;
       const missing = missingPeers(PEERS);
       if (missing.length > 0) {
-        throw new TrellisError(MCP_PEER_MISSING, `.mcp() needs the optional peer packages ${missing.map((name) => `"${name}"`).join(", ")}`, { plugin: "mcp", hook: "validate" });
+        throw new TrellisError(MCP_PEER_MISSING, `.mcp() needs the optional peer packages ${missing.map((name) => `"${name}"`).join(", ")}. Install them: ${installLine(missing)}`, { plugin: "mcp", hook: "validate" });
       }
     },
     build(ctx) {
