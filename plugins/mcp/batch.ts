@@ -11,14 +11,19 @@ const BATCH_REFUSED = "Invalid Request: JSON-RPC batches are not accepted; send 
  */
 export async function refuseBatch(event: RequestEvent): Promise<Response | undefined> {
   if (!event.request.body) return undefined;
-  const text = await event.request.text();
-  // A JSON document is an array exactly when its first non-blank character is `[`.
-  if (/^[\s]*\[/.test(text)) {
-    return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code: -32600, message: BATCH_REFUSED }, id: null }), {
-      status: 400,
-      headers: { "content-type": "application/json" },
-    });
+  let text: string;
+  try {
+    text = await event.request.text();
+  } catch {
+    // A client that hung up mid-body: nothing to run, and nothing for `onError` (as the transport does).
+    return refusal(-32700, "Parse error: the request body could not be read");
   }
+  // A JSON document is an array exactly when its first non-blank character is `[`.
+  if (/^\s*\[/.test(text)) return refusal(-32600, BATCH_REFUSED);
   event.request = new Request(event.request, { body: text });
   return undefined;
+}
+
+function refusal(code: number, message: string): Response {
+  return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }), { status: 400, headers: { "content-type": "application/json" } });
 }

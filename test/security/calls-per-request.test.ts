@@ -1,5 +1,5 @@
 // One request, one call: no surface runs several procedure calls for one count of the rate limit.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { App, mcp } from "../../presets/trellis.js";
 import { sqliteMemory } from "../support/app.js";
 
@@ -9,8 +9,9 @@ const toolCall = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", pa
 describe("calls per request", () => {
   let runs = 0;
   let built: any;
+  const onError = vi.fn();
   beforeAll(async () => {
-    built = new App({ db: sqliteMemory(), rateLimit: { max: 5, windowMs: 60_000 } })
+    built = new App({ db: sqliteMemory(), rateLimit: { max: 5, windowMs: 60_000 }, onError })
       .procedure("tick", (base) => base.meta(mcp.tool({ description: "Counts its runs" })).handler(() => ++runs))
       .mcp()
       .build();
@@ -54,6 +55,24 @@ describe("calls per request", () => {
     const malformed = await post("/mcp", "{not json", MCP_HEADERS);
     expect(malformed.status).toBe(400);
     expect(((await malformed.json()) as any).error.code).toBe(-32700);
+  });
+
+  it("MCP: a body the client stops sending mid-way is a 400, runs nothing and reports nothing", async () => {
+    runs = 0;
+    onError.mockClear();
+    const body = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"jsonrpc":"2.0",'));
+        controller.error(new Error("aborted"));
+      },
+    });
+    const response = await built.handle(new Request("http://localhost/mcp", { method: "POST", headers: MCP_HEADERS, body, duplex: "half" } as RequestInit), {
+      clientAddress: "198.51.100.200",
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as any).error).toEqual({ code: -32700, message: "Parse error: the request body could not be read" });
+    expect(runs).toBe(0);
+    expect(onError).not.toHaveBeenCalled();
   });
 
   it("/rpc: oRPC batch requests are not served (no batch handler), so nothing runs", async () => {
