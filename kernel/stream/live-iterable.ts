@@ -61,9 +61,11 @@ export function liveIterable<T>(source: AsyncIterator<T> & Partial<AsyncIterable
       if (failed()) throw failed()!.error;
       if (released) return { done: true, value: undefined };
       const result = await source.next();
-      // A snapshot never leaves while a check is due or running: it waits for the verdict, so a
-      // revoked caller gets nothing after its check fell due, however late the timer fires.
-      if (checks && !released && (checking || Date.now() - checkedAt >= (interval as number))) await check();
+      // A snapshot ready once a check is due waits for a check that started at most `interval`
+      // before it: the one running (when recent enough), else a fresh one. So a revoked caller
+      // gets nothing after its check fell due, however late the timer or slow the lookup.
+      const readyAt = Date.now();
+      while (checks && !released && readyAt - checkedAt >= (interval as number)) await check();
       if (failed()) throw failed()!.error;
       if (result.done) release();
       return result;

@@ -21,16 +21,20 @@ function controlled() {
   };
 }
 
-/** A stream re-checked every 10 ms by a check that takes 5 ms and fails once `revoked`. */
-function revocable() {
+/**
+ * A stream re-checked every 10 ms by a check that reads `revoked` when it starts and answers
+ * `checkMs` later (5 ms unless told).
+ */
+function revocable(checkMs = 5) {
   const state = { revoked: false, checks: 0 };
   const source = controlled();
   const stream = liveIterable(source, {
     revalidateMs: 10,
     revalidate: async () => {
       state.checks++;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      if (state.revoked) throw new Error("revoked");
+      const revoked = state.revoked;
+      await new Promise((resolve) => setTimeout(resolve, checkMs));
+      if (revoked) throw new Error("revoked");
     },
   });
   const outcome = () =>
@@ -72,6 +76,18 @@ describe("liveIterable revalidation", () => {
     const result = outcome();
     await vi.advanceTimersByTimeAsync(6);
     expect(await result).toBe("revoked");
+  });
+
+  it("does not take the verdict of a check that started too long before the snapshot (a lookup slower than the interval)", async () => {
+    const { state, source, outcome } = revocable(30);
+    await vi.advanceTimersByTimeAsync(11); // check A started at 10 ms, reading "signed in"
+    state.revoked = true;
+    await vi.advanceTimersByTimeAsync(14);
+    source.push("late"); // at 25 ms: A is still running, and started 15 ms before
+    const result = outcome();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await result).toBe("revoked");
+    expect(state.checks).toBe(2);
   });
 
   it("hands out snapshots while checks pass, sharing one check between the timer and a waiting snapshot", async () => {
