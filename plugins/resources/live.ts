@@ -4,6 +4,10 @@ import { liveSlots } from "./live-slots.js";
 import { assertFunction, assertGate } from "./permissions.js";
 import type { ListInput, ResourceSpec } from "./procedures.js";
 
+// The list's own input schema, field for field (so the same arguments get the same 400 before the
+// stream starts), without `skip`: a live list is the first page.
+const liveInput = listInput().unwrap().omit({ skip: true }).optional();
+
 interface ListHelpers {
   listArgs(input: ListInput, context: AppRpcContext): Promise<Record<string, unknown>>;
   query(): { live(args: unknown, options: { signal?: AbortSignal }): AsyncIterableIterator<unknown> };
@@ -20,8 +24,7 @@ export function liveProcedure(spec: ResourceSpec, base: ProcedureBase<AppRpcCont
   const limits = spec.live!;
   const slots = liveSlots(spec.name, limits.max, limits.maxPerCaller);
   const permission = spec.permissions.list;
-  // The list's own input schema: the same arguments are refused the same way (400) before the stream starts.
-  return base.input(listInput()).handler(async ({ input = {}, context, signal }) => {
+  return base.input(liveInput).handler(async ({ input = {}, context, signal }) => {
     const release = slots.take(callerOf(context));
     try {
       const args = await helpers.listArgs(input as ListInput, context);
