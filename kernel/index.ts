@@ -16,7 +16,7 @@ export { carriesCredential, type SessionUser, type UserSession, type SessionStat
 export { RpcError, TrellisError, errorBody, errorResponse, type OnError, type ErrorSource, type ErrorInfo } from "./errors.js";
 export { underTestRunner, type Logger, type LogFn, type LoggerOption } from "./log/logger.js";
 export type { AppOverview } from "./introspection/overview.js";
-export { toRpcError, type ErrorRules, type ErrorMapper } from "./gate.js";
+export { toRpcError, eventOf, type ErrorRules, type ErrorMapper } from "./gate.js";
 export type { SealedCallOptions } from "./sealed.js";
 export type { AppServices, ProvideOptions, ServiceOf } from "./services.js";
 export type { ResourceInfo, ResourceRegistry, ResourceAction } from "./registry.js";
