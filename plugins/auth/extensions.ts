@@ -1,0 +1,37 @@
+import type { BetterAuthOptions } from "better-auth";
+import { CLIENT_ADDRESS_HEADER } from "./client-address.js";
+
+/**
+ * The auth plugin's public extension point, provided as the `auth-options` service. A plugin that
+ * declares `auth` as a (optional) dependency builds after it and may, in its own `build`, add to
+ * the options the auth library is created with (the library is created in the `ready` hook, after
+ * every build): email callbacks such as `sendVerificationEmail`, `sendResetPassword`, the
+ * change-email confirmation, or library plugins such as magic link and email OTP. The mail plugin
+ * wires its flows this way, without touching the auth plugin's files.
+ */
+export interface AuthExtensions {
+  /**
+   * Adds a step that receives the library's options (the app's `.auth()` options, merged) and
+   * returns them changed. Steps run in the order they were added; only during `build`.
+   */
+  extend(step: (options: BetterAuthOptions) => BetterAuthOptions): void;
+  /**
+   * The client address Trellis decided for a request the auth library passes to a callback
+   * (`request` in `sendResetPassword(data, request)`), undefined when none was decided.
+   */
+  clientAddress(request: Request | undefined): string | undefined;
+}
+
+export function authExtensions(): AuthExtensions & { apply(options: BetterAuthOptions): BetterAuthOptions; seal(): void } {
+  const steps: ((options: BetterAuthOptions) => BetterAuthOptions)[] = [];
+  let sealed = false;
+  return {
+    extend(step) {
+      if (sealed) throw new Error("auth-options: extend() is only possible while the app builds");
+      steps.push(step);
+    },
+    clientAddress: (request) => request?.headers.get(CLIENT_ADDRESS_HEADER) ?? undefined,
+    apply: (options) => steps.reduce((current, step) => step(current), options),
+    seal: () => void (sealed = true),
+  };
+}
