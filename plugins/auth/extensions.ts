@@ -1,5 +1,4 @@
 import type { BetterAuthOptions } from "better-auth";
-import { CLIENT_ADDRESS_HEADER } from "./client-address.js";
 
 /**
  * The auth plugin's public extension point, provided as the `auth-options` service. A plugin that
@@ -15,11 +14,6 @@ export interface AuthExtensions {
    * returns them changed. Steps run in the order they were added; only during `build`.
    */
   extend(step: (options: BetterAuthOptions) => BetterAuthOptions): void;
-  /**
-   * The client address Trellis decided for a request the auth library passes to a callback
-   * (`request` in `sendResetPassword(data, request)`), undefined when none was decided.
-   */
-  clientAddress(request: Request | undefined): string | undefined;
 }
 
 export function authExtensions(): AuthExtensions & { apply(options: BetterAuthOptions): BetterAuthOptions; seal(): void } {
@@ -30,7 +24,6 @@ export function authExtensions(): AuthExtensions & { apply(options: BetterAuthOp
       if (sealed) throw new Error("auth-options: extend() is only possible while the app builds");
       steps.push(step);
     },
-    clientAddress: (request) => request?.headers.get(CLIENT_ADDRESS_HEADER) ?? undefined,
     apply: (options) => steps.reduce((current, step) => step(current), options),
     seal: () => void (sealed = true),
   };
