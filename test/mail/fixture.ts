@@ -1,20 +1,26 @@
 import { schema } from "../../kernel/schema/index.js";
-import { App } from "../../presets/trellis.js";
+import { App, type AppOptions } from "../../presets/trellis.js";
 import type { DatabaseConfig } from "../../kernel/index.js";
-import type { MailConfig } from "../../plugins/mail/index.js";
+import type { MailConfig, Mailer } from "../../plugins/mail/index.js";
 import { ORIGIN, cookieOf } from "../support/auth.js";
 
 export const SECRET = "a-test-secret-that-is-long-enough-0123456789";
 export const PASSWORD = "correct-horse-battery-staple";
 export const v1 = schema("1").auth().build();
 
+/** Mail is under test, not password hashing: a cheap stand-in keeps these files fast (scrypt is ~100 ms a call here). */
+const FAST_HASH = {
+  hash: async (password: string) => `plain:${password}`,
+  verify: async ({ hash, password }: { hash: string; password: string }) => hash === `plain:${password}`,
+};
+
 type Handler = { handle(request: Request, facts?: { clientAddress?: string }): Promise<Response> };
 
 /** An app with email and password sign-in, mail and the admin API. */
-export function mailApp(db: DatabaseConfig, mail: Partial<MailConfig>, auth: Record<string, unknown> = {}) {
-  return new App({ name: "Test <App>", baseUrl: ORIGIN, db })
+export function mailApp(db: DatabaseConfig, mail: Partial<MailConfig>, auth: Record<string, unknown> = {}, options: Partial<AppOptions> = {}) {
+  return new App({ name: "Test <App>", baseUrl: ORIGIN, db, ...options })
     .schema(v1)
-    .auth({ secret: SECRET, emailAndPassword: { enabled: true }, ...auth })
+    .auth({ secret: SECRET, emailAndPassword: { enabled: true, password: FAST_HASH }, ...auth })
     .mail({ from: "Test App <no-reply@example.test>", ...mail })
     .admin({ ui: false })
     .procedure("notify", (base) => base.handler(async ({ context }) => context.mail.send({ to: "someone@example.test", subject: "Hello", text: "Plain", html: "<p>Plain</p>" })));
@@ -58,4 +64,9 @@ async function answer(response: Response): Promise<Answer> {
 
 export function signUpBody(email: string, name = email.split("@")[0]) {
   return { email, password: PASSWORD, name };
+}
+
+/** The app's mail service, as plugins reach it. */
+export function mailOf(app: { sealed: { service(key: string): unknown } }): Mailer {
+  return app.sealed.service("mail") as Mailer;
 }

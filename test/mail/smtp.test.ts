@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
 import { startSmtp, type TestSmtp } from "../support/smtp.js";
 import { ORIGIN } from "../support/auth.js";
-import { PASSWORD, get, mailApp, post, signUpBody } from "./fixture.js";
+import { PASSWORD, get, mailApp, mailOf, post, signUpBody } from "./fixture.js";
 
 /**
  * Every auth flow end to end on a real SMTP server (loopback): the message is read as it arrived
@@ -30,7 +30,8 @@ describe("mail over SMTP", () => {
   }
 
   beforeAll(async () => {
-    db = await openDatabase("pglite");
+    // SQLite: the flows are the same on every database (the outbox test covers all three), and it starts at once.
+    db = await openDatabase("sqlite");
     smtp = await startSmtp();
     app = await start();
   });
@@ -163,5 +164,33 @@ describe("mail over SMTP", () => {
     expect(mail.subject).toBe("Hello");
     expect(mail.text).toBe("Plain");
     expect(mail.html).toBe("<p>Plain</p>");
+  });
+});
+
+describe("mail over SMTP: a failing server", () => {
+  it("answers the request as usual, retries, then records and reports the failure", async () => {
+    const db = await openDatabase("sqlite");
+    const smtp = await startSmtp({ reject: true });
+    const reported: unknown[] = [];
+    const app = await mailApp({ dialect: db.dialect, kind: db.kind }, { transport: smtp.url, retries: 1, retryDelayMs: 10 }, {}, {
+      onError: (error) => void reported.push(error),
+    }).start();
+    try {
+      const signUp = await post(app, "/api/auth/sign-up/email", signUpBody("ivy@example.test"));
+      expect(signUp.status).toBe(200);
+      expect(signUp.cookie).toContain("better-auth.session_token=");
+      await mailOf(app).flush();
+      const rows = await app.db.selectFrom("trellis_mail" as never).selectAll().execute();
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ to_address: "ivy@example.test", kind: "verify-email", transport: "smtp", state: "failed", attempts: 2 });
+      expect((rows[0] as { error: string }).error).toMatch(/Mailbox unavailable/);
+      // Not a 500 to anyone: the final failure goes to onError, like any unexpected failure.
+      expect(reported).toHaveLength(1);
+      expect(String(reported[0])).toMatch(/Mailbox unavailable/);
+    } finally {
+      await app.close();
+      await smtp.close();
+      await db.close();
+    }
   });
 });
