@@ -24,7 +24,7 @@ export interface TestSmtp {
 }
 
 /** A real SMTP server on a loopback port (the `smtp-server` package), keeping what it receives. */
-export async function startSmtp(options: { reject?: boolean } = {}): Promise<TestSmtp> {
+export async function startSmtp(options: { reject?: boolean; delayMs?: number } = {}): Promise<TestSmtp> {
   const received: ReceivedMail[] = [];
   const taken = new Set<ReceivedMail>();
   const server = new SMTPServer({
@@ -37,7 +37,9 @@ export async function startSmtp(options: { reject?: boolean } = {}): Promise<Tes
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-      stream.on("end", () => {
+      stream.on("end", async () => {
+        // A distant server: the answer to DATA comes late.
+        if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
         if (options.reject) return callback(Object.assign(new Error("Mailbox unavailable"), { responseCode: 550 }));
         received.push(parse(Buffer.concat(chunks).toString("utf8"), session.envelope.mailFrom ? (session.envelope.mailFrom as { address: string }).address : "", session.envelope.rcptTo.map((r) => r.address)));
         callback();
