@@ -84,7 +84,7 @@ describe("mail abuse limits", () => {
     expect(transport.sent.every((mail) => mail.to === "max@example.test")).toBe(true);
     expect(transport.sent).toHaveLength(9);
     const rows = await app.db.selectFrom("trellis_mail" as never).select("to_address" as never).execute();
-    expect(rows.map((row: { to_address: string }) => row.to_address)).not.toContain("nobody@example.test");
+    expect(rows.map((row) => (row as { to_address: string }).to_address)).not.toContain("nobody@example.test");
   });
 });
 
