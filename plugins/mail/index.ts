@@ -50,15 +50,16 @@ export function mailPlugin(config: MailConfig): AppPlugin {
       }
     },
     build(ctx) {
-      const { db, name } = ctx.resources;
+      const { db, kind, name } = ctx.resources;
       const rows = new MailRows(db);
       const report = (error: unknown) => ctx.report(error, "route");
-      ctx.hooks.migrated.tap(() => createMailTable(db));
+      ctx.hooks.migrated.tap(() => createMailTable(db, kind));
       ctx.hooks.ready.tap(async () => void (transport = await openTransport(resolved.transport, ctx.logger)));
       const auth = resolved.auth && ctx.plugins.includes("auth") ? resolved.auth : false;
       if (auth && resolved.limits) limiter = mailLimiter(resolved.limits, sendingPaths(auth), report);
       const delivery = new Delivery({ rows, transport: () => transport!, from: resolved.from, limiter, logger: ctx.logger });
-      const inProcess = processQueue(delivery, { retries: resolved.retries, retryDelayMs: resolved.retryDelayMs, failed: report });
+      let closing = false;
+      const inProcess = processQueue(delivery, { retries: resolved.retries, retryDelayMs: resolved.retryDelayMs, failed: report, stopped: () => closing });
       const jobs = ctx.want("jobs") as JobsLike | undefined;
       queue = jobs ? jobsQueue(jobs, delivery, inProcess, report) : inProcess;
       const mailer = createMailer(name, config.templates ?? {}, () => queue!);
@@ -66,6 +67,7 @@ export function mailPlugin(config: MailConfig): AppPlugin {
       ctx.provide("admin-section:mail", mailAdminSection({ rows, db, auth: () => ctx.want("auth") as { api: Record<string, any> } | undefined }));
       if (auth) wireAuthFlows(ctx.need("auth-options") as AuthOptionsService, mailer, auth);
       ctx.hooks.close.tap(async () => {
+        closing = true;
         // Messages already queued get a moment to leave; a stuck server does not hold the close.
         await Promise.race([queue!.idle(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
         transport?.close();

@@ -1,4 +1,5 @@
-import type { AppDatabase } from "../../kernel/index.js";
+import { sql } from "kysely";
+import type { AppDatabase, DatabaseKind } from "../../kernel/index.js";
 
 /**
  * The mail table: one row per message the app queued, whatever the transport, with its state, so
@@ -42,7 +43,19 @@ interface StoredRow {
   updated_at: string;
 }
 
-export async function createMailTable(db: AppDatabase<any>): Promise<void> {
+/**
+ * Idempotent. On PostgreSQL, replicas starting together would race on `create table if not
+ * exists` (a duplicate catalog row), so it runs under a transaction-scoped advisory lock.
+ */
+export async function createMailTable(db: AppDatabase<any>, kind: DatabaseKind): Promise<void> {
+  if (kind !== "postgres") return createIn(db);
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext('trellis_mail'))`.execute(trx);
+    await createIn(trx as unknown as AppDatabase<any>);
+  });
+}
+
+async function createIn(db: AppDatabase<any>): Promise<void> {
   await db.schema
     .createTable(MAIL_TABLE)
     .ifNotExists()

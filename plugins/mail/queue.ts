@@ -19,10 +19,13 @@ export interface MailQueue {
 
 /**
  * In process: each message is delivered on a later turn of the event loop (after the request that
- * queued it has answered), retried `retries` times with a growing pause, and its final failure
- * handed to `failed` (the app's `onError`).
+ * queued it has answered), retried `retries` times with a growing pause (none once the app is
+ * closing), and its final failure handed to `failed` (the app's `onError`).
  */
-export function processQueue(delivery: Delivery, options: { retries: number; retryDelayMs: number; failed: (error: unknown) => void }): MailQueue {
+export function processQueue(
+  delivery: Delivery,
+  options: { retries: number; retryDelayMs: number; failed: (error: unknown) => void; stopped: () => boolean },
+): MailQueue {
   const pending = new Set<Promise<void>>();
   const run = async (mail: QueuedMail) => {
     await new Promise((resolve) => setImmediate(resolve));
@@ -31,7 +34,8 @@ export function processQueue(delivery: Delivery, options: { retries: number; ret
       try {
         return await delivery.attempt(mail, attempt);
       } catch (error) {
-        if (attempt > options.retries) return options.failed(error);
+        // The app is closing: the row says "failed" with the error; no retry outlives the database.
+        if (attempt > options.retries || options.stopped()) return options.failed(error);
         await new Promise((resolve) => setTimeout(resolve, options.retryDelayMs * attempt).unref?.());
       }
     }
