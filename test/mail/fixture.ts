@@ -22,7 +22,7 @@ export function mailApp(db: DatabaseConfig, mail: Partial<MailConfig>, auth: Rec
     .schema(v1)
     .auth({ secret: SECRET, emailAndPassword: { enabled: true, password: FAST_HASH }, ...auth })
     .mail({ from: "Test App <no-reply@example.test>", ...mail })
-    .admin({ ui: false })
+    .admin()
     .procedure("notify", (base) => base.handler(async ({ context }) => context.mail.send({ to: "someone@example.test", subject: "Hello", text: "Plain", html: "<p>Plain</p>" })));
 }
 
