@@ -1,4 +1,6 @@
 import type { BetterAuthOptions } from "better-auth";
+import { TrellisError } from "../../kernel/index.js";
+import { AUTH_EXTEND_LATE } from "./errors.js";
 
 /**
  * The auth plugin's public extension point, provided as the `auth-options` service. A plugin that
@@ -21,7 +23,9 @@ export function authExtensions(): AuthExtensions & { apply(options: BetterAuthOp
   let sealed = false;
   return {
     extend(step) {
-      if (sealed) throw new Error("auth-options: extend() is only possible while the app builds");
+      if (sealed) {
+        throw new TrellisError(AUTH_EXTEND_LATE, "auth-options: extend() works only during build; the auth library already exists", { plugin: "auth" });
+      }
       steps.push(step);
     },
     apply: (options) => steps.reduce((current, step) => step(current), options),

@@ -115,6 +115,9 @@ function checkConfig(config: MailConfig | undefined, resolved: ReturnType<typeof
   if (flows && !ctx.plugins.includes("auth") && (flows.requireEmailVerification || flows.magicLink || flows.emailOtp)) {
     fail(MAIL_BAD_OPTION, ".mail() auth flows (requireEmailVerification, magicLink, emailOtp) need .auth()");
   }
+  if (flows && flows.requireEmailVerification && flows.verifyEmail === false) {
+    fail(MAIL_BAD_OPTION, ".mail() auth.requireEmailVerification needs auth.verifyEmail: nobody could ever verify");
+  }
   if (!Number.isInteger(resolved.retries) || resolved.retries < 0) fail(MAIL_BAD_OPTION, `.mail() retries must be a whole number, 0 or more, got ${describe(resolved.retries)}`);
   return problems;
 }

@@ -63,3 +63,26 @@ describe("mail through the jobs service", () => {
     await mailOf(app).flush();
   });
 });
+
+describe("the auth-options extension point", () => {
+  it("refuses an extension once the auth library exists", async () => {
+    let late: ((step: (options: object) => object) => void) | undefined;
+    const plugin: AppPlugin = {
+      name: "late",
+      optionalDependencies: ["auth"],
+      build(ctx) {
+        const extensions = ctx.need("auth-options");
+        late = (step) => extensions.extend(step as never);
+      },
+    };
+    const app = await mailApp(sqliteMemory(), {}).use(plugin).start();
+    opened.push(app);
+    let error: any;
+    try {
+      late!((options) => options);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error?.code).toBe("AUTH_EXTEND_LATE");
+  });
+});

@@ -115,6 +115,7 @@ describe("mail build rules", () => {
     expect(errorOf(() => mailApp(sqliteMemory(), { from: "nobody" }).build()).code).toBe("MAIL_BAD_OPTION");
     expect(errorOf(() => mailApp(sqliteMemory(), { limits: { perAddress: 0 } }).build()).message).toContain("limits.perAddress must be a whole number above 0");
     expect(errorOf(() => mailApp(sqliteMemory(), { templates: { welcome: () => ({}) } as never }).build()).message).toContain("templates.welcome is not a message kind");
+    expect(errorOf(() => mailApp(sqliteMemory(), { auth: { verifyEmail: false, requireEmailVerification: true } }).build()).message).toContain("nobody could ever verify");
   });
 
   it("hides the SMTP password in a build error", () => {
