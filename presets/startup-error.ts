@@ -8,13 +8,28 @@ import { inspect } from "node:util";
  */
 export function startupErrorText(error: unknown, env: NodeJS.ProcessEnv = process.env): string {
   const code = codeOf(error);
-  const message = error instanceof Error ? error.message : String(error);
-  const lines = [`Trellis could not start${code ? `: ${code}` : ""}`, ...indent(message)];
-  const fixes = [...new Set(problemsOf(error).map(fixFor).filter((fix): fix is string => Boolean(fix)))];
-  for (const fix of fixes) lines.push(...indent(`fix: ${fix}`));
+  const problems = problemsOf(error);
+  const lines = [`Trellis could not start${code ? `: ${code}` : ""}`];
+  if (problems.length === 1) {
+    lines.push(...indent(messageOf(error)));
+    const fix = fixFor(error);
+    if (fix) lines.push(...indent(`fix: ${fix}`));
+  } else {
+    // A failed build lists every problem: each with its own code, plugin and fix.
+    for (const problem of problems) {
+      const plugin = (problem as { plugin?: string }).plugin;
+      lines.push(...indent(`${codeOf(problem) ?? "ERROR"}${plugin ? ` (${plugin})` : ""}: ${messageOf(problem)}`));
+      const fix = fixFor(problem);
+      if (fix) lines.push(...indent(`  fix: ${fix}`));
+    }
+  }
   if (!code || env.DEBUG) lines.push("", inspect(error, { depth: 4 }));
   else lines.push("  (set DEBUG=1 to see the stack)");
   return `${lines.join("\n")}\n`;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function indent(text: string): string[] {
@@ -29,13 +44,13 @@ function codeOf(error: unknown): string | undefined {
 /** The error itself, or each problem a failed build listed (`KERNEL_VALIDATION_FAILED` keeps them as its cause). */
 function problemsOf(error: unknown): unknown[] {
   const cause = (error as { cause?: unknown } | undefined)?.cause;
-  return Array.isArray(cause) ? cause : [error];
+  return Array.isArray(cause) && cause.length > 0 ? cause : [error];
 }
 
 /** The fix for one coded problem: what to run or set. Undefined when the message already is the fix. */
 export function fixFor(problem: unknown): string | undefined {
   const code = codeOf(problem) ?? "";
-  const message = problem instanceof Error ? problem.message : String(problem);
+  const message = messageOf(problem);
   if (code.endsWith("PEER_MISSING")) {
     // Every first-party peer error names its packages in double quotes.
     const packages = [...message.matchAll(/"((?:@[\w.-]+\/)?[\w.-]+)"/g)].map((match) => match[1]);
