@@ -34,12 +34,8 @@ export interface DatabaseConfig {
   close?: () => Promise<void>;
 }
 
-/** Object store for file bytes. */
-export interface AppStorage {
-  get(key: string): Promise<Uint8Array | null>;
-  set(key: string, bytes: Uint8Array): Promise<void>;
-  delete(key: string): Promise<void>;
-}
+/** Object store for file bytes (the contract lives beside the adapters). */
+export type { AppStorage } from "./storage/contract.js";
 
 /** Read access to environment secrets. */
 export interface AppSecrets<T extends Record<string, unknown> = Record<string, string | undefined>> {
