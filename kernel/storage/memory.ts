@@ -14,7 +14,8 @@ export function memoryStorage(): AppStorage {
       return value ? value.slice() : null;
     },
     async set(key, bytes) {
-      values.set(key, bytes.slice());
+      // `new Uint8Array(bytes)` copies even a Buffer, whose `slice()` is a view.
+      values.set(key, new Uint8Array(bytes));
     },
     async delete(key) {
       values.delete(key);

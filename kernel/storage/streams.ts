@@ -33,7 +33,7 @@ export async function gather(body: ReadableStream<Uint8Array>, fresh = false): P
     chunks.push(value);
     length += value.byteLength;
   }
-  if (chunks.length === 1) return fresh ? chunks[0]!.slice() : chunks[0]!;
+  if (chunks.length === 1) return fresh ? new Uint8Array(chunks[0]!) : chunks[0]!;
   const out = new Uint8Array(length);
   let offset = 0;
   for (const chunk of chunks) {

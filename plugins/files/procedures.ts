@@ -1,11 +1,12 @@
 import { z } from "zod";
-import { RpcError, type AppDatabase, type AppStorage, type ErrorSource, type ProcedureBase } from "../../kernel/index.js";
+import { RpcError, writeStream, type AppDatabase, type AppStorage, type ErrorSource, type ProcedureBase } from "../../kernel/index.js";
 import { fileNotFound, type FileAccess } from "./access.js";
 import type { Attachment, Attachments } from "./attachments.js";
 import { cleanName } from "./file-name.js";
 import { accepts, storedType } from "./media-type.js";
 import type { FileAction, FilePermission, FileRecord, ResolvedFilesConfig } from "./options.js";
 import { FileRows } from "./records.js";
+import { StreamedFile } from "./streamed-file.js";
 
 /** Room for the RPC envelope around the file in a multipart body (field names, JSON, boundaries). */
 export const ENVELOPE_BYTES = 64 * 1024;
@@ -64,7 +65,8 @@ export function fileProcedures(deps: FileProcedureDeps) {
     .input(uploadInput)
     .handler(async ({ input, context }): Promise<FileRecord> => {
       const { file, attach } = input;
-      if (file.size > config.maxBytes) throw tooLarge(config.maxBytes);
+      // A file still arriving (`StreamedFile`) has no size yet: its bytes are counted as they pass.
+      if (!(file instanceof StreamedFile) && file.size > config.maxBytes) throw tooLarge(config.maxBytes);
       const type = storedType(file.type);
       if (config.accept && !accepts(config.accept, type)) {
         throw new RpcError("UNSUPPORTED_MEDIA_TYPE", { status: 415, message: `File type "${type}" is not accepted; accepted: ${config.accept.join(", ")}` });
@@ -74,12 +76,26 @@ export function fileProcedures(deps: FileProcedureDeps) {
       if (attach && entity) await attachments.authorize("update", attach.table, entity.id, context);
 
       const { id, key } = FileRows.newIdentity();
-      const bytes = new Uint8Array(await file.arrayBuffer());
-      if (bytes.byteLength > config.maxBytes) throw tooLarge(config.maxBytes);
+      let size = 0;
+      const counted = file.stream().pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            size += chunk.byteLength;
+            if (size > config.maxBytes) throw tooLarge(config.maxBytes);
+            controller.enqueue(chunk);
+          },
+        }),
+      );
       // Bytes first, then the row: a failure in between leaves at worst an unreferenced blob, never
-      // a row without bytes; a failed insert removes the blob again.
-      await storage.set(key, bytes);
-      const values = { id, key, name: cleanName(file.name), type, size: bytes.byteLength, ...(access.owned ? { userId: context.user?.id ?? null } : {}) };
+      // a row without bytes; a failed insert removes the blob again. A stream that fails (too large,
+      // cut off) leaves no bytes (the storage contract) and no row.
+      try {
+        await writeStream(storage, key, counted);
+      } catch (error) {
+        await storage.delete(key).catch((cause) => deps.report(cause, "rpc"));
+        throw error;
+      }
+      const values = { id, key, name: cleanName(file.name), type, size, ...(access.owned ? { userId: context.user?.id ?? null } : {}) };
       try {
         if (!attach || !entity) return (await rows.insert(db, values)).record;
         return await db.transact(async (trx) => {
