@@ -44,6 +44,8 @@ export class MultipartUpload {
   #fileEnded = false;
   #finished = false;
   #wake: (() => void) | undefined;
+  /** The current part's `Content-Type` as sent (the parser keeps only its essence, and says `text/plain` when absent). */
+  #partType: string | undefined;
   readonly #reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   readonly #parser: BusboyInstance | undefined;
 
@@ -61,6 +63,7 @@ export class MultipartUpload {
       return;
     }
     this.#listen(this.#parser);
+    this.#keepPartTypes(this.#parser);
     if (!request.body) {
       this.#fail(bad("The request has no body: expected multipart/form-data with a file"));
       return;
@@ -80,7 +83,10 @@ export class MultipartUpload {
       if (this.#file) return this.#fail(bad(`The field "${name}" comes after the file: send every field before the file`));
       this.#fields.set(name, value);
     });
-    parser.on("file", (field: string, stream: NodeJS.ReadableStream & { pause(): void; resume(): void }, name: string, _encoding: string, type: string) => {
+    parser.on("file", (field: string, stream: NodeJS.ReadableStream & { pause(): void; resume(): void }, sentName: string) => {
+      const type = this.#partType ?? "";
+      // The escapes an HTML form applies to a file name (WHATWG multipart/form-data encoding), undone.
+      const name = sentName.replace(/%0A|%0D|%22/g, (escape) => ({ "%0A": "\n", "%0D": "\r", "%22": '"' })[escape]!);
       const body = new ReadableStream<Uint8Array>(
         {
           start: (controller) => {
@@ -113,6 +119,21 @@ export class MultipartUpload {
         this.#settle.resolve({ fields: this.#fields, file: undefined });
       }
       this.#close();
+    });
+  }
+
+  /**
+   * Records each part's raw `Content-Type` before the parser reads it: a file without one is stored
+   * as `application/octet-stream` (never taken for `text/plain`), and its parameters are kept. The
+   * parser's multipart reader (Dicer) is reached through busboy's instance (a pinned version).
+   */
+  #keepPartTypes(parser: BusboyInstance): void {
+    const dicer = (parser as unknown as { _parser?: { parser?: NodeJS.EventEmitter } })._parser?.parser;
+    if (!dicer) throw new Error("@fastify/busboy changed shape: its multipart reader is not where Trellis expects it");
+    dicer.on("part", (part: NodeJS.EventEmitter) => {
+      part.prependListener("header", (header: Record<string, string[] | undefined>) => {
+        this.#partType = header["content-type"]?.[0];
+      });
     });
   }
 
