@@ -104,7 +104,8 @@ export class MultipartUpload {
           pull: () => void stream.resume(),
           cancel: (reason) => this.#fail(reason ?? bad("The upload was cancelled")),
         },
-        new ByteLengthQueuingStrategy({ highWaterMark: 1024 * 1024 }),
+        // Nothing is read ahead of the file's reader: a refused upload (401, 415) reads no file bytes.
+        { highWaterMark: 0 },
       );
       this.#settle.resolve({ fields: this.#fields, file: { field, name, type, body } });
     });
