@@ -61,7 +61,8 @@ export function fileProcedures(deps: FileProcedureDeps) {
   const scope = (action: FileAction, context: Parameters<FileAccess["ownerScope"]>[1]) => access.ownerScope(rules[action], context);
 
   const upload = gated(rules.upload)
-    .meta({ bodyLimit: config.maxBytes + ENVELOPE_BYTES })
+    // `rest.multipart`: the files plugin serves `POST /rest/file/upload` itself; the OpenAPI document lists it.
+    .meta({ bodyLimit: config.maxBytes + ENVELOPE_BYTES, rest: { multipart: true } })
     .input(uploadInput)
     .handler(async ({ input, context }): Promise<FileRecord> => {
       const { file, attach } = input;

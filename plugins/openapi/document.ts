@@ -26,6 +26,7 @@ const ERROR_TEXT: Record<number, string> = {
   404: "No such row, or a row the caller does not own",
   409: "Conflicts with a unique or foreign key",
   413: "The request body is too large",
+  415: "The body or the file has a media type that is not accepted",
   429: "Rate limited (see Retry-After)",
   500: "Unexpected failure",
 };
@@ -86,6 +87,8 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
           const deep = schema.type === "object" || schema.type === "array";
           parameters.push({ name, in: "query", required: input.required?.includes(name) ?? false, ...(deep && { style: "deepObject", explode: true }), schema });
         }
+      } else if (operation.multipart) {
+        item.requestBody = multipartBody(input);
       } else if (procedure.inputSchema) {
         item.requestBody = jsonBody(input, !isOptional(procedure.inputSchema));
       }
@@ -112,6 +115,7 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
 }
 
 function errorStatuses(operation: RestOperation, resource: ResourceInfo | undefined): number[] {
+  if (operation.multipart) return [400, 401, 403, 404, 413, 415, 500];
   if (!resource || !operation.resource) return [400, 401, 403, 500];
   const { action } = operation.resource;
   const rule = resource.permissions[action];
@@ -122,6 +126,17 @@ function errorStatuses(operation: RestOperation, resource: ResourceInfo | undefi
   if (action === "create" || action === "update" || action === "delete") statuses.push(409);
   statuses.push(500);
   return statuses;
+}
+
+/** A `multipart/form-data` body: file fields as binary strings, object fields sent as JSON text. */
+function multipartBody(input: Json): Json {
+  const properties: Record<string, Json> = {};
+  const encoding: Record<string, Json> = {};
+  for (const [name, schema] of Object.entries((input.properties ?? {}) as Record<string, Json>)) {
+    properties[name] = schema.contentMediaType ? { type: "string", format: "binary" } : schema;
+    if (schema.type === "object") encoding[name] = { contentType: "application/json" };
+  }
+  return { required: true, content: { "multipart/form-data": { schema: { ...input, properties }, ...(Object.keys(encoding).length > 0 && { encoding }) } } };
 }
 
 function jsonBody(schema: unknown, required: boolean): Json {

@@ -59,7 +59,8 @@ export function openapiPlugin(config: OpenapiConfig = {}): AppPlugin {
         runtime = restRuntime(sealed!, operations);
         document = JSON.stringify(openapiDocument(sealed!, operations, runtime.convert));
       });
-      const routes: RouteDefinition[] = operations.map((operation) => ({
+      // A multipart operation's route is its own plugin's (it streams the body); only the document lists it here.
+      const routes: RouteDefinition[] = operations.filter((operation) => !operation.multipart).map((operation) => ({
         method: operation.method,
         path: operation.route,
         handler: (event, context) => runtime!.handle(operation, event, context),

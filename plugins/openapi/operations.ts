@@ -21,6 +21,11 @@ export interface RestOperation {
   resource?: { name: string; table: string; action: ResourceAction; key: string };
   /** Path parameter names (a declared route's, or the resource key). */
   params: string[];
+  /**
+   * A procedure whose meta says `rest: { multipart: true }` (`file.upload`): its own plugin serves
+   * `POST /rest/<path>` with a `multipart/form-data` body; this plugin only documents it.
+   */
+  multipart?: true;
 }
 
 const RESOURCE_ROUTES: Record<ResourceAction, { method: RestOperation["method"]; keyed: boolean }> = {
@@ -34,13 +39,20 @@ const RESOURCE_ROUTES: Record<ResourceAction, { method: RestOperation["method"];
 /**
  * Every procedure the REST surface exposes, per DESIGN.md section 9: resources as
  * `GET/POST /rest/post` and `GET/PATCH/DELETE /rest/post/{id}`; other procedures
- * `POST /rest/<a>/<b>` unless they declare a route. `_admin.*`, `file.*` and live streams stay out.
+ * `POST /rest/<a>/<b>` unless they declare a route. `_admin.*`, `file.*` and live streams stay out,
+ * but for a procedure whose plugin serves its own multipart route (`file.upload`).
  */
 export function restOperations(procedures: ReadonlyMap<string, AnyProcedure>): RestOperation[] {
   const operations: RestOperation[] = [];
   for (const [name, procedure] of procedures) {
-    if (name.startsWith("_admin.") || name.startsWith("file.")) continue;
     const def = procedure["~orpc"];
+    const multipart = (def.meta as { rest?: { multipart?: boolean } }).rest?.multipart === true;
+    if (multipart) {
+      const path = `/${name.split(".").join("/")}`;
+      operations.push({ name, method: "POST", route: `/rest${path}`, path, params: [], multipart });
+      continue;
+    }
+    if (name.startsWith("_admin.") || name.startsWith("file.")) continue;
     const tag = (def.meta as { resource?: ResourceTag }).resource;
     if (tag) {
       if (tag.action === "live") continue;

@@ -54,10 +54,10 @@ describe("/openapi.json", () => {
     expect(document.openapi).toMatch(/^3\.1\./);
     expect(document.info).toEqual({ title: "Trellis Blog", version: "3" });
     expect(document.servers[0].url).toBe("https://blog.example.test/rest");
-    expect(Object.keys(document.paths).sort()).toEqual(["/comment", "/comment/{id}", "/me", "/post", "/post/publish", "/post/search", "/post/{id}"]);
+    expect(Object.keys(document.paths).sort()).toEqual(["/comment", "/comment/{id}", "/file/upload", "/me", "/post", "/post/publish", "/post/search", "/post/{id}"]);
     expect(Object.keys(document.paths["/post"])).toEqual(["get", "post"]);
     expect(Object.keys(document.paths["/post/{id}"])).toEqual(["get", "patch", "delete"]);
-    // The live stream and the admin namespace stay out.
+    // The live stream and the admin namespace stay out; of file.*, only the multipart upload is in.
     expect(JSON.stringify(document.paths)).not.toContain("post.live");
     expect(document.components.securitySchemes.session).toMatchObject({ type: "apiKey", in: "cookie" });
   });
