@@ -43,7 +43,12 @@ export class MultipartUpload {
   #file: ReadableStreamDefaultController<Uint8Array> | undefined;
   #fileEnded = false;
   #finished = false;
+  /** Ends the pump's wait for the parser (resolved early when the upload fails). */
   #wake: (() => void) | undefined;
+  /** Ends the pump's wait for the file's reader to want more (or for a failure). */
+  #room: (() => void) | undefined;
+  /** Whether the file's reader is waiting for bytes (nothing is read ahead of it). */
+  #wanted = false;
   /** The current part's `Content-Type` as sent (the parser keeps only its essence, and says `text/plain` when absent). */
   #partType: string | undefined;
   readonly #reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
@@ -83,7 +88,7 @@ export class MultipartUpload {
       if (this.#file) return this.#fail(bad(`The field "${name}" comes after the file: send every field before the file`));
       this.#fields.set(name, value);
     });
-    parser.on("file", (field: string, stream: NodeJS.ReadableStream & { pause(): void; resume(): void }, sentName: string) => {
+    parser.on("file", (field: string, stream: NodeJS.ReadableStream, sentName: string) => {
       const type = this.#partType ?? "";
       // The escapes an HTML form applies to a file name (WHATWG multipart/form-data encoding), undone.
       const name = sentName.replace(/%0A|%0D|%22/g, (escape) => ({ "%0A": "\n", "%0D": "\r", "%22": '"' })[escape]!);
@@ -91,17 +96,21 @@ export class MultipartUpload {
         {
           start: (controller) => {
             this.#file = controller;
+            // Flowing: the parser's output goes straight to the reader. Backpressure is the pump's:
+            // it reads the next chunk of the body only when the reader wants more (`#wanted`).
             stream.on("data", (chunk: Uint8Array) => {
               if (this.#failure !== undefined) return;
               controller.enqueue(chunk);
-              if ((controller.desiredSize ?? 0) <= 0) stream.pause();
+              if ((controller.desiredSize ?? 0) <= 0) this.#wanted = false;
             });
             stream.on("limit", () => this.#fail(tooLarge("File", this.limits.fileBytes)));
             stream.on("end", () => ((this.#fileEnded = true), this.#close()));
             stream.on("error", (error: Error) => this.#fail(bad(`The multipart body is malformed: ${error.message}`)));
-            stream.pause();
           },
-          pull: () => void stream.resume(),
+          pull: () => {
+            this.#wanted = true;
+            this.#room?.();
+          },
           cancel: (reason) => this.#fail(reason ?? bad("The upload was cancelled")),
         },
         // Nothing is read ahead of the file's reader: a refused upload (401, 415) reads no file bytes.
@@ -138,10 +147,16 @@ export class MultipartUpload {
     });
   }
 
-  /** The body into the parser, one chunk at a time: the parser's callback waits while the file's reader is behind. */
+  /**
+   * The body into the parser, one chunk at a time, and once the file started only while its reader
+   * wants more: a reader that is behind (or never comes, a refused upload) stops the reading.
+   */
   async #pump(reader: ReadableStreamDefaultReader<Uint8Array>, parser: BusboyInstance): Promise<void> {
     try {
       for (;;) {
+        if (this.#file && !this.#wanted && !this.#fileEnded) await new Promise<void>((resolve) => (this.#room = resolve));
+        this.#room = undefined;
+        if (this.#failure !== undefined) return;
         const { done, value } = await reader.read();
         if (this.#failure !== undefined) return;
         if (done) return void parser.end();
@@ -150,6 +165,7 @@ export class MultipartUpload {
           this.#wake = resolve;
           parser.write(value, (error?: Error | null) => (error ? reject(error) : resolve()));
         });
+        this.#wake = undefined;
         if (this.#failure !== undefined) return;
       }
     } catch (error) {
@@ -176,5 +192,6 @@ export class MultipartUpload {
     this.#parser?.on("error", () => {});
     this.#parser?.destroy();
     this.#wake?.();
+    this.#room?.();
   }
 }
