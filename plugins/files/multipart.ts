@@ -14,6 +14,10 @@ export interface FilePart {
   name: string;
   type: string;
   body: ReadableStream<Uint8Array>;
+  /** The file's bytes so far (all of them once `body` ended). */
+  size(): number;
+  /** Called as the reader starts: the body is read past the file's start only from then on. */
+  begin(): void;
 }
 
 /** What precedes the file: the text fields, and the file itself (undefined when the body has none). */
@@ -36,6 +40,8 @@ const tooLarge = (what: string, limit: number) => new RpcError("PAYLOAD_TOO_LARG
 export class MultipartUpload {
   /** Bytes of the request body read so far. */
   received = 0;
+  /** Bytes of the file part parsed so far (at most `limits.fileBytes`: one more fails the upload). */
+  fileBytes = 0;
   readonly head: Promise<MultipartHead>;
   #failure: unknown;
   #settle!: { resolve(head: MultipartHead): void; reject(error: unknown): void };
@@ -47,8 +53,8 @@ export class MultipartUpload {
   #wake: (() => void) | undefined;
   /** Ends the pump's wait for the file's reader to want more (or for a failure). */
   #room: (() => void) | undefined;
-  /** Whether the file's reader is waiting for bytes (nothing is read ahead of it). */
-  #wanted = false;
+  /** Whether the file's reader began (`begin()`); until then no byte of the file is read. */
+  #began = false;
   /** The current part's `Content-Type` as sent (the parser keeps only its essence, and says `text/plain` when absent). */
   #partType: string | undefined;
   readonly #reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
@@ -77,6 +83,15 @@ export class MultipartUpload {
     void this.#pump(this.#reader, this.#parser);
   }
 
+  /**
+   * The file's reader is starting: until this call the body is read no further than the file's
+   * first chunk, so an upload refused before its bytes are stored (401, 415) reads almost nothing.
+   */
+  begin(): void {
+    this.#began = true;
+    this.#room?.();
+  }
+
   /** Stops reading: the body is cancelled and the file's stream, if still open, errors. Idempotent. */
   dispose(): void {
     if (!this.#finished || !this.#fileEnded) this.#fail(bad("The upload was not read to its end"));
@@ -96,27 +111,24 @@ export class MultipartUpload {
         {
           start: (controller) => {
             this.#file = controller;
-            // Flowing: the parser's output goes straight to the reader. Backpressure is the pump's:
-            // it reads the next chunk of the body only when the reader wants more (`#wanted`).
+            // Flowing: the parser's output goes straight to the queue. Backpressure is the pump's: it
+            // reads the next chunk of the body only while the queue has room (see `#pump`).
             stream.on("data", (chunk: Uint8Array) => {
               if (this.#failure !== undefined) return;
+              this.fileBytes += chunk.byteLength;
               controller.enqueue(chunk);
-              if ((controller.desiredSize ?? 0) <= 0) this.#wanted = false;
             });
             stream.on("limit", () => this.#fail(tooLarge("File", this.limits.fileBytes)));
             stream.on("end", () => ((this.#fileEnded = true), this.#close()));
             stream.on("error", (error: Error) => this.#fail(bad(`The multipart body is malformed: ${error.message}`)));
           },
-          pull: () => {
-            this.#wanted = true;
-            this.#room?.();
-          },
+          pull: () => this.#room?.(),
           cancel: (reason) => this.#fail(reason ?? bad("The upload was cancelled")),
         },
-        // Nothing is read ahead of the file's reader: a refused upload (401, 415) reads no file bytes.
-        { highWaterMark: 0 },
+        // Up to 1 MiB parsed ahead of the reader (parsing overlaps the store's writes), once it began.
+        new ByteLengthQueuingStrategy({ highWaterMark: 1024 * 1024 }),
       );
-      this.#settle.resolve({ fields: this.#fields, file: { field, name, type, body } });
+      this.#settle.resolve({ fields: this.#fields, file: { field, name, type, body, size: () => this.fileBytes, begin: () => this.begin() } });
     });
     parser.on("filesLimit", () => this.#fail(bad("An upload carries one file")));
     parser.on("fieldsLimit", () => this.#fail(bad(`An upload carries at most ${MAX_FIELDS} fields`)));
@@ -154,8 +166,10 @@ export class MultipartUpload {
   async #pump(reader: ReadableStreamDefaultReader<Uint8Array>, parser: BusboyInstance): Promise<void> {
     try {
       for (;;) {
-        if (this.#file && !this.#wanted && !this.#fileEnded) await new Promise<void>((resolve) => (this.#room = resolve));
-        this.#room = undefined;
+        while (this.#file && !this.#fileEnded && this.#failure === undefined && (!this.#began || (this.#file.desiredSize ?? 0) <= 0)) {
+          await new Promise<void>((resolve) => (this.#room = resolve));
+          this.#room = undefined;
+        }
         if (this.#failure !== undefined) return;
         const { done, value } = await reader.read();
         if (this.#failure !== undefined) return;

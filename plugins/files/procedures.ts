@@ -77,25 +77,30 @@ export function fileProcedures(deps: FileProcedureDeps) {
       if (attach && entity) await attachments.authorize("update", attach.table, entity.id, context);
 
       const { id, key } = FileRows.newIdentity();
-      let size = 0;
-      const counted = file.stream().pipeThrough(
-        new TransformStream<Uint8Array, Uint8Array>({
-          transform(chunk, controller) {
-            size += chunk.byteLength;
-            if (size > config.maxBytes) throw tooLarge(config.maxBytes);
-            controller.enqueue(chunk);
-          },
-        }),
-      );
+      // A streamed file was counted (and bounded) by the multipart parser; any other is counted here.
+      let counted = 0;
+      const body =
+        file instanceof StreamedFile
+          ? file.stream()
+          : file.stream().pipeThrough(
+              new TransformStream<Uint8Array, Uint8Array>({
+                transform(chunk, controller) {
+                  counted += chunk.byteLength;
+                  if (counted > config.maxBytes) throw tooLarge(config.maxBytes);
+                  controller.enqueue(chunk);
+                },
+              }),
+            );
       // Bytes first, then the row: a failure in between leaves at worst an unreferenced blob, never
       // a row without bytes; a failed insert removes the blob again. A stream that fails (too large,
       // cut off) leaves no bytes (the storage contract) and no row.
       try {
-        await writeStream(storage, key, counted);
+        await writeStream(storage, key, body);
       } catch (error) {
         await storage.delete(key).catch((cause) => deps.report(cause, "rpc"));
         throw error;
       }
+      const size = file instanceof StreamedFile ? file.received() : counted;
       const values = { id, key, name: cleanName(file.name), type, size, ...(access.owned ? { userId: context.user?.id ?? null } : {}) };
       try {
         if (!attach || !entity) return (await rows.insert(db, values)).record;

@@ -25,7 +25,7 @@ export function restUploadRoute(limits: MultipartLimits, bodyLimit: number, seal
         upload = new MultipartUpload(event.request, limits);
         const { fields, file } = await upload.head;
         if (file && file.field !== "file") throw new RpcError("BAD_REQUEST", { message: `Send the file in the "file" field (got "${file.field}")`, data: { path: "file" } });
-        const input: Record<string, unknown> = { file: file && new StreamedFile(file.body, file.name, file.type) };
+        const input: Record<string, unknown> = { file: file && new StreamedFile(file) };
         const attach = fields.get("attach");
         if (attach !== undefined) input.attach = json(attach);
         const output = await sealed().call("file.upload", input, { event, context, source: "rest" });

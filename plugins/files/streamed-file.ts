@@ -1,21 +1,29 @@
+import type { FilePart } from "./multipart.js";
+
 /**
  * An uploaded file whose bytes are still arriving: a `File` (so the input schema's `z.file()`
- * admits it) whose `stream()` is the request body's file part, readable once. Its `size` is 0
- * until read: `file.upload` counts the bytes as they pass instead.
+ * admits it) whose `stream()` is the request body's file part, readable once. Its `size` is 0:
+ * `received()` counts the bytes the parser passed on, bounded by the upload's limit.
  */
 export class StreamedFile extends File {
-  readonly #body: ReadableStream<Uint8Array>;
+  readonly #part: FilePart;
   #taken = false;
 
-  constructor(body: ReadableStream<Uint8Array>, name: string, type: string) {
-    super([], name, { type });
-    this.#body = body;
+  constructor(part: FilePart) {
+    super([], part.name, { type: part.type });
+    this.#part = part;
+  }
+
+  /** The file's bytes so far; all of them once its stream ended. */
+  received(): number {
+    return this.#part.size();
   }
 
   override stream(): ReadableStream<Uint8Array<ArrayBuffer>> {
     if (this.#taken) throw new TypeError("The uploaded file was already read");
     this.#taken = true;
-    return this.#body as ReadableStream<Uint8Array<ArrayBuffer>>;
+    this.#part.begin();
+    return this.#part.body as ReadableStream<Uint8Array<ArrayBuffer>>;
   }
 
   override arrayBuffer(): Promise<ArrayBuffer> {

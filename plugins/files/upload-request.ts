@@ -20,7 +20,7 @@ class UploadRequest extends Request {
     const form = new FormData();
     for (const [name, value] of fields) form.append(name, value);
     // Appended without a file name, a `File` is kept as is (not copied into a new one).
-    if (file) form.append(file.field, new StreamedFile(file.body, file.name, file.type));
+    if (file) form.append(file.field, new StreamedFile(file));
     return form;
   }
 }

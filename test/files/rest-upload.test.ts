@@ -59,7 +59,7 @@ describe("POST /rest/file/upload", () => {
     const sent = await post(form(png(), { attach }), ada);
     expect(sent.status).toBe(200);
     const listed = await app.client({ cookie: ada.cookie }).file.list({ attachedTo: { table: "post", entityId: postId } });
-    expect(listed.map((file: { id: string; attachment: unknown }) => [file.id, file.attachment])).toEqual([[sent.body.id, { role: "cover", position: 0 }]]);
+    expect(listed.map((file) => [file.id, file.attachment])).toEqual([[sent.body.id, { role: "cover", position: 0 }]]);
     const keys = storage.keys().length;
     const notTheirs = await post(form(png(), { attach }), bo);
     const viaRpc = await upload(app, uploadForm(png(), "p.png", { attach: { table: "post", entityId: postId } }), { cookie: bo.cookie });
