@@ -35,7 +35,7 @@ export interface DatabaseConfig {
 }
 
 /** Object store for file bytes (the contract lives beside the adapters). */
-export type { AppStorage } from "./storage/contract.js";
+export type { AppStorage } from "../storage/contract.js";
 
 /** Read access to environment secrets. */
 export interface AppSecrets<T extends Record<string, unknown> = Record<string, string | undefined>> {
