@@ -187,3 +187,19 @@ for (const adapter of adapters) {
     });
   });
 }
+
+describe("fromStore on the fs driver: streamed writes", () => {
+  it("write to a temporary file renamed into place, so a failed stream leaves no file at all", async () => {
+    const { readdir } = await import("node:fs/promises");
+    const base = await mkdtemp(join(tmpdir(), "trellis-fs-"));
+    try {
+      const storage = fromStore(createStorage({ driver: fsDriver({ base }) }));
+      await expect(writeStream(storage, "files/abc", streamOf(bytes(300_000), 65_536, 131_072))).rejects.toThrow("the client went away");
+      expect(await readdir(base, { recursive: true })).toEqual([]);
+      await writeStream(storage, "files/abc", streamOf(bytes(300_000)));
+      expect(await readdir(base, { recursive: true })).toEqual(["files%2Fabc"]);
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+});
