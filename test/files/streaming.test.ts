@@ -9,14 +9,16 @@ import { memoryStorage } from "../../kernel/storage/index.js";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
 import { ORIGIN, signUp, type SignedIn } from "../support/auth.js";
 import { filesApp } from "./fixture.js";
-import { multipartBody, rpcEnvelope, streamedRequest, type BodyPart, type BodyOptions } from "./multipart-body.js";
+import { multipartBody, rpcEnvelope, streamedRequest, BOUNDARY, type BodyPart, type BodyOptions } from "./multipart-body.js";
+import { request as httpRequest } from "node:http";
+import { serve } from "../../presets/node.js";
 
 const LIMIT = 1024 * 1024;
 
 /** Memory storage that records what reached it: keys stored, chunks streamed in, and can fail mid-stream. */
 function recordingStorage() {
   const inner = memoryStorage();
-  const state = { keys: new Set<string>(), chunks: [] as Uint8Array[], failAfter: undefined as number | undefined };
+  const state = { keys: new Set<string>(), chunks: [] as Uint8Array[], failAfter: undefined as number | undefined, failedStreams: 0 };
   const storage: AppStorage = {
     get: (key) => inner.get(key),
     set: async (key, bytes) => (await inner.set(key, bytes), void state.keys.add(key)),
@@ -25,10 +27,15 @@ function recordingStorage() {
     async setStream(key, body) {
       const received: Uint8Array[] = [];
       let total = 0;
-      for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-        received.push(chunk);
-        total += chunk.byteLength;
-        if (state.failAfter !== undefined && total > state.failAfter) throw new Error("the disk is full");
+      try {
+        for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+          received.push(chunk);
+          total += chunk.byteLength;
+          if (state.failAfter !== undefined && total > state.failAfter) throw new Error("the disk is full");
+        }
+      } catch (error) {
+        state.failedStreams++;
+        throw error;
       }
       state.chunks.push(...received);
       await inner.set(key, Buffer.concat(received));
@@ -138,5 +145,32 @@ describe("streaming uploads", () => {
     expect(untyped).toMatchObject({ status: 200, body: { type: "application/octet-stream" } });
     const huge = await send([{ name: "data", value: JSON.stringify({ json: { file: {}, pad: "x".repeat(70_000) }, maps: [["file"]] }) }, file(10)]);
     expect(huge).toMatchObject({ status: 413, body: { code: "PAYLOAD_TOO_LARGE" } });
+  });
+
+  it("over a real socket: a client that hangs up mid-file leaves no bytes, no row and no report", async () => {
+    const server = await serve(app, { port: 0, hostname: "127.0.0.1", handleSignals: false });
+    try {
+      const before = await snapshot();
+      const failed = recorded.state.failedStreams;
+      errors.length = 0;
+      const head = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="data"\r\n\r\n{"json":{"file":{}},"maps":[["file"]]}\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="0"; filename="cut.bin"\r\nContent-Type: image/png\r\n\r\n`;
+      await new Promise<void>((resolve) => {
+        const request = httpRequest(`${server.url}/rpc/file/upload`, {
+          method: "POST",
+          headers: { cookie: ada.cookie, "content-type": `multipart/form-data; boundary=${BOUNDARY}`, "content-length": String(head.length + LIMIT) },
+        });
+        request.on("error", () => resolve());
+        request.on("close", () => resolve());
+        request.write(head);
+        request.write(Buffer.alloc(300_000, 7), () => setTimeout(() => request.destroy(), 100));
+      });
+      // The server notices the hang-up, fails the upload and cleans up; give it a moment to.
+      for (let i = 0; i < 100 && recorded.state.failedStreams === failed; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(recorded.state.failedStreams).toBe(failed + 1);
+      await nothingLeft(before);
+      expect(errors).toEqual([]);
+    } finally {
+      await server.close();
+    }
   });
 });
