@@ -182,9 +182,9 @@ export class MultipartUpload {
         this.#wake = undefined;
         if (this.#failure !== undefined) return;
       }
-    } catch (error) {
+    } catch {
       // A body that fails to arrive is the client's doing (it hung up): a 400, never a server error.
-      if (this.#failure === undefined) this.#fail(bad(`The request body ended before the upload did (${(error as Error).message ?? error})`));
+      if (this.#failure === undefined) this.#fail(bad("The request body ended before the upload did"));
     }
   }
 
