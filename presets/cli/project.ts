@@ -47,7 +47,10 @@ export async function importModule(file: string, project: Project): Promise<Reco
   if (!/\.[mc]?ts$/.test(file)) return import(pathToFileURL(file).href);
   let api: string;
   try {
-    api = createRequire(join(project.root, "package.json")).resolve("tsx/esm/api");
+    // The ESM build of tsx's API, as its export map names it (require.resolve would pick the CommonJS one).
+    const manifest = createRequire(join(project.root, "package.json")).resolve("tsx/package.json");
+    const exported = (JSON.parse(readFileSync(manifest, "utf8")) as { exports: Record<string, { import: { default: string } }> }).exports["./esm/api"]!;
+    api = join(dirname(manifest), exported.import.default);
   } catch {
     throw new CliError("CLI_NO_TSX", `${file} is TypeScript and this project has no tsx to load it.`, "npm install --save-dev tsx");
   }

@@ -16,6 +16,13 @@ export async function doctor(): Promise<number> {
   const [major, minor] = process.versions.node.split(".").map(Number) as [number, number];
   add("node", major > 20 || (major === 20 && minor >= 19) ? "ok" : "fail", `${process.version} (Trellis needs >= 20.19)`);
 
+  // The project's .env is loaded first: the secret is usually there.
+  let project: ReturnType<typeof findProject> | undefined;
+  try {
+    project = findProject();
+  } catch (error) {
+    add("project", "fail", (error as Error).message);
+  }
   const production = process.env.NODE_ENV === "production";
   const secret = process.env.AUTH_SECRET;
   if (!secret) add("secret", "fail", "AUTH_SECRET is not set (generate one: openssl rand -base64 32)");
@@ -23,15 +30,15 @@ export async function doctor(): Promise<number> {
   else add("secret", "ok", `AUTH_SECRET set (${secret.length} characters)`);
 
   let built: any;
-  try {
-    const project = findProject();
-    const app = await loadApp(project);
-    built = app.build();
-    add("app", "ok", `${built.overview().name}: ${built.describe().plugins.map((p: { name: string }) => p.name).join(", ")}`);
-  } catch (error) {
-    const failure = error as Error & { code?: string };
-    // A missing peer is reported at build with the install line in its message.
-    add("app", "fail", `${failure.code ? `${failure.code}: ` : ""}${failure.message}`);
+  if (project) {
+    try {
+      built = (await loadApp(project)).build();
+      add("app", "ok", `${built.overview().name}: ${built.describe().plugins.map((p: { name: string }) => p.name).join(", ")}`);
+    } catch (error) {
+      const failure = error as Error & { code?: string };
+      // A missing peer is reported at build with the install line in its message.
+      add("app", "fail", `${failure.code ? `${failure.code}: ` : ""}${failure.message}`);
+    }
   }
   if (built) {
     try {
