@@ -9,6 +9,7 @@ import type { ChangeFeed } from "./db/changes.js";
 import { LiveHub } from "./db/live.js";
 import { checkHistory } from "./db/history-check.js";
 import { readVersions, type VersionRecord } from "./db/version-record.js";
+import { resolveQueryLimits } from "./db/query-limits.js";
 
 /** The app's database: the typed `db`, its migrator, committed changes, and shutdown. */
 export interface Datastore {
@@ -34,7 +35,7 @@ export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaMo
   const kysely = new Kysely<any>({ dialect: wrapped.dialect });
   const latest = schemas.at(-1) ?? EMPTY_SCHEMA;
   const live = new LiveHub(() => wrapped.changes.listen((change) => live.notify(change)));
-  const db = createAppDatabase(kysely, config.kind, latest, (fn) => wrapped.transact(kysely, fn), live);
+  const db = createAppDatabase(kysely, config.kind, latest, (fn) => wrapped.transact(kysely, fn), live, resolveQueryLimits(config.limits));
   wrapped.changes.keyOf = (table) => {
     const model = latest.tables[table];
     return model ? primaryKeyOf(model) : undefined;
