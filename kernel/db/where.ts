@@ -175,12 +175,28 @@ function and(parts: Predicate[]): Predicate {
   if (parts.includes(false)) return false;
   const real = parts.filter((p): p is RawBuilder<SqlBool> => p !== true);
   if (real.length === 0) return true;
-  return real.length === 1 ? real[0]! : sql<SqlBool>`(${sql.join(real, sql` and `)})`;
+  return balanced(real, sql` and `);
 }
 
 function or(parts: Predicate[]): Predicate {
   if (parts.includes(true)) return true;
   const real = parts.filter((p): p is RawBuilder<SqlBool> => p !== false);
   if (real.length === 0) return false;
-  return real.length === 1 ? real[0]! : sql<SqlBool>`(${sql.join(real, sql` or `)})`;
+  return balanced(real, sql` or `);
 }
+
+/**
+ * `(a op b op c ...)` grouped as a balanced tree of at most 64 terms per group: SQLite parses a flat
+ * chain as an expression as deep as it is long and refuses past 1000 (an `OR` of 1,001 equalities
+ * was a 500); grouped, 20,000 terms nest three levels deep.
+ */
+function balanced(parts: RawBuilder<SqlBool>[], op: RawBuilder<unknown>): RawBuilder<SqlBool> {
+  if (parts.length === 1) return parts[0]!;
+  if (parts.length <= GROUP) return sql<SqlBool>`(${sql.join(parts, op)})`;
+  const size = Math.ceil(parts.length / GROUP);
+  const groups: RawBuilder<SqlBool>[] = [];
+  for (let i = 0; i < parts.length; i += size) groups.push(balanced(parts.slice(i, i + size), op));
+  return balanced(groups, op);
+}
+
+const GROUP = 64;
