@@ -18,7 +18,7 @@ export interface QueryLimits {
   maxTextOperand?: number;
   /**
    * Characters of every `contains`/`startsWith`/`endsWith` operand of one query together; more is 400.
-   * @default 1024
+   * @default 512
    */
   maxTextOperands?: number;
 }
@@ -27,7 +27,7 @@ export interface QueryLimits {
 export const MAX_QUERY_VALUES = 20_000;
 /** Longest `in`/`notIn` list. */
 export const MAX_IN_VALUES = 5000;
-export const DEFAULT_QUERY_LIMITS: Required<QueryLimits> = Object.freeze({ maxTextOperand: 256, maxTextOperands: 1024 });
+export const DEFAULT_QUERY_LIMITS: Required<QueryLimits> = Object.freeze({ maxTextOperand: 256, maxTextOperands: 512 });
 
 /** What one query has spent so far: shared by its `where` and every include's `where`. */
 export class QueryBudget {
