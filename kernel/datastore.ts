@@ -10,6 +10,7 @@ import { LiveHub } from "./db/live.js";
 import { checkHistory } from "./db/history-check.js";
 import { readVersions, type VersionRecord } from "./db/version-record.js";
 import { resolveQueryLimits } from "./db/query-limits.js";
+import { touchUpdatedAt } from "./db/touch-updated-at.js";
 
 /** The app's database: the typed `db`, its migrator, committed changes, and shutdown. */
 export interface Datastore {
@@ -32,8 +33,8 @@ export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaMo
   // Refuses unsafe steps (a changed type, a removed column) before anything touches the database.
   validateHistory(schemas);
   const wrapped = reentrant(config.dialect);
-  const kysely = new Kysely<any>({ dialect: wrapped.dialect });
   const latest = schemas.at(-1) ?? EMPTY_SCHEMA;
+  const kysely = new Kysely<any>({ dialect: wrapped.dialect, plugins: [touchUpdatedAt(latest, config.kind)] });
   const live = new LiveHub(() => wrapped.changes.listen((change) => live.notify(change)));
   const db = createAppDatabase(kysely, config.kind, latest, (fn) => wrapped.transact(kysely, fn), live, resolveQueryLimits(config.limits));
   wrapped.changes.keyOf = (table) => {
