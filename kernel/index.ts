@@ -45,6 +45,7 @@ export { toPlainJson } from "./plain-json.js";
 export { missingPeers, importPeer } from "./peers.js";
 export { within } from "./within.js";
 export type { AppKV, AppSecrets, AppStorage, DatabaseAbout, DatabaseConfig, DatabaseKind, LiveProvider } from "./resources.js";
+export { accessMeta, accessOf, type AccessMeta, type ProcedureAccess } from "./meta/access.js";
 export { mcp, type McpMeta, type McpTag, type McpToolOptions, type McpResourceOptions, type McpPromptOptions } from "./meta/mcp.js";
 export type { RateLimitHit, RateLimitStore } from "./kv/counter-store.js";
 export type { AppDatabase } from "./db/database.js";

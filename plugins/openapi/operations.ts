@@ -34,13 +34,16 @@ const RESOURCE_ROUTES: Record<ResourceAction, { method: RestOperation["method"];
 /**
  * Every procedure the REST surface exposes, per DESIGN.md section 9: resources as
  * `GET/POST /rest/post` and `GET/PATCH/DELETE /rest/post/{id}`; other procedures
- * `POST /rest/<a>/<b>` unless they declare a route. `_admin.*`, `file.*` and live streams stay out.
+ * `POST /rest/<a>/<b>` unless they declare a route. `_admin.*`, `file.*` and streams stay out: live
+ * resources, async generator handlers and procedures whose output is an event iterator.
  */
 export function restOperations(procedures: ReadonlyMap<string, AnyProcedure>): RestOperation[] {
   const operations: RestOperation[] = [];
   for (const [name, procedure] of procedures) {
     if (name.startsWith("_admin.") || name.startsWith("file.")) continue;
     const def = procedure["~orpc"];
+    // A stream answers on /rpc (server-sent events); plain JSON has nothing to say for it.
+    if (streams(procedure)) continue;
     const tag = (def.meta as { resource?: ResourceTag }).resource;
     if (tag) {
       if (tag.action === "live") continue;
@@ -74,4 +77,18 @@ export function restOperations(procedures: ReadonlyMap<string, AnyProcedure>): R
     operations.push({ name, method: "POST", route: `/rest${path}`, path, params: [] });
   }
   return operations;
+}
+
+const AsyncGeneratorFunction = Object.getPrototypeOf(async function* () {}).constructor;
+
+/** True for a procedure that answers with a stream of events rather than one value. */
+export function streams(procedure: AnyProcedure): boolean {
+  const def = procedure["~orpc"];
+  return def.handler instanceof AsyncGeneratorFunction || isEventIterator(def.outputSchema);
+}
+
+/** oRPC's `eventIterator(schema)` marks its schema with this symbol (read by description: it is not exported). */
+function isEventIterator(schema: unknown): boolean {
+  const standard = (schema as { "~standard"?: object } | undefined)?.["~standard"];
+  return standard !== undefined && Object.getOwnPropertySymbols(standard).some((symbol) => symbol.description === "ORPC_EVENT_ITERATOR_DETAILS");
 }
