@@ -2,7 +2,6 @@ import type { Middleware } from "@orpc/server";
 import {
   Kernel,
   permissionMiddleware,
-  accessMeta,
   rootBuilder,
   type AppKV,
   type AppPlugin,
@@ -130,8 +129,7 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
     options?: ProcedureOptions<Ctx<S, Extra>>,
   ): App<S, Extra, Router & NestName<N, P>> {
     const permission = options?.permission ?? "public";
-    // The access tag tells surfaces (the OpenAPI document) who may call it.
-    const base = (permission === "public" ? this.#base : this.#base.use(permissionMiddleware(options as ProcedureOptions<any>))).meta(accessMeta(permission));
+    const base = permission === "public" ? this.#base : this.#base.use(permissionMiddleware(options as ProcedureOptions<any>));
     if (permission !== "public") {
       const label = typeof permission === "function" ? "a permission function" : `"${permission}"`;
       this.kernel.requireSession(`procedure "${name}" (permission ${label})`);

@@ -14,7 +14,7 @@ import {
   type UnknownRow,
 } from "kysely";
 import type { ColumnModel, SchemaModel } from "../schema/model.js";
-import type { DatabaseKind } from "../resources.js";
+import type { DatabaseKind } from "../contracts/resources.js";
 import { encodeValue } from "./values.js";
 
 /** The column `timestamps(t)` declares: touched on every update that leaves it out. */

@@ -1,4 +1,4 @@
-import { accessOf, type ProcedureAccess, type ResourceInfo, type SealedApp } from "../../kernel/index.js";
+import { declaredPermission, type ResourceInfo, type SealedApp } from "../../kernel/index.js";
 import type { RestOperation } from "./operations.js";
 import { listQuerySchema, includeSchema, rowSchema, withExamples, type Convert } from "./schemas.js";
 
@@ -93,11 +93,11 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
     }
     if (parameters.length > 0) item.parameters = parameters;
     item.responses["200"] = { description: "OK", content: { "application/json": { schema: output } } };
-    for (const status of errorStatuses(operation, resource, accessOfOperation(operation, resource, procedure.meta))) {
+    for (const status of errorStatuses(operation, resource, accessOfOperation(operation, resource, sealed.procedures.get(operation.name)!))) {
       item.responses[String(status)] = { description: ERROR_TEXT[status]!, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
     }
     const schemes = Object.keys(securitySchemes).map((name) => ({ [name]: [] }));
-    if (schemes.length > 0) item.security = securityOf(accessOfOperation(operation, resource, procedure.meta), schemes);
+    if (schemes.length > 0) item.security = securityOf(accessOfOperation(operation, resource, sealed.procedures.get(operation.name)!), schemes);
     ((paths[operation.path] ??= {}) as Record<string, unknown>)[operation.method.toLowerCase()] = item;
   }
 
@@ -110,24 +110,26 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
   };
 }
 
-/** The permission an operation answers to: its resource rule, or the procedure's access tag. */
-function accessOfOperation(operation: RestOperation, resource: ResourceInfo | undefined, meta: unknown): ProcedureAccess | undefined {
-  if (resource && operation.resource) return resource.permissions[operation.resource.action] as ProcedureAccess;
-  return accessOf(meta);
+/**
+ * The permission an operation answers to: its resource rule, or the rule the procedure's
+ * `permissionMiddleware` enforces (`public`, `authenticated`, `admin (roles)`, `function`).
+ */
+type Access = "public" | "authenticated" | "owner" | "admin" | "function";
+
+function accessOfOperation(operation: RestOperation, resource: ResourceInfo | undefined, procedure: Parameters<typeof declaredPermission>[0]): Access {
+  if (resource && operation.resource) return resource.permissions[operation.resource.action] as Access;
+  return declaredPermission(procedure).split(" ")[0] as Access;
 }
 
 /**
  * Public operations need no credential (`{}`); every other permission needs one of the schemes,
- * even a function permission (it sees the caller's session). An untagged procedure (a plugin's
- * own, gated inside) may go either way, and is listed so.
+ * even a function permission (it sees the caller's session).
  */
-function securityOf(access: ProcedureAccess | undefined, schemes: Json[]): Json[] {
-  if (access === "public") return [{}];
-  if (access === undefined) return [{}, ...schemes];
-  return schemes;
+function securityOf(access: Access, schemes: Json[]): Json[] {
+  return access === "public" ? [{}] : schemes;
 }
 
-function errorStatuses(operation: RestOperation, resource: ResourceInfo | undefined, access: ProcedureAccess | undefined): number[] {
+function errorStatuses(operation: RestOperation, resource: ResourceInfo | undefined, access: Access): number[] {
   if (!resource || !operation.resource) {
     if (access === "public") return [400, 500];
     if (access === "authenticated") return [400, 401, 500];

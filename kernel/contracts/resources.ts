@@ -1,5 +1,5 @@
 import type { Dialect } from "kysely";
-import type { QueryLimits } from "./db/query-limits.js";
+import type { QueryLimits } from "../db/query-limits.js";
 
 /** The two database families Trellis generates DDL, auth schema and error mapping for. */
 export type DatabaseKind = "postgres" | "sqlite";
