@@ -102,6 +102,8 @@ class WhereCompiler {
     const isNull = sql<SqlBool>`${ref} is null`;
     if (op === "isNull") {
       if (typeof value !== "boolean") throw new WhereError(path, "expected true or false");
+      // Binds nothing, but is a clause to compile and evaluate: it counts like any operand.
+      this.budget.value(this.root);
       return value ? isNull : sql<SqlBool>`${ref} is not null`;
     }
     if (column.type === "jsonb" && !(value === null && (op === "equals" || op === "not"))) {
@@ -113,6 +115,7 @@ class WhereCompiler {
       return negate(this.operators(name, column, value, path));
     }
     if (value === null) {
+      if (op === "equals" || op === "not") this.budget.value(this.root);
       if (op === "equals") return isNull;
       if (op === "not") return sql<SqlBool>`${ref} is not null`;
       throw new WhereError(path, "null is only allowed with equals and not (or use isNull)");
