@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RpcError, writeStream, type AppDatabase, type AppStorage, type ErrorSource, type ProcedureBase } from "../../kernel/index.js";
+import { RpcError, whereColumns, writeStream, type AppDatabase, type AppStorage, type ErrorSource, type ProcedureBase } from "../../kernel/index.js";
 import { fileNotFound, type FileAccess } from "./access.js";
 import type { Attachment, Attachments } from "./attachments.js";
 import { cleanName } from "./file-name.js";
@@ -209,12 +209,11 @@ function tooLarge(maxBytes: number) {
   return new RpcError("PAYLOAD_TOO_LARGE", { status: 413, message: `File is larger than ${maxBytes} bytes` });
 }
 
-/** The storage key never leaves the server, so it cannot be filtered on either (no guessing by prefix). */
+/**
+ * The storage key never leaves the server, so it cannot be filtered on either (no guessing by
+ * prefix), under any boolean form: the kernel's one walk of `where` finds it wherever it sits.
+ */
 function refuseKeyColumn(where: unknown): void {
-  if (!where || typeof where !== "object") return;
-  for (const [name, value] of Object.entries(where)) {
-    if (name === "AND" || name === "OR") for (const nested of Array.isArray(value) ? value : [value]) refuseKeyColumn(nested);
-    else if (name === "NOT") refuseKeyColumn(value);
-    else if (name === "key") throw new RpcError("BAD_REQUEST", { message: `where: "key" is not a filterable column of file`, data: { path: "where.key" } });
-  }
+  const found = whereColumns(where).find((column) => column.name === "key");
+  if (found) throw new RpcError("BAD_REQUEST", { message: `${found.path}: "key" is not a filterable column of file`, data: { path: found.path } });
 }

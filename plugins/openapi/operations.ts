@@ -39,8 +39,9 @@ const RESOURCE_ROUTES: Record<ResourceAction, { method: RestOperation["method"];
 /**
  * Every procedure the REST surface exposes, per DESIGN.md section 9: resources as
  * `GET/POST /rest/post` and `GET/PATCH/DELETE /rest/post/{id}`; other procedures
- * `POST /rest/<a>/<b>` unless they declare a route. `_admin.*`, `file.*` and live streams stay out,
- * but for a procedure whose plugin serves its own multipart route (`file.upload`).
+ * `POST /rest/<a>/<b>` unless they declare a route. `_admin.*`, `file.*` and streams stay out (live
+ * resources, async generator handlers and procedures whose output is an event iterator), but for a
+ * procedure whose plugin serves its own multipart route (`file.upload`).
  */
 export function restOperations(procedures: ReadonlyMap<string, AnyProcedure>): RestOperation[] {
   const operations: RestOperation[] = [];
@@ -53,6 +54,8 @@ export function restOperations(procedures: ReadonlyMap<string, AnyProcedure>): R
       continue;
     }
     if (name.startsWith("_admin.") || name.startsWith("file.")) continue;
+    // A stream answers on /rpc (server-sent events); plain JSON has nothing to say for it.
+    if (streams(procedure)) continue;
     const tag = (def.meta as { resource?: ResourceTag }).resource;
     if (tag) {
       if (tag.action === "live") continue;
@@ -86,4 +89,18 @@ export function restOperations(procedures: ReadonlyMap<string, AnyProcedure>): R
     operations.push({ name, method: "POST", route: `/rest${path}`, path, params: [] });
   }
   return operations;
+}
+
+const AsyncGeneratorFunction = Object.getPrototypeOf(async function* () {}).constructor;
+
+/** True for a procedure that answers with a stream of events rather than one value. */
+export function streams(procedure: AnyProcedure): boolean {
+  const def = procedure["~orpc"];
+  return def.handler instanceof AsyncGeneratorFunction || isEventIterator(def.outputSchema);
+}
+
+/** oRPC's `eventIterator(schema)` marks its schema with this symbol (read by description: it is not exported). */
+function isEventIterator(schema: unknown): boolean {
+  const standard = (schema as { "~standard"?: object } | undefined)?.["~standard"];
+  return standard !== undefined && Object.getOwnPropertySymbols(standard).some((symbol) => symbol.description === "ORPC_EVENT_ITERATOR_DETAILS");
 }
