@@ -74,6 +74,9 @@ export function mcpPlugin(config: McpConfig = {}): AppPlugin {
         const { mcpRuntime } = await import("./server.js");
         runtime = mcpRuntime(sealed!, mcpCatalog(sealed!.procedures), config);
       });
+      ctx.hooks.close.tap(async () => {
+        await runtime?.close();
+      });
       // POST only: stateless Streamable HTTP has no stream to open (GET) or session to end (DELETE),
       // so those get the kernel's 405.
       return { routes: [{ method: "POST", path, handler: (event, context) => runtime!.handle(event, context) }] };
