@@ -73,6 +73,13 @@ export interface EmbeddedDatabase<Client extends EmbeddedQueryClient = EmbeddedQ
    * calls it, and so does destroying a Kysely instance built on `dialect`.
    */
   close(): Promise<void>;
+  /**
+   * On the database thread: up at once while a statement runs there (the thread is alive and
+   * working; a second statement would only wait for it), else `select 1`. The health probe
+   * uses it, so `/health` answers during a long query. Undefined in-thread, where nothing
+   * answers while a statement runs.
+   */
+  readonly probe?: () => Promise<void>;
 }
 
 /** An embedded PostgreSQL (PGlite) with the `vector` and `live` extensions. */
@@ -133,7 +140,14 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase<any> {
     }),
   );
   const about = { engine: "embedded PostgreSQL (PGlite)", location: dataDir === MEMORY ? "memory:// (gone at exit)" : dataDir };
-  return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, thread, about, ready: () => started, close };
+  const probe =
+    client instanceof ThreadClient
+      ? async () => {
+          if (client.closed) throw new Error("PGlite is closed");
+          if (!client.busy) await client.query("select 1");
+        }
+      : undefined;
+  return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, thread, about, ready: () => started, close, probe };
 }
 
 /**

@@ -20,7 +20,7 @@ describe("embedded({ dataDir: 'memory://' })", () => {
     expect(database.kind).toBe("postgres");
     const { rows } = await sql<any>`select '[1,2,3]'::vector as v, '[1,2,3]'::vector <-> '[1,2,5]'::vector as distance`.execute(db);
     expect(rows[0]).toEqual({ v: "[1,2,3]", distance: 2 });
-  });
+  }, 90_000); // the process's first memory:// database builds the template
 
   it("exposes a client that parses values by the same rules, in either thread", async () => {
     const { rows } = await database.client.query("select 5::int8 as n, '2024-03-10'::date as d");
@@ -46,7 +46,7 @@ describe("embedded({ dataDir: 'memory://' })", () => {
     await query.unsubscribe();
     expect(counts).toEqual(["0", "1"]);
     await db.destroy();
-  });
+  }, 90_000); // builds the request thread's own template when the default is the database thread
 
   it("gives every memory:// database its own data, and closes with its Kysely instance", async () => {
     await db.schema.createTable("mine").addColumn("id", "integer").execute();

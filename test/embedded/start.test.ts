@@ -27,4 +27,4 @@ it("starts memory:// databases after the first from a template", async () => {
   );
   // Loose bound: the figure is printed; this only catches the template not being used.
   expect(Math.min(...warm)).toBeLessThan(cold / 2);
-});
+}, 90_000);

@@ -2,6 +2,7 @@ import { Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { embedded, type EmbeddedDatabase } from "../../kernel/embedded/index.js";
 import { classifyDatabaseError } from "../../kernel/db/errors.js";
+import { App } from "../../presets/trellis.js";
 
 describe('embedded({ thread: "worker" })', () => {
   let database: EmbeddedDatabase;
@@ -90,5 +91,25 @@ describe('embedded({ thread: "worker" })', () => {
     await other.close();
     expect(other.client.closed).toBe(true);
     await expect(other.client.query("select 1")).rejects.toThrow("PGlite is closed");
+  });
+
+  it("answers /health while another request runs a long query", async () => {
+    const built = await new App({ db: embedded({ dataDir: "memory://", thread: "worker" }), onError: () => {} }).start();
+    try {
+      let finished = false;
+      const long = sql`select count(*) from generate_series(1, 6000000)`.execute(built.db).then(() => (finished = true));
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the statement is on the thread
+      const started = performance.now();
+      const response = await built.handle(new Request("http://localhost/health"));
+      const took = performance.now() - started;
+      // Answered while the query still ran, not after it.
+      expect(finished).toBe(false);
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ status: "ok", database: "up" });
+      expect(took).toBeLessThan(250);
+      await long;
+    } finally {
+      await built.close();
+    }
   });
 });

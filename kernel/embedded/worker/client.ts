@@ -12,6 +12,7 @@ export class ThreadClient implements PGliteLike {
   #closed = false;
   #closing: Promise<void> | undefined;
   #transactions = 0;
+  #running = 0;
   readonly waitReady: Promise<void>;
 
   constructor(
@@ -28,6 +29,18 @@ export class ThreadClient implements PGliteLike {
     return this.#closed;
   }
 
+  /** True while a statement sent to the thread has not answered yet. */
+  get busy(): boolean {
+    return this.#running > 0;
+  }
+
+  #track<T>(pending: Promise<T>): Promise<T> {
+    this.#running++;
+    const done = () => void this.#running--;
+    pending.then(done, done);
+    return pending;
+  }
+
   query<T>(sql: string, params: unknown[] = []): Promise<Results<T>> {
     return this.#query(sql, params);
   }
@@ -38,12 +51,12 @@ export class ThreadClient implements PGliteLike {
 
   #query<T>(sql: string, params: unknown[] = [], tx?: number): Promise<Results<T>> {
     if (this.#closed) return Promise.reject(new Error("PGlite is closed"));
-    return this.thread.call({ op: "query", db: this.db, tx, sql, params });
+    return this.#track(this.thread.call({ op: "query", db: this.db, tx, sql, params }));
   }
 
   #exec(sql: string, tx?: number): Promise<Array<Results>> {
     if (this.#closed) return Promise.reject(new Error("PGlite is closed"));
-    return this.thread.call({ op: "exec", db: this.db, tx, sql });
+    return this.#track(this.thread.call({ op: "exec", db: this.db, tx, sql }));
   }
 
   async transaction<T>(callback: (tx: Transaction) => Promise<T>): Promise<T> {
