@@ -18,6 +18,7 @@ declare module "autocannon" {
     }
     interface Result {
       requests: { average: number; total: number };
+      latency: { p50: number; p99: number; max: number };
       non2xx: number;
       errors: number;
     }
