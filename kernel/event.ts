@@ -10,6 +10,16 @@ const SANE_REQUEST_ID = /^[\w.:/+=@-]{1,128}$/;
 export interface RequestFacts {
   /** The caller's network address, as `handle(request, { clientAddress })` was told it. */
   clientAddress?: string;
+  /**
+   * The caller's `X-Request-Id` as the transport read it from the raw request (`null`: absent), so
+   * the request's `Headers` need not be built just to find it.
+   */
+  requestId?: string | null;
+  /**
+   * Sets a header on the answer at the transport (`serve()`: Node's response), so the kernel's
+   * `X-Request-Id` leaves a plain response as the handler built it.
+   */
+  setResponseHeader?: (name: string, value: string) => void;
 }
 
 /**
@@ -49,12 +59,14 @@ export class RequestEvent {
   #url: URL | undefined;
   #responseHeaders: Headers | undefined;
   #requestId: string | undefined;
+  readonly #facts: RequestFacts | undefined;
 
   constructor(request: Request, facts?: RequestFacts) {
     this.request = request;
     this.method = request.method.toUpperCase();
     this.path = pathOf(request.url);
     this.clientAddress = facts?.clientAddress;
+    this.#facts = facts;
   }
 
   /**
@@ -72,7 +84,8 @@ export class RequestEvent {
    */
   get requestId(): string {
     if (this.#requestId === undefined) {
-      const incoming = this.request.headers.get(REQUEST_ID_HEADER);
+      const told = this.#facts?.requestId;
+      const incoming = told !== undefined ? told : this.request.headers.get(REQUEST_ID_HEADER);
       this.#requestId = incoming !== null && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     }
     return this.#requestId;

@@ -159,8 +159,11 @@ export class Running {
           response = self.#failure(error, event);
         }
         // Every answer (errors too) carries the request id, unless middleware set its own.
-        if (!event.hasResponseHeaders) response = withHeader(response, REQUEST_ID_HEADER, event.requestId);
-        else {
+        if (!event.hasResponseHeaders) {
+          const setHeader = facts?.setResponseHeader;
+          if (setHeader) setHeader(REQUEST_ID_HEADER, event.requestId);
+          else response = withHeader(response, REQUEST_ID_HEADER, event.requestId);
+        } else {
           if (!event.responseHeaders.has(REQUEST_ID_HEADER)) event.responseHeaders.set(REQUEST_ID_HEADER, event.requestId);
           response = withHeaders(response, event.responseHeaders);
         }

@@ -15,6 +15,8 @@ declare module "autocannon" {
       /** Stop after this many requests instead of after `duration`. */
       amount?: number;
       requests?: Request[];
+      /** Drive from this many worker threads instead of the calling thread. */
+      workers?: number;
     }
     interface Result {
       requests: { average: number; total: number };
