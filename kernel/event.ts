@@ -16,10 +16,10 @@ export interface RequestFacts {
    */
   requestId?: string | null;
   /**
-   * Sets a header on the answer at the transport (`serve()`: Node's response), so the kernel's
-   * `X-Request-Id` leaves a plain response as the handler built it.
+   * Where the transport writes the answer's headers (`serve()`: Node's response), so the kernel's
+   * `X-Request-Id` goes there and leaves a plain response as the handler built it.
    */
-  setResponseHeader?: (name: string, value: string) => void;
+  response?: { setHeader(name: string, value: string): unknown };
 }
 
 /**

@@ -160,8 +160,8 @@ export class Running {
         }
         // Every answer (errors too) carries the request id, unless middleware set its own.
         if (!event.hasResponseHeaders) {
-          const setHeader = facts?.setResponseHeader;
-          if (setHeader) setHeader(REQUEST_ID_HEADER, event.requestId);
+          const outgoing = facts?.response;
+          if (outgoing) outgoing.setHeader(REQUEST_ID_HEADER, event.requestId);
           else response = withHeader(response, REQUEST_ID_HEADER, event.requestId);
         } else {
           if (!event.responseHeaders.has(REQUEST_ID_HEADER)) event.responseHeaders.set(REQUEST_ID_HEADER, event.requestId);

@@ -63,7 +63,7 @@ export async function serve(app: App<any, any, any> | BuiltApp<any, any>, option
       // Empty, never undefined, when the socket is gone: the headers must not stand in for it.
       clientAddress: addressOf(incoming.socket.remoteAddress, Array.isArray(forwarded) ? forwarded.join(",") : (forwarded ?? null)) ?? "",
       requestId: typeof requestId === "string" ? requestId : null,
-      setResponseHeader: (name, value) => outgoing.setHeader(name, value),
+      response: outgoing,
     });
   };
   const server = await new Promise<Server>((resolve) => {
