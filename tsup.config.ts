@@ -18,6 +18,8 @@ const entry = {
   client: "presets/client.ts",
   node: "presets/node.ts",
   redis: "kernel/redis/index.ts",
+  // Not an export: the embedded database thread's module, loaded beside `embedded.js` (worker/host.ts).
+  "embedded-thread": "kernel/embedded/worker/thread.ts",
 };
 
 export default defineConfig({

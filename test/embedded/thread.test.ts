@@ -12,7 +12,7 @@ describe('embedded({ thread: "worker" })', () => {
     database = embedded({ dataDir: "memory://", thread: "worker" });
     db = new Kysely<any>({ dialect: database.dialect });
     await db.schema.createTable("item").addColumn("id", "integer", (c) => c.primaryKey()).addColumn("data", "bytea").execute();
-  });
+  }, 120_000); // the thread's first memory:// database builds the template
 
   afterAll(async () => {
     await db.destroy();
