@@ -219,14 +219,16 @@ async function healthDuringLongQuery(thread: EmbeddedThread, target: Target & { 
   const t0 = performance.now();
   await count(sample);
   const rows = Math.round((sample * 2000) / Math.max(1, performance.now() - t0));
+  // The load starts first, from a worker thread: an in-thread query would stall a load generator on
+  // this thread too, and would run before the load began. The query starts 300 ms into it.
+  const load = autocannon({ url: target.url, connections: 1, duration: 3, workers: 1, requests: [{ method: "GET", path: "/health" }] });
+  await new Promise((resolve) => setTimeout(resolve, 300));
   const t1 = performance.now();
-  const long = count(rows).then(() => performance.now() - t1);
-  // From a worker thread: a load generator on this thread would stall with an in-thread query too.
-  const result = await autocannon({ url: target.url, connections: 1, duration: 1.5, workers: 1, requests: [{ method: "GET", path: "/health" }] });
-  const took = await long;
+  const took = await count(rows).then(() => performance.now() - t1);
+  const result = await load;
   const p99 = result.latency.p99;
   console.log(
-    `  ${`/health during a ${(took / 1000).toFixed(1)} s query (${thread})`.padEnd(40)} p99 ${p99.toFixed(0)} ms, ${result.requests.total} answers, ${result.non2xx} non-2xx (target p99 < 50 ms) ${p99 < 50 && result.non2xx === 0 ? "OK" : "ABOVE TARGET"}`,
+    `  ${`/health during a ${(took / 1000).toFixed(1)} s query (${thread})`.padEnd(40)} p99 ${p99.toFixed(0)} ms, max ${result.latency.max.toFixed(0)} ms, ${result.requests.total} answers, ${result.non2xx} non-2xx (target p99 < 50 ms) ${p99 < 50 && result.non2xx === 0 ? "OK" : "ABOVE TARGET"}`,
   );
 }
 
