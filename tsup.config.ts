@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { cpSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { defineConfig } from "tsup";
 
@@ -18,12 +18,17 @@ const entry = {
   client: "presets/client.ts",
   node: "presets/node.ts",
   redis: "kernel/redis/index.ts",
-  // Not an export: the embedded database thread's module, loaded beside `embedded.js` (worker/host.ts).
-  "embedded-thread": "kernel/embedded/worker/thread.ts",
+  testing: "presets/testing.ts",
 };
 
+/** The `trellis` command: bundled like the entries, started by a small executable file (dist/bin.js). */
+const cli = { cli: "presets/cli/index.ts" };
+
+/** Not an export: the embedded database thread's module, loaded from beside `embedded.js` (kernel/embedded/worker/host.ts). */
+const internal = { "embedded-thread": "kernel/embedded/worker/thread.ts" };
+
 export default defineConfig({
-  entry,
+  entry: { ...entry, ...cli, ...internal },
   format: ["esm"],
   clean: true,
   target: "node20",
@@ -39,5 +44,8 @@ export default defineConfig({
     for (const [name, source] of Object.entries(entry)) {
       writeFileSync(`dist/${name}.d.ts`, `export * from "./types/${source.replace(/\.ts$/, ".js")}";\n`);
     }
+    writeFileSync("dist/bin.js", '#!/usr/bin/env node\nimport "./cli.js";\n', { mode: 0o755 });
+    // `trellis new` copies these; they are plain files, not compiled.
+    cpSync("presets/cli/templates", "dist/templates", { recursive: true });
   },
 });

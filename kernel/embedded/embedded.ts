@@ -2,7 +2,7 @@ import { accessSync, constants, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Dialect } from "kysely";
 import { TrellisError } from "../errors.js";
-import type { DatabaseAbout } from "../resources.js";
+import type { DatabaseAbout } from "../contracts/resources.js";
 import { PGliteDialect, type PGliteLike } from "../db/dialect/pglite.js";
 import { reentrant } from "../db/dialect/reentrant.js";
 import { lockDataDir } from "./lock.js";

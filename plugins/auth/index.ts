@@ -1,7 +1,7 @@
 import { betterAuth, type BetterAuthOptions } from "better-auth";
 import { isAPIError } from "better-auth/api";
 import { admin } from "better-auth/plugins/admin";
-import { RpcError, TrellisError, definePlugin, missingPeers, processEnv, type AppPlugin, type SessionState } from "../../kernel/index.js";
+import { RpcError, TrellisError, definePlugin, installLine, missingPeers, processEnv, type AppPlugin, type SessionState } from "../../kernel/index.js";
 import { authOptions, type AuthAppOptions, type AuthConfig } from "./options.js";
 import { originCheck, trustedOrigins } from "./origin-check.js";
 import { missingAuthColumns } from "./schema-check.js";
@@ -54,7 +54,7 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
         );
       }
       if (ctx.schema.auth.apiKeys && missingPeers([API_KEY_PACKAGE]).length > 0) {
-        throw fail(AUTH_PEER_MISSING, `The schema asks for API keys, so install the optional peer "${API_KEY_PACKAGE}"`);
+        throw fail(AUTH_PEER_MISSING, `The schema asks for API keys, so install the optional peer "${API_KEY_PACKAGE}": ${installLine([API_KEY_PACKAGE])}`);
       }
       const env = processEnv();
       if (config.secret.length < 32 && !env.VITEST && env.NODE_ENV !== "test") {
