@@ -1,26 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { ORPCError } from "@orpc/server";
 import { resolveSession, type SessionResolver, type SessionState } from "./session.js";
+import type { RequestFacts } from "./request/facts.js";
 
 /** The header a request id travels in, both ways. */
 export const REQUEST_ID_HEADER = "x-request-id";
 /** A caller's id is kept when it is a plain token (no spaces, quotes or separators a log could trip on). */
 const SANE_REQUEST_ID = /^[\w.:/+=@-]{1,128}$/;
 
-export interface RequestFacts {
-  /** The caller's network address, as `handle(request, { clientAddress })` was told it. */
-  clientAddress?: string;
-  /**
-   * The caller's `X-Request-Id` as the transport read it from the raw request (`null`: absent), so
-   * the request's `Headers` need not be built just to find it.
-   */
-  requestId?: string | null;
-  /**
-   * Where the transport writes the answer's headers (`serve()`: Node's response), so the kernel's
-   * `X-Request-Id` goes there and leaves a plain response as the handler built it.
-   */
-  response?: { setHeader(name: string, value: string): unknown };
-}
+export type { RequestFacts } from "./request/facts.js";
 
 /**
  * One incoming request as middleware and routes see it. Built once per request; `url` is parsed
@@ -84,8 +72,7 @@ export class RequestEvent {
    */
   get requestId(): string {
     if (this.#requestId === undefined) {
-      const told = this.#facts?.requestId;
-      const incoming = told !== undefined ? told : this.request.headers.get(REQUEST_ID_HEADER);
+      const incoming = this.#facts?.requestId !== undefined ? this.#facts.requestId : this.request.headers.get(REQUEST_ID_HEADER);
       this.#requestId = incoming !== null && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     }
     return this.#requestId;
