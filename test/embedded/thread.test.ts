@@ -111,5 +111,5 @@ describe('embedded({ thread: "worker" })', () => {
     } finally {
       await built.close();
     }
-  });
+  }, 120_000);
 });
