@@ -99,14 +99,11 @@ describe('embedded({ thread: "worker" })', () => {
       let finished = false;
       const long = sql`select count(*) from generate_series(1, 6000000)`.execute(built.db).then(() => (finished = true));
       await new Promise((resolve) => setTimeout(resolve, 50)); // the statement is on the thread
-      const started = performance.now();
       const response = await built.handle(new Request("http://localhost/health"));
-      const took = performance.now() - started;
       // Answered while the query still ran, not after it.
       expect(finished).toBe(false);
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual({ status: "ok", database: "up" });
-      expect(took).toBeLessThan(250);
       await long;
     } finally {
       await built.close();
