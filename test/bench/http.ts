@@ -227,8 +227,10 @@ async function healthDuringLongQuery(thread: EmbeddedThread, target: Target & { 
   const took = await count(rows).then(() => performance.now() - t1);
   const result = await load;
   const p99 = result.latency.p99;
+  // With one connection only one request can be held by an in-thread query, which p99 alone hides.
+  const ok = p99 < 50 && result.latency.max < took / 2 && result.non2xx === 0;
   console.log(
-    `  ${`/health during a ${(took / 1000).toFixed(1)} s query (${thread})`.padEnd(40)} p99 ${p99.toFixed(0)} ms, max ${result.latency.max.toFixed(0)} ms, ${result.requests.total} answers, ${result.non2xx} non-2xx (target p99 < 50 ms) ${p99 < 50 && result.non2xx === 0 ? "OK" : "ABOVE TARGET"}`,
+    `  ${`/health during a ${(took / 1000).toFixed(1)} s query (${thread})`.padEnd(40)} p99 ${p99.toFixed(0)} ms, max ${result.latency.max.toFixed(0)} ms, ${result.requests.total} answers, ${result.non2xx} non-2xx (target p99 < 50 ms, no answer held for the query) ${ok ? "OK" : "ABOVE TARGET"}`,
   );
 }
 
