@@ -138,6 +138,7 @@ const nextDeleted = new WeakMap<Target, number>();
 const CASES: Case[] = [
   { name: "GET /health", connections: 10, request: (t) => ({ url: t.url, requests: [{ method: "GET", path: "/health" }] }) },
   { name: "get by key", connections: 1, request: (t) => ({ url: t.url, requests: [post("/rpc/post/get", { where: { id: 42 } })] }) },
+  { name: "get by key", connections: 10, request: (t) => ({ url: t.url, requests: [post("/rpc/post/get", { where: { id: 42 } })] }) },
   { name: "list 20", connections: 1, request: (t) => ({ url: t.url, requests: [post("/rpc/post/list", { take: 20 })] }) },
   { name: "list 20", connections: 10, request: (t) => ({ url: t.url, requests: [post("/rpc/post/list", { take: 20 })] }) },
   { name: "list 20, signed in", connections: 10, request: (t) => ({ url: t.url, requests: [post("/rpc/post/list", { take: 20 }, { cookie: t.cookie, origin: ORIGIN })] }) },
