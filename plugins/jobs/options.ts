@@ -119,7 +119,10 @@ export function queuePolicy(name: string, options: JobDefinitionOptions<any>): Q
   if (options.deadLetter !== undefined) assertJobName(options.deadLetter, `job "${name}": deadLetter`);
   // The handler's own timer fires first; pg-boss's expiry (a second later) is what recovers a job
   // whose process died, and never races a handler that is still being timed.
-  return { retryLimit: retry, retryDelay: delay, retryBackoff: backoff !== false && (backoff.exponential ?? true), expireInSeconds: timeout + 1, deadLetter: options.deadLetter };
+  const policy: QueuePolicy = { retryLimit: retry, retryDelay: delay, retryBackoff: backoff !== false && (backoff.exponential ?? true), expireInSeconds: timeout + 1 };
+  // pg-boss checks the keys present, not their values: an absent dead letter has no key.
+  if (options.deadLetter !== undefined) policy.deadLetter = options.deadLetter;
+  return policy;
 }
 
 export function jobsSettings(config: JobsConfig = {}): JobsSettings {
@@ -134,9 +137,8 @@ export function jobsSettings(config: JobsConfig = {}): JobsSettings {
   if (!SCHEMA.test(settings.schema)) throw bad(`.jobs({ schema }) must be a lowercase SQL identifier (got "${settings.schema}")`);
   if (!(settings.pollingInterval >= 0.5)) throw bad(`.jobs({ pollingInterval }) must be at least 0.5 seconds (got ${settings.pollingInterval})`);
   if (!(settings.shutdownTimeout >= 0)) throw bad(`.jobs({ shutdownTimeout }) must be >= 0 seconds`);
-  for (const key of ["maintenanceInterval", "cronInterval"] as const) {
-    if (!Number.isInteger(settings[key]) || settings[key] < 1) throw bad(`.jobs({ ${key} }) must be a whole number of seconds >= 1 (got ${settings[key]})`);
-  }
+  if (!Number.isInteger(settings.maintenanceInterval) || settings.maintenanceInterval < 1) throw bad(`.jobs({ maintenanceInterval }) must be a whole number of seconds >= 1 (got ${settings.maintenanceInterval})`);
+  if (!Number.isInteger(settings.cronInterval) || settings.cronInterval < 1 || settings.cronInterval > 45) throw bad(`.jobs({ cronInterval }) must be a whole number of seconds from 1 to 45 (got ${settings.cronInterval})`);
   return settings;
 }
 

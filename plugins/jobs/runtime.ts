@@ -60,7 +60,7 @@ export class JobsRuntime implements JobsService {
       schedule: settings.work && crons.length > 0,
       maintenanceIntervalSeconds: settings.maintenanceInterval,
       cronMonitorIntervalSeconds: settings.cronInterval,
-      cronWorkerIntervalSeconds: settings.pollingInterval,
+      cronWorkerIntervalSeconds: Math.min(45, Math.max(1, Math.ceil(settings.pollingInterval))),
       pollingIntervalSeconds: settings.pollingInterval,
     } as ConstructorParameters<typeof PgBossClass>[0]);
     boss.on("error", (error) => this.deps.report(error));
@@ -125,13 +125,13 @@ export class JobsRuntime implements JobsService {
       }
     }
     const boss = await this.#started();
+    // pg-boss checks the keys present, not their values: only the options given are passed.
     const { startAfter, singletonKey, priority } = options;
-    const id = await boss.send(name, JSON.stringify(value ?? null) as never, {
-      startAfter: startAfter instanceof Date ? startAfter.toISOString() : startAfter,
-      singletonKey,
-      singletonSeconds: singletonKey === undefined ? undefined : (options.singletonSeconds ?? 60),
-      priority,
-    });
+    const sendOptions: Record<string, unknown> = {};
+    if (startAfter !== undefined) sendOptions.startAfter = startAfter instanceof Date ? startAfter.toISOString() : startAfter;
+    if (singletonKey !== undefined) Object.assign(sendOptions, { singletonKey, singletonSeconds: options.singletonSeconds ?? 60 });
+    if (priority !== undefined) sendOptions.priority = priority;
+    const id = await boss.send(name, JSON.stringify(value ?? null) as never, sendOptions);
     // Wakes this process's worker; on PGlite its fetch queues behind an open transaction, so it
     // sees the job right after the commit.
     const worker = this.#workers.get(name);
