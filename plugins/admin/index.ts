@@ -23,7 +23,8 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
   return definePlugin({
     name: "admin",
     stage: "feature",
-    optionalDependencies: ["auth", "resources"],
+    // Jobs before admin: `_admin.jobs.*` is built over its service.
+    optionalDependencies: ["auth", "resources", "jobs"],
     validate(ctx) {
       ctx.requireSession(".admin() (every _admin procedure needs a signed-in admin)");
       if (settings.ui && (settings.path === "/rpc" || settings.path.startsWith("/rpc/") || settings.path.startsWith("/api/auth"))) {
@@ -45,6 +46,7 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
         registry: () => ctx.want("resource-registry"),
         plugins: ctx.plugins,
         counts,
+        jobs: ctx.want("jobs"),
       });
       return { procedures: { _admin: procedures } as never, routes: settings.ui ? dashboardRoutes(settings.path) : [] };
     },

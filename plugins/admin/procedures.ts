@@ -1,9 +1,10 @@
-import { permissionMiddleware, type AppDatabase, type AppRpcContext, type DatabaseKind, type ProcedureBase, type ResourceRegistry, type SealedApp } from "../../kernel/index.js";
+import { permissionMiddleware, type ServiceOf, type AppDatabase, type AppRpcContext, type DatabaseKind, type ProcedureBase, type ResourceRegistry, type SealedApp } from "../../kernel/index.js";
 import { dataProcedures } from "./data.js";
 import { describeApp, type AdminMeta } from "./meta.js";
 import type { AdminSettings } from "./options.js";
 import type { AdminTable } from "./tables.js";
 import type { CountCache } from "./count-cache.js";
+import { jobProcedures, type AdminJobsRouter } from "./jobs.js";
 
 export interface AdminDeps {
   db: AppDatabase<any>;
@@ -14,6 +15,8 @@ export interface AdminDeps {
   registry: () => ResourceRegistry | undefined;
   plugins: readonly string[];
   counts: CountCache;
+  /** The jobs service, when the app has `.jobs()`: then `_admin.jobs.*` exists. */
+  jobs: ServiceOf<"jobs"> | undefined;
 }
 
 /**
@@ -22,7 +25,7 @@ export interface AdminDeps {
  */
 export function adminProcedures(base: ProcedureBase<AppRpcContext>, deps: AdminDeps) {
   const gated = base.use(permissionMiddleware({ permission: "admin", roles: deps.settings.roles }));
-  return {
+  const procedures = {
     meta: gated.handler(
       (): Promise<AdminMeta> => describeApp(deps.sealed(), deps.db, deps.kind, deps.tables, deps.registry(), deps.plugins, deps.settings.ui),
     ),
@@ -31,7 +34,9 @@ export function adminProcedures(base: ProcedureBase<AppRpcContext>, deps: AdminD
     ),
     data: dataProcedures(gated, deps.db, deps.kind, deps.tables, deps.settings, deps.counts),
   };
+  // Only with a jobs service: an app without `.jobs()` has no `_admin.jobs.*` (404 there).
+  return deps.jobs ? { ...procedures, jobs: jobProcedures(gated, deps.jobs) } : procedures;
 }
 
-/** The router `.admin()` adds: `client._admin.data.list(...)` and friends. */
-export type AdminRouter = ReturnType<typeof adminProcedures>;
+/** The router `.admin()` adds: `client._admin.data.list(...)` and friends; `jobs` with `.jobs()`. */
+export type AdminRouter = Omit<ReturnType<typeof adminProcedures>, "jobs"> & { jobs: AdminJobsRouter };

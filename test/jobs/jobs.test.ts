@@ -139,7 +139,7 @@ describe("jobs at build", () => {
     const { embedded } = await import("../../kernel/embedded/index.js");
     const app = new App({ db: embedded({ dataDir: "memory://" }) }).job("a", { deadLetter: "nowhere" }, () => undefined);
     const built = app.build();
-    await expect(built.ready()).rejects.toThrow(/deadLetter "nowhere" is not a defined job/);
+    await expect(built.sealed.ready()).rejects.toThrow(/deadLetter "nowhere" is not a defined job/);
     await built.close();
   });
 });

@@ -13,5 +13,5 @@ const app = new App({ db: { dialect: postgresDialect({ pool }), kind: "postgres"
     await new Promise((resolve) => setTimeout(resolve, 60_000));
   })
   .build();
-await app.ready();
-await app.sealed.service("jobs").send("slow", { from: "child" });
+await app.sealed.ready();
+await app.sealed.service("jobs")!.send("slow", { from: "child" });
