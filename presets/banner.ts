@@ -1,11 +1,14 @@
-import { underTestRunner, type AppOverview, type Logger } from "../kernel/index.js";
+import { underTestRunner, type AppOverview, type Logger, type ServiceOf } from "../kernel/index.js";
+
+/** What the jobs service says about itself (`.jobs()`): queue names and cron schedules. */
+export type JobsOverview = ReturnType<NonNullable<ServiceOf<"jobs">>["describe"]>;
 
 /**
  * The start banner: one block a person reads in a terminal, saying where the app listens, what
  * database it uses and where, which schema version it is at (and what was just migrated), its
  * plugins in order and each surface with its paths.
  */
-export function formatBanner(url: string, about: AppOverview): string {
+export function formatBanner(url: string, about: AppOverview, jobs?: JobsOverview): string {
   const { database, schema } = about;
   const rows: [string, string][] = [
     ["database", `${database.engine ?? database.kind}${database.location ? `  ${database.location}` : ""}`],
@@ -13,6 +16,10 @@ export function formatBanner(url: string, about: AppOverview): string {
     ["plugins", about.plugins.join(" > ") || "(none)"],
     ["procedures", String(about.procedures)],
   ];
+  if (jobs) {
+    rows.push(["queues", jobs.queues.join(", ") || "(none)"]);
+    if (jobs.schedules.length) rows.push(["schedules", jobs.schedules.map(({ name, cron, tz }) => `${name} "${cron}"${tz === "UTC" ? "" : ` ${tz}`}`).join(", ")]);
+  }
   const surfaces = about.surfaces.map(({ owner, routes }) => `${(owner === "app" ? "routes" : owner).padEnd(12)}${summarise(routes).join(", ")}`);
   const lines = [`${about.name} is listening on ${url}`, ...rows.map(([label, value]) => `  ${label.padEnd(12)}${value}`)];
   surfaces.forEach((line, index) => lines.push(`  ${(index === 0 ? "surfaces" : "").padEnd(12)}${line}`));
@@ -42,9 +49,14 @@ function schemaLine(schema: AppOverview["schema"]): string {
  * terminal (or when nothing logs), as one structured line through the app's logger otherwise (JSON
  * logs stay one record per line), handed to a function, or not at all. Returns the text.
  */
-export function announce(built: { overview(): AppOverview; sealed: { logger: Logger | undefined } }, url: string, option: boolean | ((text: string) => void) | undefined): string {
+export function announce(
+  built: { overview(): AppOverview; sealed: { logger: Logger | undefined; service<K extends string>(key: K): ServiceOf<K> | undefined } },
+  url: string,
+  option: boolean | ((text: string) => void) | undefined,
+): string {
   const about = built.overview();
-  const text = formatBanner(url, about);
+  const jobs = built.sealed.service("jobs")?.describe();
+  const text = formatBanner(url, about, jobs);
   if (option === false || (option === undefined && underTestRunner())) return text;
   if (typeof option === "function") {
     option(text);
@@ -52,7 +64,7 @@ export function announce(built: { overview(): AppOverview; sealed: { logger: Log
   }
   const logger = built.sealed.logger;
   const terminal = process.stdout.isTTY && process.env.NODE_ENV !== "production";
-  if (logger && !terminal) logger.info({ url, ...about }, `${about.name} is listening on ${url}`);
+  if (logger && !terminal) logger.info({ url, ...about, ...(jobs ? { jobs } : {}) }, `${about.name} is listening on ${url}`);
   else process.stdout.write(`${text}\n\n`);
   return text;
 }

@@ -5,6 +5,7 @@ import { App } from "../../presets/trellis.js";
 import { rpc } from "../support/app.js";
 import { ORIGIN, signUp, type SignedIn } from "../support/auth.js";
 import { waitFor } from "./support.js";
+import { announce } from "../../presets/banner.js";
 
 const v1 = schema("1").auth().build();
 
@@ -81,5 +82,11 @@ describe("_admin.jobs.* (embedded)", () => {
     expect(cancelled.status).toBe(200);
     expect(cancelled.body.state).toBe("cancelled");
     expect((await call("cancel", { queue: "later", id: waitingId })).status).toBe(409);
+  });
+
+  it("the start banner lists the queues and the schedules", () => {
+    const text = announce(app, "http://localhost:3000", () => undefined);
+    expect(text).toMatch(/\n  queues\s+broken, later, cleanup\n/);
+    expect(text).toMatch(/\n  schedules\s+cleanup "0 3 \* \* \*" Europe\/Paris/);
   });
 });
