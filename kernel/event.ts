@@ -45,7 +45,7 @@ export class RequestEvent {
   /** @internal memoised session lookup; see `session.ts`. */
   sessionState: SessionState | Promise<SessionState> | undefined = undefined;
   /** @internal set by the kernel: how this app resolves sessions. */
-  resolver: SessionResolver | undefined = undefined;
+  resolver: SessionResolver<RequestEvent> | undefined = undefined;
   #url: URL | undefined;
   #responseHeaders: Headers | undefined;
   #requestId: string | undefined;

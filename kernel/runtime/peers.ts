@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { TrellisError } from "./errors.js";
+import { TrellisError } from "../errors.js";
 
 /**
  * The optional peer packages among `names` that are not installed where Trellis can load them.
