@@ -1,5 +1,6 @@
 import type { EngineDb } from "./engine-db.js";
-import type { JobRecord, JobState, StateCounts } from "./types.js";
+import type { Definition } from "./registry.js";
+import type { JobRecord, JobState, QueueInfo, StateCounts } from "./types.js";
 
 export const STATES: readonly JobState[] = ["created", "retry", "active", "completed", "cancelled", "failed"];
 
@@ -36,6 +37,34 @@ export class JobTable {
     }
     return out;
   }
+}
+
+/** Every defined kind with its counts by state. */
+export async function queueInfos(definitions: readonly Definition[], table: JobTable): Promise<QueueInfo[]> {
+  const counts = await table.counts(definitions.map(({ name }) => name));
+  return definitions.map((definition) => ({
+    name: definition.name,
+    kind: definition.kind,
+    owner: definition.owner,
+    cron: definition.cron?.expression ?? null,
+    tz: definition.cron?.tz ?? null,
+    retry: definition.policy.retryLimit,
+    counts: counts.get(definition.name) ?? zeros(),
+  }));
+}
+
+export function totals(queues: readonly QueueInfo[]): StateCounts {
+  const total = zeros();
+  for (const queue of queues) for (const state of STATES) total[state] += queue.counts[state];
+  return total;
+}
+
+/** Queue names and schedules, without the database (the start banner). */
+export function describeDefinitions(definitions: readonly Definition[]): { queues: string[]; schedules: { name: string; cron: string; tz: string }[] } {
+  return {
+    queues: definitions.map(({ name }) => name),
+    schedules: definitions.flatMap(({ name, cron }) => (cron ? [{ name, cron: cron.expression, tz: cron.tz }] : [])),
+  };
 }
 
 export function zeros(): StateCounts {

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import { RpcError, TrellisError, importPeer, type Logger, type SealedApp } from "../../kernel/index.js";
 import { engineDb, type EngineDb } from "./engine-db.js";
 import { JOBS_BAD_DATA, JOBS_UNKNOWN } from "./errors.js";
-import { JobTable, STATES, zeros } from "./inspect.js";
+import { JobTable, describeDefinitions, queueInfos, totals } from "./inspect.js";
 import type { JobDefinitionOptions, JobsSettings } from "./options.js";
 import { Definitions } from "./registry.js";
 import { parse, runJob, type FetchedJob } from "./run-job.js";
@@ -29,6 +29,7 @@ export class JobsRuntime implements JobsService {
   readonly #workers = new Map<string, string>();
   #boss: PgBoss | undefined;
   #sealed: SealedApp | undefined;
+  #closed = false;
 
   constructor(
     readonly definitions: Definitions,
@@ -65,15 +66,23 @@ export class JobsRuntime implements JobsService {
     } as ConstructorParameters<typeof PgBossClass>[0]);
     boss.on("error", (error) => this.deps.report(error));
     await boss.start();
-    // Dead-letter targets are foreign keys: every queue exists before any policy names one.
-    for (const { name } of definitions) if (!(await boss.getQueue(name))) await boss.createQueue(name).catch(() => undefined);
-    for (const { name, policy } of definitions) await boss.updateQueue(name, { name, ...policy });
-    for (const { name, cron } of crons) await boss.schedule(name, cron!.expression, {}, { tz: cron!.tz });
-    for (const schedule of await boss.getSchedules()) {
-      if (!crons.some(({ name }) => name === schedule.name)) await boss.unschedule(schedule.name);
+    try {
+      // Dead-letter targets are foreign keys: every queue exists before any policy names one.
+      for (const { name } of definitions) if (!(await boss.getQueue(name))) await boss.createQueue(name).catch(() => undefined);
+      for (const { name, policy } of definitions) await boss.updateQueue(name, { name, ...policy });
+      for (const { name, cron } of crons) await boss.schedule(name, cron!.expression, {}, { tz: cron!.tz });
+      for (const schedule of await boss.getSchedules()) {
+        if (!crons.some(({ name }) => name === schedule.name)) await boss.unschedule(schedule.name);
+      }
+      if (this.#closed) throw new Error("The app was closed while the jobs engine started");
+      this.#boss = boss;
+      if (settings.work) for (const definition of definitions) await this.#work(boss, definition);
+    } catch (error) {
+      // A failed start leaves no timers behind; the app's next `ready()` starts a fresh engine.
+      this.#boss = undefined;
+      await boss.stop({ graceful: false, close: false, wait: true }).catch(() => undefined);
+      throw error;
     }
-    this.#boss = boss;
-    if (settings.work) for (const definition of definitions) await this.#work(boss, definition);
   }
 
   async #work(boss: PgBoss, definition: ReturnType<Definitions["all"]>[number]): Promise<void> {
@@ -95,6 +104,7 @@ export class JobsRuntime implements JobsService {
   }
 
   async stop(): Promise<void> {
+    this.#closed = true;
     const boss = this.#boss;
     this.#boss = undefined;
     if (boss) {
@@ -174,31 +184,15 @@ export class JobsRuntime implements JobsService {
 
   async queues(): Promise<QueueInfo[]> {
     await this.#started();
-    const definitions = this.definitions.all();
-    const counts = await this.#table.counts(definitions.map(({ name }) => name));
-    return definitions.map((definition) => ({
-      name: definition.name,
-      kind: definition.kind,
-      owner: definition.owner,
-      cron: definition.cron?.expression ?? null,
-      tz: definition.cron?.tz ?? null,
-      retry: definition.policy.retryLimit,
-      counts: counts.get(definition.name) ?? zeros(),
-    }));
+    return queueInfos(this.definitions.all(), this.#table);
   }
 
   async counts(): Promise<StateCounts> {
-    const total = zeros();
-    for (const queue of await this.queues()) for (const state of STATES) total[state] += queue.counts[state];
-    return total;
+    return totals(await this.queues());
   }
 
   describe(): { queues: string[]; schedules: { name: string; cron: string; tz: string }[] } {
-    const definitions = this.definitions.all();
-    return {
-      queues: definitions.map(({ name }) => name),
-      schedules: definitions.flatMap(({ name, cron }) => (cron ? [{ name, cron: cron.expression, tz: cron.tz }] : [])),
-    };
+    return describeDefinitions(this.definitions.all());
   }
 }
 
