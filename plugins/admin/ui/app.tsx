@@ -3,14 +3,19 @@ import { client, messageOf, signOut, statusOf, type Meta } from "./api.js";
 import { SignIn } from "./sign-in.js";
 import { Overview } from "./overview.js";
 import { Browse } from "./browse.js";
+import { Jobs } from "./jobs.js";
 
-type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta };
+type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta; jobs: boolean };
 
 /** The table in the address (`#/table/post`), so a reload or a shared link opens the same view. */
 function tableInHash(): string | undefined {
+  if (location.hash === "#/jobs") return JOBS_VIEW;
   const match = /^#\/table\/([^/]+)$/.exec(location.hash);
   return match ? decodeURIComponent(match[1]!) : undefined;
 }
+
+/** The jobs view's place in the address (`#/jobs`); not a table name (those never start with a space). */
+const JOBS_VIEW = " jobs";
 
 export function App() {
   const [state, setState] = useState<State>({ kind: "loading" });
@@ -18,7 +23,9 @@ export function App() {
 
   const load = async () => {
     try {
-      setState({ kind: "ready", meta: await client._admin.meta() });
+      const meta = await client._admin.meta();
+      // `_admin.jobs.*` exists only on apps with `.jobs()`.
+      setState({ kind: "ready", meta, jobs: meta.plugins.includes("jobs") });
     } catch (error) {
       const status = statusOf(error);
       if (status === 401) setState({ kind: "signed-out" });
@@ -72,7 +79,8 @@ export function App() {
         <button type="button" class="quiet" onClick={leave}>Sign out</button>
       </header>
       <nav aria-label="Tables" class="side">
-        <a href="#/" aria-current={current ? undefined : "page"}>Overview</a>
+        <a href="#/" aria-current={current || table === JOBS_VIEW ? undefined : "page"}>Overview</a>
+        {state.jobs && <a href="#/jobs" aria-current={table === JOBS_VIEW ? "page" : undefined}>Jobs</a>}
         <h2>Tables</h2>
         <ul>
           {meta.tables.map((t) => (
@@ -84,7 +92,9 @@ export function App() {
           ))}
         </ul>
       </nav>
-      <main class="content">{current ? <Browse key={current.name} table={current} onChanged={load} /> : <Overview meta={meta} />}</main>
+      <main class="content">
+        {current ? <Browse key={current.name} table={current} onChanged={load} /> : table === JOBS_VIEW && state.jobs ? <Jobs /> : <Overview meta={meta} />}
+      </main>
     </div>
   );
 }
