@@ -34,7 +34,9 @@ export class Definitions {
     assertTimeZone(name, tz);
     // A missed tick is not worth running twice: one retry by default, the next tick comes anyway.
     const policy = queuePolicy(name, { retry: 1, ...options });
-    return this.#add({ name, kind: "cron", owner, policy, concurrency: 1, input: undefined, handler, cron: { expression: expression.trim(), tz } }, "cron");
+    // A tick carries no data: the handler sees `data: undefined` whatever the engine stored.
+    const tick: JobHandler<any, any> = (run) => handler({ ...run, data: undefined });
+    return this.#add({ name, kind: "cron", owner, policy, concurrency: 1, input: undefined, handler: tick, cron: { expression: expression.trim(), tz } }, "cron");
   }
 
   #add(definition: Definition, what: string): Definition {

@@ -45,7 +45,9 @@ export async function runJob(definition: Definition, job: FetchedJob, deps: RunD
     await deps.complete(definition.name, job.id, result ?? null);
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));
-    await deps.fail(definition.name, job.id, { message: failure.message, name: failure.name, code: (failure as { code?: string }).code });
+    // A failure to record the failure (the database went away) leaves the job active: it runs
+    // again once its timeout passes, as after a crash.
+    await deps.fail(definition.name, job.id, { message: failure.message, name: failure.name, code: (failure as { code?: string }).code }).catch(deps.report);
     const last = job.retryCount >= job.retryLimit;
     if ((failure as unknown as Record<symbol, unknown>)[EXPECTED_FAILURE]) {
       deps.logger?.warn({ job: job.id, queue: definition.name, attempt: job.retryCount + 1, error: failure.message }, `job ${definition.name} failed${last ? " for good" : ", will retry"}`);
