@@ -16,7 +16,7 @@ describe.runIf(url)("jobs on three replicas of one PostgreSQL schema", () => {
   const appSchema = `jobs_${randomBytes(5).toString("hex")}`;
   const jobsSchema = `${appSchema}_jobs`;
   const handled: { replica: number; n: number }[] = [];
-  const ticks: { replica: number; at: number }[] = [];
+  const ticks: { replica: number; at: number; data: unknown }[] = [];
   const replicas: any[] = [];
 
   const replica = (index: number) => {
@@ -25,7 +25,7 @@ describe.runIf(url)("jobs on three replicas of one PostgreSQL schema", () => {
       .schema(v1)
       .jobs({ schema: jobsSchema, pollingInterval: 0.5, cronInterval: 1 })
       .job("count", { concurrency: 5 }, ({ data }) => void handled.push({ replica: index, n: (data as { n: number }).n }))
-      .cron("tick", "* * * * *", () => void ticks.push({ replica: index, at: Date.now() }))
+      .cron("tick", "* * * * *", ({ data }) => void ticks.push({ replica: index, at: Date.now(), data }))
       .build();
   };
 
@@ -68,5 +68,6 @@ describe.runIf(url)("jobs on three replicas of one PostgreSQL schema", () => {
     expect(new Set(minutes).size).toBe(minutes.length);
     expect(ticks.filter(({ at }) => at >= start).length).toBeLessThanOrEqual(1);
     expect(ticks.length).toBeGreaterThanOrEqual(1);
+    expect(ticks[0]!.data).toBeUndefined();
   }, 45_000);
 });
