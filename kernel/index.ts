@@ -16,7 +16,7 @@ export { carriesCredential, type SessionUser, type UserSession, type SessionStat
 export { RpcError, TrellisError, errorBody, errorResponse, type OnError, type ErrorSource, type ErrorInfo } from "./errors.js";
 export { underTestRunner, type Logger, type LogFn, type LoggerOption } from "./log/logger.js";
 export type { AppOverview } from "./introspection/overview.js";
-export { toRpcError, type ErrorRules, type ErrorMapper } from "./gate.js";
+export { toRpcError, eventOf, type ErrorRules, type ErrorMapper } from "./gate.js";
 export type { SealedCallOptions } from "./sealed.js";
 export type { AppServices, ProvideOptions, ServiceOf } from "./services.js";
 export type { ResourceInfo, ResourceRegistry, ResourceAction } from "./registry.js";
@@ -43,7 +43,7 @@ export {
 } from "./procedure.js";
 export { BYTES_TYPE_ID, customJsonSerializers, toBase64, fromBase64 } from "./wire/custom-json.js";
 export { toPlainJson } from "./wire/plain-json.js";
-export { missingPeers, importPeer } from "./runtime/peers.js";
+export { missingPeers, installLine, importPeer } from "./runtime/peers.js";
 export { within } from "./runtime/within.js";
 export type { AppKV, AppSecrets, AppStorage, DatabaseAbout, DatabaseConfig, DatabaseKind, LiveProvider } from "./contracts/resources.js";
 export { mcp, type McpMeta, type McpTag, type McpToolOptions, type McpResourceOptions, type McpPromptOptions } from "./meta/mcp.js";

@@ -26,6 +26,7 @@ import { adminPlugin, type AdminConfig } from "../plugins/admin/index.js";
 import { filesPlugin, type FileProcedures, type FilesConfig } from "../plugins/files/index.js";
 import { jobsPlugin, type JobDefinitionOptions, type JobRun, type JobsConfig, type JobsPlugin } from "../plugins/jobs/index.js";
 import { webhooksPlugin, type WebhooksConfig } from "../plugins/webhooks/index.js";
+import { mailPlugin, type MailConfig, type Mailer } from "../plugins/mail/index.js";
 import { defaultPreset, type PresetOptions } from "./default.js";
 import type { CronOptions, JobOutput, WithJob, WithJobs } from "./job-types.js";
 import type { AppAdminRouter, BuiltApp, ContextOf, NestName } from "./types.js";
@@ -256,6 +257,17 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
   #jobsPlugin(): JobsPlugin {
     if (!this.#jobs) this.kernel.use((this.#jobs = jobsPlugin()));
     return this.#jobs;
+  }
+
+  /**
+   * Email: `context.mail.send({ to, subject, text, html })`, and the auth flows that need it
+   * (verification, password reset, change of email; sign-in by link or code when asked), sent after
+   * the response. The transport is an SMTP URL, or the development outbox (the default outside
+   * production) that keeps messages in the app's database and prints their links.
+   */
+  mail(config: MailConfig): App<S, Extra & { mail: Mailer }, Router> {
+    this.kernel.use(mailPlugin(config));
+    return this as never;
   }
 
   /** Registers a plugin; a duplicate name throws here. */

@@ -14,6 +14,11 @@ export function missingPeers(names: readonly string[]): string[] {
   return names.filter((name) => !(require.resolve.paths(name) ?? []).some((folder) => existsSync(join(folder, name, "package.json"))));
 }
 
+/** The command that installs `names`, for error messages: the fix, not only the diagnosis. */
+export function installLine(names: readonly string[]): string {
+  return `npm install ${names.join(" ")}`;
+}
+
 /**
  * Loads an optional peer package, or throws `PEER_MISSING` naming the feature that needs it and the
  * `npm install` line; a package that is installed but fails to load keeps its own error.
@@ -25,6 +30,6 @@ export async function importPeer<T = any>(name: string, feature: string): Promis
     const code = (error as NodeJS.ErrnoException | undefined)?.code;
     const missing = (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && String((error as Error).message).includes(name);
     if (!missing) throw error;
-    throw new TrellisError("PEER_MISSING", `${feature} needs the optional package "${name}", which is not installed. Install it: npm install ${name}`, { cause: error });
+    throw new TrellisError("PEER_MISSING", `${feature} needs the optional package "${name}", which is not installed. Install it: ${installLine([name])}`, { cause: error });
   }
 }

@@ -1,10 +1,9 @@
-import { permissionMiddleware, type ServiceOf, type AppDatabase, type AppRpcContext, type DatabaseKind, type ProcedureBase, type ResourceRegistry, type SealedApp } from "../../kernel/index.js";
+import { permissionMiddleware, type AppDatabase, type AppRpcContext, type DatabaseKind, type ProcedureBase, type ResourceRegistry, type SealedApp } from "../../kernel/index.js";
 import { dataProcedures } from "./data.js";
 import { describeApp, type AdminMeta } from "./meta.js";
 import type { AdminSettings } from "./options.js";
 import type { AdminTable } from "./tables.js";
 import type { CountCache } from "./count-cache.js";
-import { jobProcedures, type AdminJobsRouter } from "./jobs.js";
 
 export interface AdminDeps {
   db: AppDatabase<any>;
@@ -15,8 +14,6 @@ export interface AdminDeps {
   registry: () => ResourceRegistry | undefined;
   plugins: readonly string[];
   counts: CountCache;
-  /** The jobs service, when the app has `.jobs()`: then `_admin.jobs.*` exists. */
-  jobs: ServiceOf<"jobs"> | undefined;
 }
 
 /**
@@ -25,7 +22,7 @@ export interface AdminDeps {
  */
 export function adminProcedures(base: ProcedureBase<AppRpcContext>, deps: AdminDeps) {
   const gated = base.use(permissionMiddleware({ permission: "admin", roles: deps.settings.roles }));
-  const procedures = {
+  return {
     meta: gated.handler(
       (): Promise<AdminMeta> => describeApp(deps.sealed(), deps.db, deps.kind, deps.tables, deps.registry(), deps.plugins, deps.settings.ui),
     ),
@@ -34,9 +31,7 @@ export function adminProcedures(base: ProcedureBase<AppRpcContext>, deps: AdminD
     ),
     data: dataProcedures(gated, deps.db, deps.kind, deps.tables, deps.settings, deps.counts),
   };
-  // Only with a jobs service: an app without `.jobs()` has no `_admin.jobs.*` (404 there).
-  return deps.jobs ? { ...procedures, jobs: jobProcedures(gated, deps.jobs) } : procedures;
 }
 
-/** The router `.admin()` adds: `client._admin.data.list(...)` and friends; `jobs` with `.jobs()`. */
-export type AdminRouter = Omit<ReturnType<typeof adminProcedures>, "jobs"> & { jobs: AdminJobsRouter };
+/** The router `.admin()` adds: `client._admin.data.list(...)` and friends. */
+export type AdminRouter = ReturnType<typeof adminProcedures>;

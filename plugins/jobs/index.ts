@@ -3,11 +3,13 @@ import { JOBS_PEER_MISSING, JOBS_SQLITE } from "./errors.js";
 import { jobsSettings, type JobDefinitionOptions, type JobsConfig } from "./options.js";
 import { JobsRuntime } from "./runtime.js";
 import { Definitions } from "./registry.js";
+import { jobsAdminSection } from "./admin.js";
 import type { JobHandler, JobsService } from "./types.js";
 
 export type { JobsConfig, JobDefinitionOptions, Backoff, StandardSchema } from "./options.js";
 export type { JobsService, JobHandler, JobRun, JobInfo, SendOptions, JobRecord, JobState, QueueInfo, StateCounts } from "./types.js";
 export { EXPECTED_FAILURE } from "./run-job.js";
+export type { AdminJobsRouter } from "./admin.js";
 
 declare module "../../kernel/index.js" {
   interface AppServices {
@@ -37,7 +39,7 @@ export function jobsPlugin(config: JobsConfig = {}): JobsPlugin {
   const plugin: AppPlugin = definePlugin({
       name: "jobs",
       stage: "feature",
-      provides: ["jobs"],
+      provides: ["jobs", "admin-section:jobs"],
       validate(ctx) {
         if (ctx.resources.kind === "sqlite") {
           throw new TrellisError(JOBS_SQLITE, ".jobs() needs PostgreSQL (embedded() or a server): pg-boss keeps its queues in PostgreSQL, and this app runs on SQLite", { plugin: "jobs", hook: "validate" });
@@ -53,6 +55,8 @@ export function jobsPlugin(config: JobsConfig = {}): JobsPlugin {
           report: (error) => ctx.report(error, "job"),
         });
         ctx.provide("jobs", runtime, { context: true });
+        // `_admin.jobs.*` when the app has `.admin()` (the admin plugin mounts it; unused otherwise).
+        ctx.provide("admin-section:jobs", jobsAdminSection(runtime));
         ctx.hooks.sealed.tap((app) => runtime.attach(app));
         ctx.hooks.ready.tap(() => runtime.start());
         ctx.hooks.close.tap(() => runtime.stop());

@@ -74,6 +74,12 @@ export interface JobDefinitionOptions<Input = unknown> {
   timeout?: number;
   /** Another job kind that receives the data of jobs that failed for good. */
   deadLetter?: string;
+  /** pg-boss's name for `retry` (accepted so options written for pg-boss keep their meaning). */
+  retryLimit?: number;
+  /** pg-boss's name for `backoff.delay`, in seconds. */
+  retryDelay?: number;
+  /** pg-boss's name for `backoff.exponential`. */
+  retryBackoff?: boolean;
 }
 
 /** The Standard Schema interface (zod, valibot, arktype), the part a job needs. */
@@ -107,13 +113,13 @@ export function assertJobName(name: string, what: string): void {
 }
 
 export function queuePolicy(name: string, options: JobDefinitionOptions<any>): QueuePolicy {
-  const retry = options.retry ?? 2;
+  const retry = options.retry ?? options.retryLimit ?? 2;
   if (!Number.isInteger(retry) || retry < 0) throw bad(`job "${name}": retry must be an integer >= 0 (got ${retry})`);
   const timeout = options.timeout ?? 900;
   if (!Number.isInteger(timeout) || timeout < 1) throw bad(`job "${name}": timeout must be a whole number of seconds >= 1 (got ${timeout})`);
   const concurrency = options.concurrency ?? 1;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 100) throw bad(`job "${name}": concurrency must be an integer from 1 to 100 (got ${concurrency})`);
-  const backoff = options.backoff ?? { delay: 1, exponential: true };
+  const backoff = options.backoff ?? (options.retryDelay !== undefined || options.retryBackoff !== undefined ? { delay: options.retryDelay ?? 1, exponential: options.retryBackoff ?? false } : { delay: 1, exponential: true });
   const delay = backoff === false ? 0 : (backoff.delay ?? 1);
   if (!Number.isInteger(delay) || delay < 0) throw bad(`job "${name}": backoff.delay must be a whole number of seconds >= 0 (got ${delay})`);
   if (options.deadLetter !== undefined) assertJobName(options.deadLetter, `job "${name}": deadLetter`);

@@ -33,3 +33,68 @@ export async function signIn(email: string, password: string): Promise<string | 
 export async function signOut(): Promise<void> {
   await fetch("/api/auth/sign-out", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
 }
+
+/** A message as `_admin.mail.outbox` lists it. */
+export interface MailSummary {
+  id: string;
+  kind: string;
+  to: string;
+  subject: string;
+  link: string | null;
+  transport: string;
+  state: "queued" | "sent" | "failed";
+  attempts: number;
+  error: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/**
+ * `_admin.mail.*`, served when the app has `.mail()` (its section of `_admin`). Typed here by its
+ * shape: the admin plugin does not import the mail plugin's files. The same client makes the calls.
+ */
+export const mailAdmin = (client as unknown as {
+  _admin: {
+    mail: {
+      outbox(input: { take?: number }): Promise<MailSummary[]>;
+      sendPasswordReset(input: { userId: string }): Promise<{ sent: true; to: string }>;
+    };
+  };
+})._admin.mail;
+
+/** A job as `_admin.jobs.*` lists it. */
+export interface JobSummary {
+  id: string;
+  queue: string;
+  state: "created" | "retry" | "active" | "completed" | "cancelled" | "failed";
+  data: unknown;
+  attempts: number;
+  maxAttempts: number;
+  error: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  completedAt: Date | null;
+}
+
+/** A queue as `_admin.jobs.queues` lists it. */
+export interface QueueSummary {
+  name: string;
+  kind: "job" | "cron";
+  cron: string | null;
+  tz: string | null;
+  counts: Record<JobSummary["state"], number>;
+}
+
+/**
+ * `_admin.jobs.*`, served when the app has `.jobs()` (its section of `_admin`). Typed here by its
+ * shape, as the mail section is: the admin plugin does not import the jobs plugin's files.
+ */
+export const jobsAdmin = (client as unknown as {
+  _admin: {
+    jobs: {
+      queues(): Promise<QueueSummary[]>;
+      failed(input: { queue?: string; take?: number }): Promise<JobSummary[]>;
+      retry(input: { queue: string; id: string }): Promise<JobSummary>;
+    };
+  };
+})._admin.jobs;

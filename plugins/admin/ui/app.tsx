@@ -3,29 +3,26 @@ import { client, messageOf, signOut, statusOf, type Meta } from "./api.js";
 import { SignIn } from "./sign-in.js";
 import { Overview } from "./overview.js";
 import { Browse } from "./browse.js";
+import { MailView } from "./mail.js";
 import { Jobs } from "./jobs.js";
 
-type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta; jobs: boolean };
+type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta };
 
 /** The table in the address (`#/table/post`), so a reload or a shared link opens the same view. */
 function tableInHash(): string | undefined {
-  if (location.hash === "#/jobs") return JOBS_VIEW;
   const match = /^#\/table\/([^/]+)$/.exec(location.hash);
   return match ? decodeURIComponent(match[1]!) : undefined;
 }
 
-/** The jobs view's place in the address (`#/jobs`); not a table name (those never start with a space). */
-const JOBS_VIEW = " jobs";
-
 export function App() {
   const [state, setState] = useState<State>({ kind: "loading" });
   const [table, setTable] = useState<string | undefined>(tableInHash());
+  const [mailInHash, setMailInHash] = useState(location.hash === "#/mail");
+  const [jobsInHash, setJobsInHash] = useState(location.hash === "#/jobs");
 
   const load = async () => {
     try {
-      const meta = await client._admin.meta();
-      // `_admin.jobs.*` exists only on apps with `.jobs()`.
-      setState({ kind: "ready", meta, jobs: meta.plugins.includes("jobs") });
+      setState({ kind: "ready", meta: await client._admin.meta() });
     } catch (error) {
       const status = statusOf(error);
       if (status === 401) setState({ kind: "signed-out" });
@@ -36,7 +33,11 @@ export function App() {
 
   useEffect(() => {
     void load();
-    const onHash = () => setTable(tableInHash());
+    const onHash = () => {
+      setTable(tableInHash());
+      setMailInHash(location.hash === "#/mail");
+      setJobsInHash(location.hash === "#/jobs");
+    };
     addEventListener("hashchange", onHash);
     return () => removeEventListener("hashchange", onHash);
   }, []);
@@ -72,6 +73,11 @@ export function App() {
   }
   const { meta } = state;
   const current = meta.tables.find((t) => t.name === table);
+  const mail = meta.plugins.includes("mail");
+  const mailOpen = mail && mailInHash;
+  // `_admin.jobs.*` exists only on apps with `.jobs()`.
+  const jobs = meta.plugins.includes("jobs");
+  const jobsOpen = jobs && jobsInHash;
   return (
     <div class="layout">
       <header class="top">
@@ -79,8 +85,9 @@ export function App() {
         <button type="button" class="quiet" onClick={leave}>Sign out</button>
       </header>
       <nav aria-label="Tables" class="side">
-        <a href="#/" aria-current={current || table === JOBS_VIEW ? undefined : "page"}>Overview</a>
-        {state.jobs && <a href="#/jobs" aria-current={table === JOBS_VIEW ? "page" : undefined}>Jobs</a>}
+        <a href="#/" aria-current={current || mailOpen || jobsOpen ? undefined : "page"}>Overview</a>
+        {mail && <a href="#/mail" aria-current={mailOpen ? "page" : undefined}>Mail</a>}
+        {jobs && <a href="#/jobs" aria-current={jobsOpen ? "page" : undefined}>Jobs</a>}
         <h2>Tables</h2>
         <ul>
           {meta.tables.map((t) => (
@@ -93,7 +100,7 @@ export function App() {
         </ul>
       </nav>
       <main class="content">
-        {current ? <Browse key={current.name} table={current} onChanged={load} /> : table === JOBS_VIEW && state.jobs ? <Jobs /> : <Overview meta={meta} />}
+        {current ? <Browse key={current.name} table={current} mail={mail} onChanged={load} /> : mailOpen ? <MailView /> : jobsOpen ? <Jobs /> : <Overview meta={meta} />}
       </main>
     </div>
   );

@@ -1,9 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
-import { client, messageOf } from "./api.js";
+import { jobsAdmin, messageOf, type JobSummary, type QueueSummary } from "./api.js";
 import { display } from "./values.js";
 
-type Queue = Awaited<ReturnType<typeof client._admin.jobs.queues>>[number];
-type Job = Awaited<ReturnType<typeof client._admin.jobs.failed>>[number];
+type Queue = QueueSummary;
+type Job = JobSummary;
 const STATES = ["created", "retry", "active", "completed", "cancelled", "failed"] as const;
 
 /** Queues with their counts by state, and failed jobs with their error: retry one by hand. */
@@ -15,7 +15,7 @@ export function Jobs() {
 
   const load = async () => {
     try {
-      const [q, f] = await Promise.all([client._admin.jobs.queues(), client._admin.jobs.failed({})]);
+      const [q, f] = await Promise.all([jobsAdmin.queues(), jobsAdmin.failed({})]);
       setQueues(q);
       setFailed(f);
       setError(undefined);
@@ -27,7 +27,7 @@ export function Jobs() {
 
   const retry = async (job: Job) => {
     try {
-      await client._admin.jobs.retry({ queue: job.queue, id: job.id });
+      await jobsAdmin.retry({ queue: job.queue, id: job.id });
       setNotice(`Job ${job.id} of ${job.queue} will run again`);
       await load();
     } catch (e) {

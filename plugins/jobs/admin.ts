@@ -1,19 +1,22 @@
 import { z } from "zod";
-import { RpcError, type AppRpcContext, type ProcedureBase, type ServiceOf } from "../../kernel/index.js";
-
-type Jobs = NonNullable<ServiceOf<"jobs">>;
-type JobRecord = Awaited<ReturnType<Jobs["get"]>> & {};
+import { RpcError, type AppRpcContext, type ProcedureBase } from "../../kernel/index.js";
+import type { JobRecord, JobsService } from "./types.js";
 
 const STATES = ["created", "retry", "active", "completed", "cancelled", "failed"] as const;
 const page = { take: z.number().int().min(1).max(200).optional(), skip: z.number().int().min(0).max(100_000).optional() };
 const one = z.object({ queue: z.string().min(1), id: z.string().min(1) });
 
 /**
- * `_admin.jobs.*`, over the `jobs` service when the app has one: queues with their counts, jobs by
- * state (failed ones with their error and attempts), and retry or cancel by hand. Each runs behind
- * the admin role check, so a caller without the role gets 401/403 before any input is read.
+ * `_admin.jobs.*`, this plugin's section of the admin API (the service `admin-section:jobs`, which
+ * the admin plugin mounts behind its role check, so a caller without the role gets 401/403 before
+ * any input is read): queues with their counts, jobs by state (failed ones with their error and
+ * attempts), and retry or cancel by hand.
  */
-export function jobProcedures(gated: ProcedureBase<AppRpcContext>, jobs: Jobs) {
+export function jobsAdminSection(jobs: JobsService) {
+  return (gated: ProcedureBase<AppRpcContext>) => jobProcedures(gated, jobs);
+}
+
+function jobProcedures(gated: ProcedureBase<AppRpcContext>, jobs: JobsService) {
   const known = (queue: string | undefined) => {
     if (queue !== undefined && !jobs.describe().queues.includes(queue)) throw new RpcError("BAD_REQUEST", { message: `Unknown queue "${queue}"` });
   };
@@ -48,4 +51,5 @@ export function jobProcedures(gated: ProcedureBase<AppRpcContext>, jobs: Jobs) {
   };
 }
 
+/** What `_admin.jobs` holds, for a typed client: `createClient<{ _admin: { jobs: AdminJobsRouter } }>`. */
 export type AdminJobsRouter = ReturnType<typeof jobProcedures>;
