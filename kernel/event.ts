@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { ORPCError } from "@orpc/server";
-import { resolveSession, type SessionResolver, type SessionState } from "./session.js";
+import { resolveSession, type SessionResolver, type SessionState } from "./request/session.js";
 import type { RequestFacts } from "./request/facts.js";
 
 /** The header a request id travels in, both ways. */

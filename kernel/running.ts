@@ -4,7 +4,7 @@ import { compose, type HttpMiddleware } from "./middleware.js";
 import type { OrderedPlugin } from "./order.js";
 import { TIER, type RouteDefinition, type TieredRouter } from "./router.js";
 import { REQUEST_ID_HEADER, RequestEvent, withHeader, withHeaders, type RequestFacts } from "./event.js";
-import { resolveSession, type SessionResolver, type SessionState } from "./session.js";
+import { resolveSession, type SessionResolver, type SessionState } from "./request/session.js";
 import { RpcError, TrellisError, errorResponse, report, type ErrorSource, type OnError } from "./errors.js";
 import { unavailable, UNAVAILABLE_MESSAGES, type AppState } from "./availability.js";
 import { createRpcHandler } from "./rpc.js";
