@@ -32,6 +32,8 @@ describe("OpenAPI security from the real permission", () => {
   let document: any;
   beforeAll(async () => {
     app = createApp().build();
+    // A built app serves once its schema is migrated (before that, 503 "starting").
+    await app.migrator.migrateToLatest();
     document = (await request(app, "GET", "/openapi.json")).body;
   });
   afterAll(() => app?.close());
