@@ -12,6 +12,8 @@ export class SchemaGate {
   #running = 0;
   #current = false;
   #checking: Promise<boolean> | undefined;
+  /** Set by a successful `migrateToLatest()` inside the current run. */
+  #latest = false;
 
   constructor(
     private readonly migrator: () => Migrator,
@@ -46,14 +48,22 @@ export class SchemaGate {
         this.#running++;
         this.#current = false;
         this.onClose();
+        this.#latest = false;
         try {
           return await run(...args);
         } finally {
           this.#running--;
+          if (this.#latest && this.#running === 0) this.#current = true;
         }
       };
     return Object.freeze({
-      migrateToLatest: marked(() => inner.migrateToLatest()),
+      // A successful run to the latest version is known current without looking again (the first
+      // request after start() then costs no query, even while the database is busy).
+      migrateToLatest: marked(async () => {
+        const outcome = await inner.migrateToLatest();
+        if (!outcome.error) this.#latest = true;
+        return outcome;
+      }),
       migrateTo: marked((target: Parameters<AppMigrator["migrateTo"]>[0]) => inner.migrateTo(target)),
       migrateUp: marked(() => inner.migrateUp()),
       migrateDown: marked(() => inner.migrateDown()),
