@@ -9,6 +9,7 @@ import type { ChangeFeed } from "./db/changes.js";
 import { LiveHub } from "./db/live.js";
 import { checkHistory } from "./db/history-check.js";
 import { readVersions, type VersionRecord } from "./db/version-record.js";
+import { observedDialect, type Instrumentation } from "./observe/index.js";
 
 /** The app's database: the typed `db`, its migrator, committed changes, and shutdown. */
 export interface Datastore {
@@ -27,11 +28,11 @@ export interface Datastore {
   close(): Promise<void>;
 }
 
-export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaModel[]): Datastore {
+export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaModel[], instrumentation?: Instrumentation): Datastore {
   // Refuses unsafe steps (a changed type, a removed column) before anything touches the database.
   validateHistory(schemas);
   const wrapped = reentrant(config.dialect);
-  const kysely = new Kysely<any>({ dialect: wrapped.dialect });
+  const kysely = new Kysely<any>({ dialect: instrumentation ? observedDialect(wrapped.dialect, instrumentation) : wrapped.dialect });
   const latest = schemas.at(-1) ?? EMPTY_SCHEMA;
   const live = new LiveHub(() => wrapped.changes.listen((change) => live.notify(change)));
   const db = createAppDatabase(kysely, config.kind, latest, (fn) => wrapped.transact(kysely, fn), live);

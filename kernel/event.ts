@@ -38,6 +38,10 @@ export class RequestEvent {
    * `procedureName` also derives it from an `/rpc` path.
    */
   procedure: string | undefined = undefined;
+  /** The path template of the route that answers (`/files/:id`, `/rpc/**`), once the router matched one. */
+  route: string | undefined = undefined;
+  /** Fields middleware adds to the request's log line (the telemetry plugin's trace id). */
+  logFields: Record<string, unknown> | undefined = undefined;
   /** @internal true for a request that came through `handle()` (not one built in process for `client()`). */
   served = false;
   /** @internal the error the request answered with, for its log line. */

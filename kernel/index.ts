@@ -44,6 +44,8 @@ export { BYTES_TYPE_ID, customJsonSerializers, toBase64, fromBase64 } from "./wi
 export { toPlainJson } from "./plain-json.js";
 export { missingPeers, importPeer } from "./peers.js";
 export { within } from "./within.js";
+// Observation points: procedures, statements, connection waits and storage calls (the telemetry plugin's source).
+export { Instrumentation, observedStorage, type Observer, type StorageOperation } from "./observe/index.js";
 export type { AppKV, AppSecrets, AppStorage, DatabaseAbout, DatabaseConfig, DatabaseKind, LiveProvider } from "./resources.js";
 export { mcp, type McpMeta, type McpTag, type McpToolOptions, type McpResourceOptions, type McpPromptOptions } from "./meta/mcp.js";
 export type { RateLimitHit, RateLimitStore } from "./kv/counter-store.js";

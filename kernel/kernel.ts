@@ -26,6 +26,7 @@ import { EMPTY_SCHEMA, type SchemaModel } from "./schema/model.js";
 import { ServiceRegistry, type ServiceOf } from "./services.js";
 import type { AppPlugin, PluginContext, PluginResources } from "./plugin.js";
 import type { DatabaseConfig } from "./resources.js";
+import { Instrumentation } from "./observe/index.js";
 
 export type { BuiltKernel, ClientHeaders, KernelDescription } from "./running.js";
 
@@ -52,6 +53,8 @@ export interface KernelOptions {
    * `NODE_ENV=production`; none under a test runner
    */
   logger?: LoggerOption;
+  /** The app's observation points (the facade creates it first, to observe the storage it passes). */
+  instrumentation?: Instrumentation;
 }
 
 
@@ -71,11 +74,15 @@ export class Kernel {
   readonly logger: Logger | undefined;
   /** `onError`, or the default that logs through `logger`. */
   readonly onError: OnError;
+  /** Procedures, statements and storage calls, observed by plugins (the service `"instrumentation"`). */
+  readonly instrumentation: Instrumentation;
 
   constructor(options: KernelOptions) {
     this.options = options;
     this.logger = resolveLogger(options.logger);
     this.onError = options.onError ?? defaultOnError(this.logger);
+    this.instrumentation = options.instrumentation ?? new Instrumentation();
+    this.#services.provide("app", "instrumentation", this.instrumentation);
     for (const [key, value] of Object.entries(options.services ?? {})) {
       if (value !== undefined) this.#services.provide("app", key, value, { context: true });
     }
@@ -164,7 +171,7 @@ export class Kernel {
     this.#assertOpen("build");
     this.#built = true;
     const ordered = resolveOrder(this.#plugins);
-    const store = openDatastore(this.options.db, this.#schemas);
+    const store = openDatastore(this.options.db, this.#schemas, this.instrumentation);
     const contexts = new Map(ordered.map((entry) => [entry.plugin.name, this.#pluginContext(entry, ordered, store)]));
 
     const problems: TrellisError[] = [];

@@ -94,6 +94,7 @@ export class Running {
       onError: this.#onError,
       schema: this.#schema,
       map: hooks.error.isUsed() ? (error) => hooks.error.call(error) : undefined,
+      instrumentation: kernel.instrumentation,
     };
     const rpc = createRpcHandler(tree, this.#rules);
     for (const [name, procedure] of procedures) {
@@ -312,6 +313,7 @@ export class Running {
       if (match.params) event.params = match.params;
       route = match.route;
     }
+    event.route = route.path;
     if (route.context === false) return respond(route.handler(event, undefined as unknown as AppRpcContext));
     const context = this.createContext(event);
     if (context instanceof Promise) return context.then((resolved) => respond(route.handler(event, resolved)));

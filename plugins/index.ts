@@ -10,3 +10,4 @@ export { openapiPlugin, type OpenapiConfig } from "./openapi/index.js";
 export { mcpPlugin, mcp, type McpConfig } from "./mcp/index.js";
 export { adminPlugin, type AdminConfig, type AdminRouter } from "./admin/index.js";
 export { filesPlugin, type FilesConfig, type FilePermission, type FileRecord } from "./files/index.js";
+export { telemetryPlugin, METRIC_NAMES, type TelemetryConfig, type MetricsConfig, type Telemetry, type SpanOptions } from "./telemetry/index.js";

@@ -15,6 +15,7 @@ export function logRequest(logger: Logger, event: RequestEvent, status: number, 
   const userId = state && !(state instanceof Promise) ? state.user?.id : undefined;
   if (userId !== undefined) fields.userId = userId;
   if (status >= 400 && event.error) fields.error = event.error.message;
+  if (event.logFields) Object.assign(fields, event.logFields);
   const message = `${event.method} ${event.path} ${status} ${durationMs} ms`;
   if (status >= 500) logger.error(fields, message);
   else logger.info(fields, message);

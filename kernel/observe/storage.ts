@@ -1,0 +1,31 @@
+import type { AppStorage } from "../resources.js";
+import type { Instrumentation } from "./instrumentation.js";
+
+/**
+ * The app's storage with its calls observed. Other members of the adapter (a streaming put an
+ * adapter may add) pass through bound to the adapter itself, so an adapter with private fields
+ * keeps working. Without an observer each call costs one property read.
+ */
+export function observedStorage<S extends AppStorage>(storage: S, instrumentation: Instrumentation): S {
+  const observed: AppStorage = {
+    get: (key) => {
+      const observe = instrumentation.storage;
+      return observe ? observe("get", () => storage.get(key)) : storage.get(key);
+    },
+    set: (key, bytes) => {
+      const observe = instrumentation.storage;
+      return observe ? observe("set", () => storage.set(key, bytes), bytes.byteLength) : storage.set(key, bytes);
+    },
+    delete: (key) => {
+      const observe = instrumentation.storage;
+      return observe ? observe("delete", () => storage.delete(key)) : storage.delete(key);
+    },
+  };
+  return new Proxy(storage, {
+    get(target, key) {
+      if (key === "get" || key === "set" || key === "delete") return observed[key];
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}

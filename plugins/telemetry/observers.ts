@@ -1,0 +1,115 @@
+import type { Observer, StorageOperation } from "../../kernel/index.js";
+import type { AppMetrics } from "./metrics.js";
+import type { Tracing } from "./tracing.js";
+
+/** OpenTelemetry's `SpanKind`, as numbers: the API may not be installed when metrics alone are on. */
+const INTERNAL = 0;
+const CLIENT = 2;
+
+/** The first keyword of a statement, lower-cased: a label with a handful of values. */
+export function operationOf(sql: string): string {
+  const match = /^\s*(?:with\b[\s\S]*?\)\s*)?([a-z]+)/i.exec(sql);
+  const word = match?.[1]?.toLowerCase();
+  return word === "select" || word === "insert" || word === "update" || word === "delete" ? word : "other";
+}
+
+function isStream(value: unknown): boolean {
+  return typeof value === "object" && value !== null && typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === "function";
+}
+
+/**
+ * The kernel observer the telemetry plugin adds: a span per procedure, statement and storage call
+ * (under the request's span), and their durations in the metrics. The surface of a procedure whose
+ * output is a stream is `live`.
+ */
+export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetrics | undefined, dbSystem: string): Observer {
+  const seconds = (started: number) => (performance.now() - started) / 1000;
+  return {
+    procedure(name, source, run) {
+      const parent = tracing?.recordingParent();
+      if (!parent && !metrics) return run();
+      const started = performance.now();
+      const done = (outcome: "ok" | "error", output?: unknown) => {
+        if (!metrics) return;
+        const surface = outcome === "ok" && source === "rpc" && isStream(output) ? "live" : source;
+        metrics.procedureDuration.observe({ procedure: name, surface, outcome }, seconds(started));
+        if (outcome === "ok" && name === "file.upload") {
+          const size = (output as { size?: unknown } | undefined)?.size;
+          if (typeof size === "number" && size > 0) metrics.uploadBytes.inc(size);
+        }
+      };
+      const observed = () =>
+        run().then(
+          (output) => (done("ok", output), output),
+          (error: unknown) => {
+            done("error");
+            throw error;
+          },
+        );
+      if (!parent) return observed();
+      const attributes = { "rpc.system": "orpc", "rpc.method": name, "trellis.procedure.name": name, "trellis.procedure.surface": source };
+      return tracing!.within(parent, name, INTERNAL, attributes, (span) =>
+        run().then(
+          (output) => {
+            if (source === "rpc" && isStream(output)) span.setAttribute("trellis.procedure.surface", "live");
+            done("ok", output);
+            return output;
+          },
+          (error: unknown) => {
+            done("error");
+            throw error;
+          },
+        ),
+      );
+    },
+
+    statement(sql, run) {
+      const parent = tracing?.recordingParent();
+      if (!parent && !metrics) return run();
+      const operation = operationOf(sql);
+      const started = performance.now();
+      const record = () => metrics?.statementDuration.observe({ operation }, seconds(started));
+      const timed = () =>
+        run().then(
+          (result) => (record(), result),
+          (error: unknown) => {
+            record();
+            throw error;
+          },
+        );
+      if (!parent) return timed();
+      // The text only: values travel as parameters and are never read here.
+      const attributes = { "db.system.name": dbSystem, "db.operation.name": operation.toUpperCase(), "db.query.text": sql };
+      return tracing!.within(parent, operation.toUpperCase(), CLIENT, attributes, timed);
+    },
+
+    connectionWait(ms) {
+      metrics?.connectionWait.observe(ms / 1000);
+    },
+
+    storage(operation: StorageOperation, run, bytes) {
+      const parent = tracing?.recordingParent();
+      if (!parent && !metrics) return run();
+      const started = performance.now();
+      const record = () => metrics?.storageDuration.observe({ operation }, seconds(started));
+      const timed = () =>
+        run().then(
+          (result) => (record(), result),
+          (error: unknown) => {
+            record();
+            throw error;
+          },
+        );
+      if (!parent) return timed();
+      // The storage key stays out: it is the server's secret name for the bytes.
+      const attributes: Record<string, string | number> = { "trellis.storage.operation": operation };
+      if (bytes !== undefined) attributes["trellis.storage.bytes"] = bytes;
+      return tracing!.within(parent, `storage ${operation}`, CLIENT, attributes, (span) =>
+        timed().then((result) => {
+          if (result instanceof Uint8Array) span.setAttribute("trellis.storage.bytes", result.byteLength);
+          return result;
+        }),
+      );
+    },
+  };
+}
