@@ -32,10 +32,10 @@ export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetr
       const done = (outcome: "ok" | "error", output?: unknown) => {
         if (!metrics) return;
         const surface = outcome === "ok" && source === "rpc" && isStream(output) ? "live" : source;
-        metrics.procedureDuration.observe({ procedure: name, surface, outcome }, seconds(started));
+        metrics.procedureDuration.observe(seconds(started), name, surface, outcome);
         if (outcome === "ok" && name === "file.upload") {
           const size = (output as { size?: unknown } | undefined)?.size;
-          if (typeof size === "number" && size > 0) metrics.uploadBytes.inc(size);
+          if (typeof size === "number" && size > 0) metrics.uploadBytes.add(size);
         }
       };
       const observed = () =>
@@ -68,7 +68,7 @@ export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetr
       if (!parent && !metrics) return run();
       const operation = operationOf(sql);
       const started = performance.now();
-      const record = () => metrics?.statementDuration.observe({ operation }, seconds(started));
+      const record = () => metrics?.statementDuration.observe(seconds(started), operation);
       const timed = () =>
         run().then(
           (result) => (record(), result),
@@ -91,7 +91,7 @@ export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetr
       const parent = tracing?.recordingParent();
       if (!parent && !metrics) return run();
       const started = performance.now();
-      const record = () => metrics?.storageDuration.observe({ operation }, seconds(started));
+      const record = () => metrics?.storageDuration.observe(seconds(started), operation);
       const timed = () =>
         run().then(
           (result) => (record(), result),

@@ -17,6 +17,9 @@ const STATUS_CODES: Record<number, string> = {
   503: "SERVICE_UNAVAILABLE",
 };
 
+/** Status codes as label text, made once rather than on every request. */
+const STATUS_TEXT: Record<number, string> = Object.fromEntries(Array.from({ length: 500 }, (_, index) => [index + 100, String(index + 100)]));
+
 export interface RequestObserverOptions {
   tracing: Tracing | undefined;
   metrics: AppMetrics | undefined;
@@ -46,13 +49,14 @@ export function requestObserver(options: RequestObserverOptions): HttpMiddleware
 
   const record = (event: RequestEvent, status: number, started: number) => {
     if (!metrics) return;
-    const labels = { method: event.method, route: routeOf(event), status: String(status) };
-    metrics.requests.inc(labels);
-    metrics.requestDuration.observe(labels, (performance.now() - started) / 1000);
+    const route = routeOf(event);
+    const code = STATUS_TEXT[status] ?? String(status);
+    metrics.requests.add(1, event.method, route, code);
+    metrics.requestDuration.observe((performance.now() - started) / 1000, event.method, route, code);
     if (status < 400) return;
-    metrics.errors.inc({ code: event.error?.code ?? STATUS_CODES[status] ?? `HTTP_${status}`, surface: surfaceOf(event) });
+    metrics.errors.add(1, event.error?.code ?? STATUS_CODES[status] ?? `HTTP_${status}`, surfaceOf(event));
     // The limiter's 429 is the one that says when to retry (a full live-stream cap does not).
-    if (status === 429 && event.hasResponseHeaders && event.responseHeaders.has("retry-after")) metrics.rateLimitRejections.inc();
+    if (status === 429 && event.hasResponseHeaders && event.responseHeaders.has("retry-after")) metrics.rateLimitRejections.add(1);
   };
 
   // A failure thrown past every other middleware is answered here exactly as the kernel would

@@ -28,7 +28,7 @@ export function observedApp(db: AppOptions["db"], options: Partial<AppOptions> =
   return new App({ baseUrl: ORIGIN, db, storage: memoryStorage(), onError: () => {}, ...options })
     .schema(v1)
     .auth({ secret: SECRET, emailAndPassword: { enabled: true } })
-    .resource("post", { ownerColumn: "authorId", permissions: { list: "public", get: "public", create: "authenticated", update: "owner", delete: "owner" } })
+    .resource("post", { ownerColumn: "authorId", permissions: { list: "public", get: "public", create: "authenticated", update: "owner", delete: "owner" }, live: true })
     .files({ maxBytes: 1024 * 1024 })
     .procedure("post.publish", (base) =>
       base.input(z.object({ title: z.string() })).handler(async ({ input, context }) => {

@@ -2,7 +2,9 @@ import parse from "parse-prometheus-text-format";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
-import { request, rpc } from "../support/app.js";
+import { localLive } from "../../kernel/db/dialect/entry.js";
+import { errorOf, request, rpc } from "../support/app.js";
+import { App } from "../../presets/trellis.js";
 import { ORIGIN, signUp, type SignedIn } from "../support/auth.js";
 import { bytes, upload, uploadForm } from "../files/fixture.js";
 import { observedApp } from "./fixture.js";
@@ -15,7 +17,7 @@ let admin: SignedIn;
 
 beforeAll(async () => {
   database = await openDatabase("sqlite");
-  app = await observedApp(database, { telemetry: { metrics: { token: TOKEN } }, rateLimit: { max: 1000, windowMs: 60_000, key: (event) => event.headers.get("x-bucket") ?? "shared" } }).start();
+  app = await observedApp({ ...database, live: localLive() }, { telemetry: { metrics: { token: TOKEN } }, rateLimit: { max: 1000, windowMs: 60_000, key: (event) => event.headers.get("x-bucket") ?? "shared" } }).start();
   alice = await signUp(app, "alice@example.com");
   admin = await signUp(app, "root@example.com");
   await sql`update "user" set "role" = 'admin' where "id" = ${admin.userId}`.execute(app.db);
@@ -57,10 +59,47 @@ async function scrape() {
   return { families, family, value, count };
 }
 
+describe("telemetry options", () => {
+  it("refuse a malformed configuration at build, naming each problem", async () => {
+    const other = await openDatabase("sqlite");
+    try {
+      const app = observedApp({ ...other, live: localLive() }, { telemetry: { traces: "yes" as never, metrics: { path: "metrics", token: "short" } } });
+      expect(errorOf(() => app.build())).toMatchObject({
+        code: "TELEMETRY_BAD_OPTION",
+        plugin: "telemetry",
+        message: 'telemetry: traces must be true, false or "auto", got "yes"; metrics.path must start with "/", got "metrics"; metrics.token must be a string of at least 16 characters',
+      });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("need .auth() for metrics without a token", async () => {
+    const other = await openDatabase("sqlite");
+    try {
+      const app = new App({ db: other, telemetry: { metrics: true } });
+      expect(errorOf(() => app.build())).toMatchObject({ code: "KERNEL_AUTH_REQUIRED", message: expect.stringContaining("telemetry metrics at /metrics") });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("telemetry: false leaves the plugin out", async () => {
+    const other = await openDatabase("sqlite");
+    const app = new App({ db: other, telemetry: false }).build();
+    try {
+      expect(app.describe().plugins.map((plugin: { name: string }) => plugin.name)).not.toContain("telemetry");
+    } finally {
+      await app.close();
+      await other.close();
+    }
+  });
+});
+
 describe("/metrics", () => {
   it("is off by default: no route", async () => {
     const other = await openDatabase("sqlite");
-    const plain = observedApp(other).build();
+    const plain = observedApp({ ...other, live: localLive() }).build();
     try {
       expect((await request(plain, "GET", "/metrics")).status).toBe(404);
     } finally {
@@ -107,9 +146,22 @@ describe("/metrics", () => {
     expect(after.family("nodejs_eventloop_lag_seconds")).toBeDefined();
   });
 
+  it("counts open live subscriptions, and labels a streamed procedure's surface live", async () => {
+    const stream = (await app.client().post.live({})) as AsyncIterator<unknown>;
+    try {
+      await stream.next();
+      const open = await scrape();
+      expect(open.value("trellis_live_subscribers")).toBe(1);
+      expect(open.count("trellis_procedure_duration_seconds", { procedure: "post.live", surface: "live" })).toBe(1);
+    } finally {
+      await stream.return?.();
+    }
+    expect((await scrape()).value("trellis_live_subscribers")).toBe(0);
+  });
+
   it("counts rate-limit rejections, and only those 429s", async () => {
     const other = await openDatabase("sqlite");
-    const limited = await observedApp(other, { telemetry: { metrics: { token: TOKEN } }, rateLimit: { max: 1, windowMs: 60_000 } }).start();
+    const limited = await observedApp({ ...other, live: localLive() }, { telemetry: { metrics: { token: TOKEN } }, rateLimit: { max: 1, windowMs: 60_000 } }).start();
     try {
       expect((await rpc(limited, "post.list", {})).status).toBe(200);
       expect((await rpc(limited, "post.list", {})).status).toBe(429);
