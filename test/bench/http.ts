@@ -206,7 +206,7 @@ export async function run(): Promise<void> {
  * to nothing. Each app serves a raw route and a procedure reading one row of SQLite in memory (so
  * the figures are the request path's, not the embedded database's); they take turns on each case.
  */
-async function telemetryOverhead(): Promise<void> {
+export async function telemetryOverhead(): Promise<void> {
   const body = JSON.stringify({ pong: true });
   const make = (telemetry: AppOptions["telemetry"]) =>
     new App({ db: { dialect: new SqliteDialect({ database: new Database(":memory:") }), kind: "sqlite" }, telemetry })
