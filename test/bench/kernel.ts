@@ -5,7 +5,7 @@ import { sql } from "kysely";
 import { App, type AppOptions } from "../../presets/trellis.js";
 import { sqliteMemory } from "../support/app.js";
 import { compare, print } from "./measure.js";
-import { overhead, registerNoopSdk } from "./telemetry-sdk.js";
+import { cpuOverhead, cpuPerOp, overhead, registerNoopSdk } from "./telemetry-sdk.js";
 
 /** A trivial procedure through `app.handle()` against a bare oRPC handler serving the same procedure. */
 export async function run(): Promise<void> {
@@ -65,8 +65,15 @@ async function telemetryOverhead(): Promise<void> {
       ],
       { rounds: 5 },
     );
-    console.log(overhead(`${path}: plugin on, no SDK registered`, noSdk!.perSecond, off!.perSecond, 2));
-    console.log(overhead(`${path}: /metrics on`, metrics!.perSecond, off!.perSecond, 3));
+    console.log(overhead(`${path}: plugin on, no SDK registered`, noSdk!.perSecond, off!.perSecond, 2, { of: noSdk!.p50, to: off!.p50 }));
+    console.log(overhead(`${path}: /metrics on`, metrics!.perSecond, off!.perSecond, 3, { of: metrics!.p50, to: off!.p50 }));
+    const cpu = await cpuPerOp([
+      { name: "off", op: op(apps.off, make) },
+      { name: "no SDK", op: op(apps.noSdk, make) },
+      { name: "metrics", op: op(apps.metrics, make) },
+    ]);
+    console.log(cpuOverhead(`${path}: plugin on, no SDK registered`, cpu.get("no SDK")!, cpu.get("off")!, 2));
+    console.log(cpuOverhead(`${path}: /metrics on`, cpu.get("metrics")!, cpu.get("off")!, 3));
   }
   const unregister = registerNoopSdk();
   try {
@@ -79,7 +86,12 @@ async function telemetryOverhead(): Promise<void> {
         ],
         { rounds: 5 },
       );
-      console.log(overhead(`${path}: SDK registered, no-op exporter`, traced!.perSecond, off!.perSecond));
+      console.log(overhead(`${path}: SDK registered, no-op exporter`, traced!.perSecond, off!.perSecond, undefined, { of: traced!.p50, to: off!.p50 }));
+      const cpu = await cpuPerOp([
+        { name: "off", op: op(apps.off, make) },
+        { name: "SDK", op: op(apps.noSdk, make) },
+      ]);
+      console.log(cpuOverhead(`${path}: SDK registered, no-op exporter`, cpu.get("SDK")!, cpu.get("off")!));
     }
   } finally {
     unregister();

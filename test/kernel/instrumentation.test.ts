@@ -40,7 +40,7 @@ describe("the kernel's instrumentation", () => {
   it("shows an observer every procedure call, SQL statement (text only), connection wait and storage call", async () => {
     const seen: string[] = [];
     const built = app(recorder(seen));
-    await built.ready();
+    await built.migrator.migrateToLatest();
     // Setup's own statements (SQLite's foreign-key pragma) are observed too.
     expect(seen).toContain("statement PRAGMA foreign_keys = ON");
     seen.length = 0;
@@ -54,7 +54,7 @@ describe("the kernel's instrumentation", () => {
   it("nests several observers, the first added outermost", async () => {
     const seen: string[] = [];
     const built = app(recorder(seen, "a:"), recorder(seen, "b:"));
-    await built.ready();
+    await built.migrator.migrateToLatest();
     seen.length = 0;
     await rpc(built, "note.save", { text: "x" });
     expect(seen.slice(0, 2)).toEqual(["a:procedure note.save rpc", "b:procedure note.save rpc"]);
