@@ -38,13 +38,17 @@ export interface RequestObserverOptions {
 export function requestObserver(options: RequestObserverOptions): HttpMiddleware {
   const { tracing, metrics } = options;
 
+  /** `/rpc` paths of registered procedures: as many entries as procedures, made once each. */
+  const rpcRoutes = new Map<string, string>();
   /** The route template: for `/rpc/**` the procedure's own path when it exists, else the router's template. */
   const routeOf = (event: RequestEvent): string => {
-    if (event.route === "/rpc/**") {
-      const name = event.procedureName;
-      return name !== undefined && options.isProcedure(name) ? `/rpc/${name.replaceAll(".", "/")}` : "/rpc/**";
-    }
-    return event.route ?? "none";
+    if (event.route !== "/rpc/**") return event.route ?? "none";
+    const known = rpcRoutes.get(event.path);
+    if (known !== undefined) return known;
+    const name = event.procedureName;
+    if (name === undefined || !options.isProcedure(name)) return "/rpc/**";
+    rpcRoutes.set(event.path, event.path);
+    return event.path;
   };
 
   const record = (event: RequestEvent, status: number, started: number) => {
@@ -78,7 +82,7 @@ export function requestObserver(options: RequestObserverOptions): HttpMiddleware
     }
     const { api, tracer } = tracing!;
     const parent = tracing!.extract(event.headers);
-    const span = tracer.startSpan(event.method, { kind: SERVER, attributes: { "http.request.method": event.method, "url.path": event.path, "url.scheme": event.url.protocol.slice(0, -1) } }, parent);
+    const span = tracer.startSpan(event.method, { kind: SERVER, attributes: { "http.request.method": event.method, "url.path": event.path, "url.scheme": event.request.url.startsWith("https:") ? "https" : "http" } }, parent);
     const spanContext = span.spanContext();
     if (span.isRecording()) event.logFields = { ...event.logFields, traceId: spanContext.traceId, spanId: spanContext.spanId };
     const finish = (status: number) => {
@@ -89,7 +93,7 @@ export function requestObserver(options: RequestObserverOptions): HttpMiddleware
       }
       span.setAttribute("http.response.status_code", status);
       const procedure = event.procedureName;
-      if (procedure !== undefined && options.isProcedure(procedure)) span.setAttribute("trellis.procedure.name", procedure);
+      if (procedure !== undefined && (route !== "/rpc/**" || !event.isRpc) && options.isProcedure(procedure)) span.setAttribute("trellis.procedure.name", procedure);
       if (status >= 400) span.setAttribute("error.type", event.error?.code ?? STATUS_CODES[status] ?? String(status));
       // A server span fails on 5xx only: a 4xx is the caller's mistake, answered correctly.
       if (status >= 500) span.setStatus({ code: api.SpanStatusCode.ERROR, message: event.error?.code ?? STATUS_CODES[status] });
