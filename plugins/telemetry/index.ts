@@ -56,7 +56,12 @@ export function telemetryPlugin(config: TelemetryConfig = {}): AppPlugin {
       const metrics = prom && metricsOptions ? new AppMetrics(prom, metricsOptions, () => sealed?.liveStats().subscribers ?? 0) : undefined;
       ctx.provide("telemetry", telemetryService(tracing, metrics, prom), { context: true });
       if (!tracing && !metrics) return;
-      if (metrics && !metricsOptions?.registry) ctx.hooks.close.tap(async () => metrics.registry.clear());
+      if (metrics) {
+        ctx.hooks.close.tap(async () => {
+          metrics.stop();
+          if (!metricsOptions?.registry) metrics.registry.clear();
+        });
+      }
       ctx.need("instrumentation").add(telemetryObserver(tracing, metrics, ctx.resources.kind === "postgres" ? "postgresql" : "sqlite"));
       const middleware = requestObserver({ tracing, metrics, userId: config.userId ?? false, isProcedure: (name) => sealed?.procedures.has(name) ?? false, sealed: () => sealed });
       return { middleware: [middleware], routes: metrics ? [metricsRoute(metricsOptions!, metrics)] : [] };

@@ -2,6 +2,7 @@ import type { Gauge, Registry } from "prom-client";
 import type { Prom } from "./peers.js";
 import type { ResolvedMetrics } from "./options.js";
 import { FastCounter, FastHistogram } from "./series.js";
+import { processMetrics } from "./process-metrics.js";
 
 /** Seconds; from a fast cached read to a slow report. */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -10,7 +11,7 @@ const DB_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 
 
 /**
  * Every metric Trellis exports, by name: docs/observability.md and its dashboard name only these
- * (a test checks it), plus prom-client's process metrics (`process_*`, `nodejs_*`).
+ * (a test checks it), plus the process metrics (`process_*`, `nodejs_*`, process-metrics.ts).
  */
 export const METRIC_NAMES = [
   "trellis_http_requests_total",
@@ -53,6 +54,8 @@ export class AppMetrics {
   readonly rateLimitRejections = new FastCounter("trellis_rate_limit_rejections_total", "Requests refused by the rate limit (429)", []);
   readonly uploadBytes = new FastCounter("trellis_upload_bytes_total", "Bytes of files uploaded through file.upload", []);
   readonly liveSubscribers: Gauge;
+  /** Stops what the process metrics watch (the event-loop delay histogram). */
+  readonly stop: () => void;
 
   constructor(prom: Prom, options: ResolvedMetrics, liveSubscribers: () => number) {
     const registry = (this.registry = options.registry ?? new prom.Registry());
@@ -67,6 +70,6 @@ export class AppMetrics {
         this.set(liveSubscribers());
       },
     });
-    if (options.processMetrics) prom.collectDefaultMetrics({ register: registry });
+    this.stop = options.processMetrics ? processMetrics(prom, registry) : () => {};
   }
 }

@@ -6,11 +6,27 @@ import type { Tracing } from "./tracing.js";
 const INTERNAL = 0;
 const CLIENT = 2;
 
-/** The first keyword of a statement, lower-cased: a label with a handful of values. */
+const OPERATIONS = new Map([
+  ["select", "select"],
+  ["insert", "insert"],
+  ["update", "update"],
+  ["delete", "delete"],
+]);
+const WRITE = /\b(insert|update|delete)\b/i;
+
+/**
+ * The statement's operation, a label with a handful of values: its first keyword, or for a
+ * `with` query the write it ends in (a select when it has none). Read by hand, not by a regular
+ * expression over the whole text: every statement passes here.
+ */
 export function operationOf(sql: string): string {
-  const match = /^\s*(?:with\b[\s\S]*?\)\s*)?([a-z]+)/i.exec(sql);
-  const word = match?.[1]?.toLowerCase();
-  return word === "select" || word === "insert" || word === "update" || word === "delete" ? word : "other";
+  let start = 0;
+  while (start < sql.length && sql.charCodeAt(start) <= 32) start++;
+  let end = start;
+  while (end < sql.length && end - start < 7 && sql.charCodeAt(end) > 32 && sql.charCodeAt(end) !== 40) end++;
+  const word = sql.slice(start, end).toLowerCase();
+  if (word === "with") return WRITE.exec(sql)?.[1]!.toLowerCase() ?? "select";
+  return OPERATIONS.get(word) ?? "other";
 }
 
 function isStream(value: unknown): boolean {

@@ -47,7 +47,9 @@ export interface MetricsConfig {
    */
   registry?: Registry;
   /**
-   * prom-client's process metrics: memory, CPU, event-loop lag, handles.
+   * Process metrics, read when scraped: resident memory, heap, CPU and event-loop lag (named as
+   * prom-client's). For prom-client's full set (GC durations, handles) call its
+   * `collectDefaultMetrics({ register })` on a `registry` you pass; watching every GC has a cost.
    * @default true
    */
   processMetrics?: boolean;

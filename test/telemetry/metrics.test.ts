@@ -8,6 +8,7 @@ import { App } from "../../presets/trellis.js";
 import { ORIGIN, signUp, type SignedIn } from "../support/auth.js";
 import { bytes, upload, uploadForm } from "../files/fixture.js";
 import { observedApp } from "./fixture.js";
+import { operationOf } from "../../plugins/telemetry/observers.js";
 
 const TOKEN = "scrape-token-0123456789abcdef";
 let database: TestDatabase;
@@ -175,5 +176,21 @@ describe("/metrics", () => {
       await limited.close();
       await other.close();
     }
+  });
+});
+
+describe("the statement operation label", () => {
+  it("is the first keyword, or the write a with-query ends in", () => {
+    const cases = {
+      "select 1": "select",
+      "  SELECT * from x": "select",
+      'insert into "file" ("id") values ($1)': "insert",
+      "update t set a = ?": "update",
+      "delete from t": "delete",
+      "with a as (select 1) select * from a": "select",
+      "with a as (select 1) insert into b select * from a": "insert",
+      "PRAGMA foreign_keys = ON": "other",
+    };
+    for (const [sql, operation] of Object.entries(cases)) expect([sql, operationOf(sql)]).toEqual([sql, operation]);
   });
 });
