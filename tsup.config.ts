@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { cpSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { defineConfig } from "tsup";
 
@@ -18,10 +18,14 @@ const entry = {
   client: "presets/client.ts",
   node: "presets/node.ts",
   redis: "kernel/redis/index.ts",
+  testing: "presets/testing.ts",
 };
 
+/** The `trellis` command: bundled like the entries, started by a small executable file (dist/bin.js). */
+const cli = { cli: "presets/cli/index.ts" };
+
 export default defineConfig({
-  entry,
+  entry: { ...entry, ...cli },
   format: ["esm"],
   clean: true,
   target: "node20",
@@ -37,5 +41,8 @@ export default defineConfig({
     for (const [name, source] of Object.entries(entry)) {
       writeFileSync(`dist/${name}.d.ts`, `export * from "./types/${source.replace(/\.ts$/, ".js")}";\n`);
     }
+    writeFileSync("dist/bin.js", '#!/usr/bin/env node\nimport "./cli.js";\n', { mode: 0o755 });
+    // `trellis new` copies these; they are plain files, not compiled.
+    cpSync("presets/cli/templates", "dist/templates", { recursive: true });
   },
 });

@@ -1,6 +1,6 @@
 import type { AppDatabase } from "./db/database.js";
 import type { SessionUser, UserSession } from "./session.js";
-import type { AppKV, AppSecrets, AppStorage } from "./resources.js";
+import type { AppKV, AppSecrets, AppStorage } from "./contracts/resources.js";
 
 /** What every procedure and route receives as `context`. */
 export interface AppRpcContext<TDB = any> {

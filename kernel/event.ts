@@ -38,10 +38,8 @@ export class RequestEvent {
    * `procedureName` also derives it from an `/rpc` path.
    */
   procedure: string | undefined = undefined;
-  /** The path template of the route that answers (`/files/:id`, `/rpc/**`), once the router matched one. */
-  route: string | undefined = undefined;
-  /** Fields middleware adds to the request's log line (the telemetry plugin's trace id). */
-  logFields: Record<string, unknown> | undefined = undefined;
+  route: string | undefined = undefined; // the matched route's path template (`/files/:id`), set by the router
+  logFields: Record<string, unknown> | undefined = undefined; // fields middleware adds to the request's log line
   /** @internal true for a request that came through `handle()` (not one built in process for `client()`). */
   served = false;
   /** @internal the error the request answered with, for its log line. */
@@ -49,7 +47,7 @@ export class RequestEvent {
   /** @internal memoised session lookup; see `session.ts`. */
   sessionState: SessionState | Promise<SessionState> | undefined = undefined;
   /** @internal set by the kernel: how this app resolves sessions. */
-  resolver: SessionResolver | undefined = undefined;
+  resolver: SessionResolver<RequestEvent> | undefined = undefined;
   #url: URL | undefined;
   #responseHeaders: Headers | undefined;
   #requestId: string | undefined;

@@ -7,7 +7,6 @@ import { isConnectionLost, unavailable, UNAVAILABLE_MESSAGES } from "./availabil
 import { formatIssue } from "./log/describe-error.js";
 import type { RequestEvent } from "./event.js";
 import type { SchemaModel } from "./schema/model.js";
-import type { Instrumentation } from "./observe/index.js";
 
 /**
  * The gate: one place that decides what a caller sees when a procedure fails, for every surface.
@@ -23,8 +22,7 @@ export interface ErrorRules {
   onError: OnError;
   schema?: SchemaModel;
   map?: ErrorMapper;
-  /** Observers of procedure calls (the telemetry plugin's spans and metrics). */
-  instrumentation?: Instrumentation;
+  instrumentation?: { procedure?<T>(name: string, source: ErrorSource, run: () => Promise<T>): Promise<T> }; // observers (kernel/observe)
 }
 
 /**
@@ -103,13 +101,8 @@ export function eventOf(context: object | undefined): RequestEvent | undefined {
  */
 export function gateInterceptor(rules: ErrorRules, source: ErrorSource) {
   // A promise chain rather than an async function: one frame less on every call.
-  return <T>({ next, context, path }: { next: () => Promise<T>; context?: object; path?: readonly string[] }): Promise<T> => {
-    const observe = rules.instrumentation?.procedure;
-    return observe && path ? observe(path.join("."), source, () => gated(next, context)) : gated(next, context);
-  };
-
-  function gated<T>(next: () => Promise<T>, context: object | undefined): Promise<T> {
-    return next().then(
+  const gated = <T>(next: () => Promise<T>, context?: object): Promise<T> =>
+    next().then(
       (output) => {
         if (context) (context as Record<symbol, boolean>)[RETURNED] = true;
         return isAsyncIterator(output) ? (mapIteratorErrors(output, rules, source, eventOf(context)) as T) : output;
@@ -118,7 +111,8 @@ export function gateInterceptor(rules: ErrorRules, source: ErrorSource) {
         throw toRpcError(error, rules, source, eventOf(context));
       },
     );
-  }
+  return <T>({ next, context, path }: { next: () => Promise<T>; context?: object; path?: readonly string[] }): Promise<T> =>
+    rules.instrumentation?.procedure && path ? rules.instrumentation.procedure(path.join("."), source, () => gated(next, context)) : gated(next, context);
 }
 
 function isAsyncIterator(value: unknown): value is AsyncIterator<unknown> & AsyncIterable<unknown> {

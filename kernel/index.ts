@@ -15,38 +15,38 @@ export type { AppRpcContext } from "./context.js";
 export { carriesCredential, type SessionUser, type UserSession, type SessionState } from "./session.js";
 export { RpcError, TrellisError, errorBody, errorResponse, type OnError, type ErrorSource, type ErrorInfo } from "./errors.js";
 export { underTestRunner, type Logger, type LogFn, type LoggerOption } from "./log/logger.js";
-export type { AppOverview } from "./overview.js";
-export { toRpcError, type ErrorRules, type ErrorMapper } from "./gate.js";
+export type { AppOverview } from "./introspection/overview.js";
+export { toRpcError, eventOf, type ErrorRules, type ErrorMapper } from "./gate.js";
 export type { SealedCallOptions } from "./sealed.js";
 export type { AppServices, ProvideOptions, ServiceOf } from "./services.js";
 export type { ResourceInfo, ResourceRegistry, ResourceAction } from "./registry.js";
 export type { ChangeEvent } from "./db/changes.js";
 export type { MigratedInfo } from "./hooks.js";
-export type { AppMigrator, AppliedMigration } from "./migrator.js";
+export type { AppMigrator, AppliedMigration } from "./db/migrator.js";
 export type { RequestFacts } from "./event.js";
 // The one client-address rule: `serve()` decides with it, every plugin reads the result.
-export { clientAddressRule, callerAddress, isIpAddress, type TrustProxy, type ClientAddressRule } from "./client-address.js";
-export { liveIterable, type LiveIterableOptions } from "./live-iterable.js";
-export { processEnv } from "./environment.js";
+export { clientAddressRule, callerAddress, isIpAddress, type TrustProxy, type ClientAddressRule } from "./request/client-address.js";
+export { liveIterable, type LiveIterableOptions } from "./stream/live-iterable.js";
+export { processEnv } from "./runtime/environment.js";
 export {
   rootBuilder,
   hasRole,
   assertPermission,
   assertRole,
   permissionMiddleware,
+  declaredPermission,
   type ProcedureBase,
   type ProcedureMeta,
   type ProcedureOptions,
   type ProcedurePermission,
   type PermissionFn,
 } from "./procedure.js";
-export { BYTES_TYPE_ID, customJsonSerializers, toBase64, fromBase64 } from "./wire.js";
-export { toPlainJson } from "./plain-json.js";
-export { missingPeers, importPeer } from "./peers.js";
-export { within } from "./within.js";
-// Observation points: procedures, statements, connection waits and storage calls (the telemetry plugin's source).
+export { BYTES_TYPE_ID, customJsonSerializers, toBase64, fromBase64 } from "./wire/custom-json.js";
+export { toPlainJson } from "./wire/plain-json.js";
+export { missingPeers, installLine, importPeer } from "./runtime/peers.js";
+export { within } from "./runtime/within.js";
 export { Instrumentation, observedStorage, type Observer, type StorageOperation } from "./observe/index.js";
-export type { AppKV, AppSecrets, AppStorage, DatabaseAbout, DatabaseConfig, DatabaseKind, LiveProvider } from "./resources.js";
+export type { AppKV, AppSecrets, AppStorage, DatabaseAbout, DatabaseConfig, DatabaseKind, LiveProvider } from "./contracts/resources.js";
 export { mcp, type McpMeta, type McpTag, type McpToolOptions, type McpResourceOptions, type McpPromptOptions } from "./meta/mcp.js";
 export type { RateLimitHit, RateLimitStore } from "./kv/counter-store.js";
 export type { AppDatabase } from "./db/database.js";

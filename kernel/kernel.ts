@@ -16,46 +16,20 @@ import type { HttpMiddleware } from "./middleware.js";
 import { resolveOrder, type OrderedPlugin } from "./order.js";
 import { TIER, TieredRouter, type RouteDefinition } from "./router.js";
 import { TrellisError, defaultOnError, report, type ErrorSource, type OnError } from "./errors.js";
-import { resolveLogger, type Logger, type LoggerOption } from "./log/logger.js";
+import { resolveLogger, type Logger } from "./log/logger.js";
 import type { RequestEvent } from "./event.js";
 import { assertProcedureName, flattenProcedures } from "./tree.js";
 import { rootBuilder } from "./procedure.js";
-import { openDatastore, type Datastore } from "./datastore.js";
+import { openDatastore, type Datastore } from "./db/datastore.js";
 import { Running, type BuiltKernel } from "./running.js";
 import { EMPTY_SCHEMA, type SchemaModel } from "./schema/model.js";
 import { ServiceRegistry, type ServiceOf } from "./services.js";
 import type { AppPlugin, PluginContext, PluginResources } from "./plugin.js";
-import type { DatabaseConfig } from "./resources.js";
-import { Instrumentation } from "./observe/index.js";
+import type { KernelOptions } from "./options.js";
 
 export type { BuiltKernel, ClientHeaders, KernelDescription } from "./running.js";
+export type { KernelOptions } from "./options.js";
 
-export interface KernelOptions {
-  /** Display name: the OpenAPI title and what `_admin.meta` reports. */
-  name?: string;
-  /** Public origin of the app. */
-  baseUrl?: string;
-  db: DatabaseConfig;
-  /**
-   * Services the app starts with, provided before any plugin runs and set on every request context
-   * under their keys (the facade passes `storage`, `secrets` and `kv` this way).
-   */
-  services?: Readonly<Record<string, unknown>>;
-  /**
-   * Called for unexpected failures only, with the request's id, method, path and procedure.
-   * @default logs the failure and its stack through `logger` (on the console when logging is off)
-   */
-  onError?: OnError;
-  /**
-   * Where request lines and failures are logged: pino, or anything with its `info/warn/error/child`
-   * shape; `false` for nothing; `"pretty"` or `"json"` for the built-in logger in that format.
-   * @default the built-in logger: pretty in a terminal, JSON lines otherwise or when
-   * `NODE_ENV=production`; none under a test runner
-   */
-  logger?: LoggerOption;
-  /** The app's observation points (the facade creates it first, to observe the storage it passes). */
-  instrumentation?: Instrumentation;
-}
 
 
 export class Kernel {
@@ -74,15 +48,11 @@ export class Kernel {
   readonly logger: Logger | undefined;
   /** `onError`, or the default that logs through `logger`. */
   readonly onError: OnError;
-  /** Procedures, statements and storage calls, observed by plugins (the service `"instrumentation"`). */
-  readonly instrumentation: Instrumentation;
 
   constructor(options: KernelOptions) {
     this.options = options;
     this.logger = resolveLogger(options.logger);
     this.onError = options.onError ?? defaultOnError(this.logger);
-    this.instrumentation = options.instrumentation ?? new Instrumentation();
-    this.#services.provide("app", "instrumentation", this.instrumentation);
     for (const [key, value] of Object.entries(options.services ?? {})) {
       if (value !== undefined) this.#services.provide("app", key, value, { context: true });
     }
@@ -171,7 +141,7 @@ export class Kernel {
     this.#assertOpen("build");
     this.#built = true;
     const ordered = resolveOrder(this.#plugins);
-    const store = openDatastore(this.options.db, this.#schemas, this.instrumentation);
+    const store = openDatastore(this.options.db, this.#schemas, this.#services.get("instrumentation") as never);
     const contexts = new Map(ordered.map((entry) => [entry.plugin.name, this.#pluginContext(entry, ordered, store)]));
 
     const problems: TrellisError[] = [];

@@ -5,13 +5,12 @@ import type { PluginHooks } from "./hooks.js";
 import type { SchemaModel } from "./schema/model.js";
 import type { AppDatabase } from "./db/database.js";
 import type { ProcedureBase } from "./procedure.js";
-import type { AppKV, AppSecrets, AppStorage, DatabaseKind, LiveProvider } from "./resources.js";
+import type { AppKV, AppSecrets, AppStorage, DatabaseKind, LiveProvider } from "./contracts/resources.js";
 import type { ProvideOptions, ServiceOf } from "./services.js";
+import type { ProcedureTree } from "./tree.js";
 
-/** A nested record of oRPC procedures: `{ post: { list: procedure } }` is served at `/rpc/post/list`. */
-export interface ProcedureTree {
-  [key: string]: AnyProcedure | ProcedureTree;
-}
+export type { ProcedureTree };
+
 
 /** What a plugin's `build` contributes. */
 export interface PluginResult {

@@ -75,8 +75,27 @@ export function permissionMiddleware<Ctx extends AppRpcContext>(
 ): Middleware<Ctx, Record<never, never>, unknown, unknown, any, ProcedureMeta> {
   const permission = options.permission ?? "public";
   const roles = options.roles ?? ["admin"];
-  return async ({ context, next }) => {
+  const middleware: Middleware<Ctx, Record<never, never>, unknown, unknown, any, ProcedureMeta> = async ({ context, next }) => {
     await assertPermission(permission, roles, context);
     return next();
   };
+  // Tagged, so introspection (the route table, the OpenAPI document) reads the rule it enforces.
+  return Object.assign(middleware, { [PERMISSION]: describePermission(permission, roles) });
+}
+
+const PERMISSION = Symbol.for("trellis.permission");
+
+/** A permission in words: `public`, `authenticated`, `admin (admin, editor)` or `function`. */
+function describePermission(permission: ProcedurePermission<any>, roles: readonly string[]): string {
+  if (typeof permission === "function") return "function";
+  return permission === "admin" ? `admin (${roles.join(", ")})` : permission;
+}
+
+/** The permission a procedure enforces through `permissionMiddleware`, or `public` when it has none. */
+export function declaredPermission(procedure: { "~orpc": { middlewares: readonly unknown[] } }): string {
+  for (const middleware of procedure["~orpc"].middlewares) {
+    const tag = (middleware as { [PERMISSION]?: string })[PERMISSION];
+    if (tag) return tag;
+  }
+  return "public";
 }

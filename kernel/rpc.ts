@@ -2,7 +2,7 @@ import { ORPCError, type AnyRouter } from "@orpc/server";
 import { RPCHandler } from "@orpc/server/fetch";
 import { report } from "./errors.js";
 import { RETURNED, eventOf, gateInterceptor, type ErrorRules } from "./gate.js";
-import { customJsonSerializers } from "./wire.js";
+import { customJsonSerializers } from "./wire/custom-json.js";
 import type { AppRpcContext } from "./context.js";
 
 /** The `/rpc/**` handler: oRPC's RPC protocol, every procedure run through the gate. */

@@ -11,15 +11,15 @@ import { createRpcHandler } from "./rpc.js";
 import { REQUEST_EVENT, callProcedure, gateInterceptor, toRpcError, type ErrorRules } from "./gate.js";
 import { logRequest } from "./log/request-line.js";
 import type { Logger } from "./log/logger.js";
-import { overview, type AppOverview } from "./overview.js";
-import { appMigrator, type AppMigrator, type AppliedMigration } from "./migrator.js";
+import { overview, type AppOverview } from "./introspection/overview.js";
+import { appMigrator, type AppMigrator, type AppliedMigration } from "./db/migrator.js";
 import type { ServiceRegistry } from "./services.js";
 import { nestProcedures } from "./tree.js";
 import { STAGES } from "./stages.js";
 import { EMPTY_SCHEMA, type SchemaModel } from "./schema/model.js";
-import type { Datastore } from "./datastore.js";
-import type { Kernel } from "./kernel.js";
-import type { ProcedureTree } from "./plugin.js";
+import type { Datastore } from "./db/datastore.js";
+import type { KernelView } from "./options.js";
+import type { ProcedureTree } from "./tree.js";
 import type { AppRpcContext } from "./context.js";
 import type { SealedApp, SealedCallOptions } from "./sealed.js";
 import type { AppDatabase } from "./db/database.js";
@@ -57,7 +57,7 @@ export class Running {
   readonly #logger: Logger | undefined;
   /** Migrations the last run of the migrator applied (undefined before it ran). */
   #applied: readonly string[] | undefined;
-  readonly #resolver: SessionResolver | undefined;
+  readonly #resolver: SessionResolver<RequestEvent> | undefined;
   readonly #contextHook: boolean;
   readonly #rpcFastPath: RouteDefinition | undefined;
   readonly #schema: SchemaModel;
@@ -75,7 +75,7 @@ export class Running {
   #closed: Promise<void> | undefined;
 
   constructor(
-    readonly kernel: Kernel,
+    readonly kernel: KernelView,
     readonly ordered: OrderedPlugin[],
     readonly store: Datastore,
     readonly router: TieredRouter,
@@ -94,7 +94,7 @@ export class Running {
       onError: this.#onError,
       schema: this.#schema,
       map: hooks.error.isUsed() ? (error) => hooks.error.call(error) : undefined,
-      instrumentation: kernel.instrumentation,
+      instrumentation: services.get("instrumentation") as never,
     };
     const rpc = createRpcHandler(tree, this.#rules);
     for (const [name, procedure] of procedures) {

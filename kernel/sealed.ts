@@ -1,11 +1,11 @@
 import type { AnyProcedure } from "@orpc/server";
 import type { ORPCError } from "@orpc/server";
-import type { ProcedureTree } from "./plugin.js";
+import type { ProcedureTree } from "./tree.js";
 import type { AppRpcContext } from "./context.js";
 import type { RequestEvent } from "./event.js";
 import type { ErrorSource, OnError } from "./errors.js";
 import type { SchemaModel } from "./schema/model.js";
-import type { AppliedMigration } from "./migrator.js";
+import type { AppliedMigration } from "./db/migrator.js";
 import type { ServiceOf } from "./services.js";
 import type { AppState } from "./availability.js";
 import type { Logger } from "./log/logger.js";

@@ -1,5 +1,3 @@
-import type { RequestEvent } from "./event.js";
-
 /** The signed-in user, as the auth library returns it. */
 export interface SessionUser {
   id: string;
@@ -23,7 +21,13 @@ export interface SessionState {
   session: UserSession | null;
 }
 
-export type SessionResolver = (event: RequestEvent) => Promise<SessionState | null | undefined>;
+/** What a lookup reads and memoises on (the request event), named here so this file needs no import of it. */
+export interface SessionCarrier {
+  readonly headers: Headers;
+  sessionState: SessionState | Promise<SessionState> | undefined;
+}
+
+export type SessionResolver<E extends SessionCarrier = SessionCarrier> = (event: E) => Promise<SessionState | null | undefined>;
 
 const ANONYMOUS: SessionState = Object.freeze({ user: null, session: null }) as SessionState;
 
@@ -37,7 +41,7 @@ export function carriesCredential(headers: Headers): boolean {
  * routes, RPC, REST and MCP share one lookup. A failing lookup rejects (a 500), never silently
  * downgrades the caller to anonymous.
  */
-export function resolveSession(event: RequestEvent, resolver: SessionResolver | undefined): SessionState | Promise<SessionState> {
+export function resolveSession<E extends SessionCarrier>(event: E, resolver: SessionResolver<E> | undefined): SessionState | Promise<SessionState> {
   if (event.sessionState) return event.sessionState;
   // Anonymous requests stay synchronous: no promise, no microtask on the hot path.
   if (!resolver || !carriesCredential(event.headers)) return (event.sessionState = ANONYMOUS);

@@ -1,6 +1,10 @@
 import type { AnyProcedure } from "@orpc/server";
-import type { ProcedureTree } from "./plugin.js";
 import { TrellisError } from "./errors.js";
+
+/** A nested record of oRPC procedures: `{ post: { list: procedure } }` is served at `/rpc/post/list`. */
+export interface ProcedureTree {
+  [key: string]: AnyProcedure | ProcedureTree;
+}
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$/;
 

@@ -1,6 +1,6 @@
 import { createORPCClient } from "@orpc/client";
 import { RPCLink } from "@orpc/client/fetch";
-import { customJsonSerializers } from "../kernel/wire.js";
+import { customJsonSerializers } from "../kernel/wire/custom-json.js";
 import type { ClientOf } from "./types.js";
 
 export interface ClientOptions {

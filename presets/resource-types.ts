@@ -18,7 +18,7 @@ export interface ResourceShape<Owner extends string = never, Writable extends st
 }
 
 /** The `live` option as written: `true` or limits turn `{name}.live` on. */
-export type LiveSetting = boolean | { revalidateMs?: number | false; max?: number };
+export type LiveSetting = boolean | { revalidateMs?: number | false; max?: number; maxPerCaller?: number };
 
 /** A value a resource input accepts for a column: what its zod schema takes, `null` when nullable. */
 export type InputValue<C> = C extends ColumnState

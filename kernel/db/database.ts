@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import type { SchemaModel } from "../schema/model.js";
-import type { DatabaseKind } from "../resources.js";
+import type { DatabaseKind } from "../contracts/resources.js";
 import { createQueryApi, type QueryApi } from "./query.js";
 import type { LiveHub } from "./live.js";
 

@@ -1,5 +1,5 @@
 import type { ColumnModel, ColumnType } from "../schema/model.js";
-import type { DatabaseKind } from "../resources.js";
+import type { DatabaseKind } from "../contracts/resources.js";
 import { toDay, toInstant } from "./dates.js";
 
 /**

@@ -1,5 +1,5 @@
 import type { ColumnModel, TableModel } from "../schema/model.js";
-import type { DatabaseKind } from "../resources.js";
+import type { DatabaseKind } from "../contracts/resources.js";
 import { DdlError, checkExpression, columnType, defaultClause, quoteIdent } from "./ddl-column.js";
 
 /**

@@ -1,5 +1,5 @@
 import type { ColumnModel, ColumnType, TableModel } from "../schema/model.js";
-import type { DatabaseKind } from "../resources.js";
+import type { DatabaseKind } from "../contracts/resources.js";
 import { dayToDate, toInstant } from "./dates.js";
 
 /**

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from "kysely";
 import { TrellisError } from "../errors.js";
 import type { SchemaModel } from "../schema/model.js";
-import type { DatabaseKind } from "../resources.js";
+import type { DatabaseKind } from "../contracts/resources.js";
 import { migrationName } from "./migrations.js";
 import { checksumOf, definitionOf, ensureVersionTable, readVersions, recordVersion, tableExists, type Definition } from "./version-record.js";
 

@@ -1,6 +1,6 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider, type MigratorProps } from "kysely";
 import type { SchemaModel } from "../schema/model.js";
-import type { DatabaseKind } from "../resources.js";
+import type { DatabaseKind } from "../contracts/resources.js";
 import { addColumnStatements, createIndexStatement, createTablesStatements, dropIndexStatement } from "./ddl.js";
 import { planMigrations, type MigrationStep } from "./diff.js";
 import { withTransactionalDdl } from "./transactional-ddl.js";

@@ -1,6 +1,6 @@
 import type { RawBuilder, SqlBool } from "kysely";
 import { primaryKeyOf, type RelationModel, type SchemaModel, type TableModel } from "../schema/model.js";
-import type { DatabaseKind } from "../resources.js";
+import type { DatabaseKind } from "../contracts/resources.js";
 import { QueryError, isPlainObject } from "./query-error.js";
 import type { Direction, Ordering } from "./select-sql.js";
 import { RELATED } from "./relations.js";

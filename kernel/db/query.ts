@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from "kysely";
 import type { SchemaModel, TableModel } from "../schema/model.js";
-import type { DatabaseKind } from "../resources.js";
+import type { DatabaseKind } from "../contracts/resources.js";
 import { findManyPostgres, findManyPostgresStatement } from "./find-postgres.js";
 import { findManySqlite, findManySqliteStatement } from "./find-sqlite.js";
 import { planFind } from "./query-args.js";

@@ -1,6 +1,6 @@
 import { sql, type AliasedRawBuilder, type RawBuilder } from "kysely";
 import type { ColumnModel, TableModel } from "../schema/model.js";
-import type { DatabaseKind } from "../resources.js";
+import type { DatabaseKind } from "../contracts/resources.js";
 
 /**
  * SQL fragments of the relational query API: the select list and ORDER BY. Where a driver's own

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import type { ColumnModel, SchemaModel } from "../schema/model.js";
-import type { DatabaseKind } from "../resources.js";
+import type { DatabaseKind } from "../contracts/resources.js";
 
 /**
  * What each applied schema version looked like, kept beside Kysely's own bookkeeping in

@@ -1,6 +1,6 @@
 import { sql, type Expression, type RawBuilder, type SqlBool } from "kysely";
 import type { ColumnModel } from "../schema/model.js";
-import type { DatabaseKind } from "../resources.js";
+import type { DatabaseKind } from "../contracts/resources.js";
 
 /** Family-specific pieces of predicates: comparisons that need casts, and literal text matching. */
 

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder, type SqlBool } from "kysely";
 import type { ColumnModel, TableModel } from "../schema/model.js";
-import type { DatabaseKind } from "../resources.js";
+import type { DatabaseKind } from "../contracts/resources.js";
 import { WhereError, isPlainObject } from "./query-error.js";
 import { ValueError, encodeValue } from "./values.js";
 import { compare, likePattern, textMatch, type TextOperator } from "./where-text.js";

@@ -6,7 +6,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { live, type LiveNamespace } from "@electric-sql/pglite/live";
 import type { Dialect } from "kysely";
 import { pgliteTypeOptions } from "../db/dialect/family.js";
-import type { DatabaseAbout } from "../resources.js";
+import type { DatabaseAbout } from "../contracts/resources.js";
 import { PGliteDialect } from "../db/dialect/pglite.js";
 import { reentrant } from "../db/dialect/reentrant.js";
 import { lazyVector, loadVector } from "./extensions.js";

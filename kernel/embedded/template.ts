@@ -1,11 +1,13 @@
 import { PGlite } from "@electric-sql/pglite";
 import { loadVector } from "./extensions.js";
+import { readCachedTemplate, templateCachePath, writeCachedTemplate } from "./template-cache.js";
 
 /**
  * A fresh PGlite runs initdb: about 3 s and several hundred MB. Loading a dump of a
  * prepared instance takes about 0.5 s. So the first `memory://` database of a process
  * builds a template once (a dedicated instance, initdb plus extensions, dumped and closed,
- * so no user query can ever end up in it) and every `memory://` database starts from it.
+ * so no user query can ever end up in it) and every `memory://` database starts from it. The
+ * template is also kept on disk (template-cache.ts), so later processes skip initdb altogether.
  */
 let template: Promise<Blob> | undefined;
 
@@ -19,10 +21,15 @@ export function memoryTemplate(): Promise<Blob> {
 
 async function buildTemplate(): Promise<Blob> {
   const vector = await loadVector();
+  const cachePath = templateCachePath(vector ? "vector" : "");
+  const cached = readCachedTemplate(cachePath);
+  if (cached) return cached;
   const pglite = await PGlite.create("memory://", { extensions: vector ? { vector } : {} });
   try {
     if (vector) await pglite.exec("create extension if not exists vector");
-    return await pglite.dumpDataDir("none");
+    const dump = await pglite.dumpDataDir("none");
+    await writeCachedTemplate(cachePath, dump);
+    return dump;
   } finally {
     await pglite.close();
   }

@@ -1,3 +1,3 @@
 /** `trellis/kv`. */
 export { memoryKV } from "./memory.js";
-export type { AppKV } from "../resources.js";
+export type { AppKV } from "../contracts/resources.js";

@@ -1,4 +1,4 @@
-import type { AppKV } from "../resources.js";
+import type { AppKV } from "../contracts/resources.js";
 
 interface Entry {
   value: unknown;

@@ -1,4 +1,4 @@
-import { processEnv } from "../environment.js";
+import { processEnv } from "../runtime/environment.js";
 import { formatJson, formatPretty, isTerminal, type Level } from "./format.js";
 
 /** One logging method, pino's shape: fields first and a message, or a message alone. */

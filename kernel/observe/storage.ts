@@ -1,4 +1,4 @@
-import type { AppStorage } from "../resources.js";
+import type { AppStorage } from "../contracts/resources.js";
 import type { Instrumentation } from "./instrumentation.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import type { RateLimitStore } from "../kv/counter-store.js";
-import { within } from "../within.js";
+import { within } from "../runtime/within.js";
 import { windowHit } from "./scripts.js";
 
 export interface RedisRateLimitStoreOptions {

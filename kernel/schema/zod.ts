@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { fromBase64 } from "../wire.js";
+import { fromBase64 } from "../wire/custom-json.js";
 import type { ColumnModel, TableModel } from "./model.js";
 
 /**

@@ -1,6 +1,6 @@
-import type { AppSecrets } from "../resources.js";
+import type { AppSecrets } from "../contracts/resources.js";
 import type { StandardSchemaV1 } from "./standard-schema.js";
-import { processEnv } from "../environment.js";
+import { processEnv } from "../runtime/environment.js";
 
 /** Secrets over a fixed record; `all` is a frozen copy. */
 export function fromRecord<T extends Record<string, unknown>>(record: T): AppSecrets<T> {

@@ -2,4 +2,4 @@
 export { memoryStorage } from "./memory.js";
 export { fromStore, type RawStore } from "./unstorage.js";
 export { fromObjectStore, type ObjectStoreClient, type ObjectStoreCommands } from "./object-store.js";
-export type { AppStorage } from "../resources.js";
+export type { AppStorage } from "../contracts/resources.js";

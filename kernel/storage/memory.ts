@@ -1,4 +1,4 @@
-import type { AppStorage } from "../resources.js";
+import type { AppStorage } from "../contracts/resources.js";
 
 /**
  * Bytes in a `Map`, for tests and single-process development. Each value is copied on the way in

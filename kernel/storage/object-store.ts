@@ -1,4 +1,4 @@
-import type { AppStorage } from "../resources.js";
+import type { AppStorage } from "../contracts/resources.js";
 
 /** The S3 client's `send`, as `@aws-sdk/client-s3`'s `S3Client` has it. */
 export interface ObjectStoreClient {

@@ -1,4 +1,4 @@
-import type { AppStorage } from "../resources.js";
+import type { AppStorage } from "../contracts/resources.js";
 
 /**
  * The part of unstorage's `Storage` the adapter uses: raw (binary) reads and writes. A

@@ -1,4 +1,4 @@
-import { TrellisError, definePlugin, type AppPlugin, type SealedApp } from "../../kernel/index.js";
+import { TrellisError, definePlugin, permissionMiddleware, type PluginContext, type ProcedureBase, type AppRpcContext, type AppPlugin, type SealedApp } from "../../kernel/index.js";
 import { adminSettings, type AdminConfig } from "./options.js";
 import { adminProcedures } from "./procedures.js";
 import { adminTables } from "./tables.js";
@@ -6,11 +6,13 @@ import { firstAdmin } from "./first-admin.js";
 import { dashboardRoutes } from "./dashboard.js";
 import { ADMIN_BAD_PATH } from "./errors.js";
 import { countCache } from "./count-cache.js";
+import { SECTION_PLUGINS, adminSections } from "./sections.js";
 
 export type { AdminConfig } from "./options.js";
 export type { AdminRouter } from "./procedures.js";
 export type { AdminMeta, AdminTableInfo, AdminColumn } from "./meta.js";
 export { REDACTED } from "./secrets.js";
+export type { AdminSection } from "./sections.js";
 
 /**
  * The admin API under `_admin` (the facade reserves the namespace for this plugin) and, unless
@@ -23,7 +25,8 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
   return definePlugin({
     name: "admin",
     stage: "feature",
-    optionalDependencies: ["auth", "resources"],
+    // Plugins with an admin section build first, so their section is there to mount.
+    optionalDependencies: ["auth", "resources", ...SECTION_PLUGINS],
     validate(ctx) {
       ctx.requireSession(".admin() (every _admin procedure needs a signed-in admin)");
       if (settings.ui && (settings.path === "/rpc" || settings.path.startsWith("/rpc/") || settings.path.startsWith("/api/auth"))) {
@@ -46,7 +49,12 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
         plugins: ctx.plugins,
         counts,
       });
-      return { procedures: { _admin: procedures } as never, routes: settings.ui ? dashboardRoutes(settings.path) : [] };
+      const sections = adminSections(ctx, gatedBase(ctx, settings.roles));
+      return { procedures: { _admin: { ...sections, ...procedures } } as never, routes: settings.ui ? dashboardRoutes(settings.path) : [] };
     },
   });
+}
+
+function gatedBase(ctx: PluginContext, roles: readonly string[]) {
+  return ctx.base.use(permissionMiddleware({ permission: "admin", roles })) as unknown as ProcedureBase<AppRpcContext>;
 }

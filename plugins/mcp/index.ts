@@ -1,4 +1,5 @@
-import { TrellisError, definePlugin, missingPeers, type AppPlugin, type SealedApp } from "../../kernel/index.js";
+import { TrellisError, definePlugin, installLine, missingPeers, type AppPlugin, type AppRpcContext, type RequestEvent, type SealedApp } from "../../kernel/index.js";
+import { refuseBatch } from "./batch.js";
 import { mcpCatalog } from "./catalog.js";
 import { MCP_DUPLICATE_NAME, MCP_PEER_MISSING } from "./errors.js";
 import type { McpRuntime } from "./server.js";
@@ -53,7 +54,7 @@ export function mcpPlugin(config: McpConfig = {}): AppPlugin {
       if (config.enabled === false) return;
       const missing = missingPeers(PEERS);
       if (missing.length > 0) {
-        throw new TrellisError(MCP_PEER_MISSING, `.mcp() needs the optional peer packages ${missing.map((name) => `"${name}"`).join(", ")}`, { plugin: "mcp", hook: "validate" });
+        throw new TrellisError(MCP_PEER_MISSING, `.mcp() needs the optional peer packages ${missing.map((name) => `"${name}"`).join(", ")}. Install them: ${installLine(missing)}`, { plugin: "mcp", hook: "validate" });
       }
     },
     build(ctx) {
@@ -75,8 +76,9 @@ export function mcpPlugin(config: McpConfig = {}): AppPlugin {
         runtime = mcpRuntime(sealed!, mcpCatalog(sealed!.procedures), config);
       });
       // POST only: stateless Streamable HTTP has no stream to open (GET) or session to end (DELETE),
-      // so those get the kernel's 405.
-      return { routes: [{ method: "POST", path, handler: (event, context) => runtime!.handle(event, context) }] };
+      // so those get the kernel's 405. One message per request: a batch is refused (see batch.ts).
+      const handler = async (event: RequestEvent, context: AppRpcContext) => (await refuseBatch(event)) ?? runtime!.handle(event, context);
+      return { routes: [{ method: "POST", path, handler }] };
     },
   });
 }

@@ -1,4 +1,4 @@
-import { TrellisError, definePlugin, missingPeers, type AppPlugin, type RouteDefinition, type SealedApp } from "../../kernel/index.js";
+import { TrellisError, definePlugin, missingPeers, installLine, type AppPlugin, type RouteDefinition, type SealedApp } from "../../kernel/index.js";
 import { restOperations } from "./operations.js";
 import { DOCS_PACKAGE, docsRoutes } from "./docs-page.js";
 import { OPENAPI_PEER_MISSING } from "./errors.js";
@@ -40,7 +40,7 @@ export function openapiPlugin(config: OpenapiConfig = {}): AppPlugin {
       const missing = missingPeers([...PEERS, ...(docsPath ? [DOCS_PACKAGE] : [])]);
       if (missing.length > 0) {
         const hint = missing.includes(DOCS_PACKAGE) ? ' (or pass docs: false to .openapi() for no reference page)' : "";
-        throw new TrellisError(OPENAPI_PEER_MISSING, `.openapi() needs the optional peer packages ${missing.map((name) => `"${name}"`).join(", ")}${hint}`, {
+        throw new TrellisError(OPENAPI_PEER_MISSING, `.openapi() needs the optional peer packages ${missing.map((name) => `"${name}"`).join(", ")}${hint}. Install them: ${installLine(missing)}`, {
           plugin: "openapi",
           hook: "validate",
         });

@@ -10,10 +10,18 @@ export type { RateLimitHit, RateLimitStore } from "../../kernel/index.js";
 export interface RateLimitConfig {
   /** Requests allowed per window per key. */
   max: number;
+  /**
+   * Requests allowed per window per client address, counted for every request before any
+   * credential is looked up (so guessed keys, tokens and cookies are throttled). Raise it when many
+   * signed-in users share one address (an office behind one NAT).
+   * @default max
+   */
+  maxPerAddress?: number;
   /** Window length in milliseconds; fixed window, not sliding. */
   windowMs: number;
   /**
-   * Identifies the caller.
+   * Identifies the caller, counted after the client address (a key equal to `ip:<client address>`
+   * is counted once).
    * @default `user:<id>` when signed in, else `ip:<client address>` (see `trustProxy` in `serve()`)
    */
   key?: (event: RequestEvent, user: SessionUser | null) => string | Promise<string>;
@@ -58,6 +66,9 @@ export function rateLimitPlugin(config: RateLimitConfig, options: RateLimitPlugi
     validate() {
       const problems: string[] = [];
       if (!Number.isInteger(config.max) || config.max < 1) problems.push(`max must be a whole number of requests above 0, got ${config.max}`);
+      if (config.maxPerAddress !== undefined && (!Number.isInteger(config.maxPerAddress) || config.maxPerAddress < 1)) {
+        problems.push(`maxPerAddress must be a whole number of requests above 0, got ${config.maxPerAddress}`);
+      }
       if (!Number.isInteger(config.windowMs) || config.windowMs < 1) problems.push(`windowMs must be a whole number of milliseconds above 0, got ${config.windowMs}`);
       if (config.onStoreError !== undefined && config.onStoreError !== "open" && config.onStoreError !== "closed") {
         problems.push(`onStoreError must be "open" or "closed", got ${JSON.stringify(config.onStoreError)}`);

@@ -19,28 +19,37 @@ export interface LimiterOptions extends RateLimitConfig {
 }
 
 /**
- * The fixed-window limiter. Not `async` on the common path: an exempt request hands `next()`'s
- * promise straight through, and an anonymous request with the memory store is counted without
- * waiting on anything.
+ * The fixed-window limiter. Every request is first counted against its client address, before any
+ * credential is read: a guessed API key, bearer token or cookie costs like any other request (its
+ * 401 carries the `RateLimit-*` headers), and once the address is over its budget nothing is looked
+ * up at all. A signed-in caller (or a custom `key`) is then counted against its own key as well, and
+ * the tighter of the two budgets is the one reported.
+ *
+ * Not `async` on the common path: an exempt request hands `next()`'s promise straight through, and
+ * an anonymous request with the memory store is counted without waiting on anything.
  */
 export function limiter(options: LimiterOptions): HttpMiddleware {
   const { max, windowMs, store, paths } = options;
-  const limitText = String(max);
+  const addressMax = options.maxPerAddress ?? max;
   let failing = false;
 
   const limited = (path: string) => paths.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
   const preflight = (event: RequestEvent) => event.method === "OPTIONS" && event.headers.has("access-control-request-method");
 
-  const answer = (event: RequestEvent, hit: RateLimitHit, next: () => Promise<Response>): Promise<Response> => {
+  /** Sets the `RateLimit-*` headers of one budget; true when the request is within it. */
+  const report = (event: RequestEvent, hit: RateLimitHit, limit: number): boolean => {
     if (failing) failing = false;
-    const reset = Math.max(0, Math.ceil((hit.resetAt - Date.now()) / 1000));
-    const resetText = String(reset);
-    event.setHeader("RateLimit-Limit", limitText);
-    event.setHeader("RateLimit-Remaining", String(Math.max(0, max - hit.count)));
-    event.setHeader("RateLimit-Reset", resetText);
-    if (hit.count <= max) return next();
-    event.setHeader("Retry-After", resetText);
-    const message = `Too many requests: the limit is ${max} per ${windowMs} ms; retry in ${reset} s`;
+    const reset = String(Math.max(0, Math.ceil((hit.resetAt - Date.now()) / 1000)));
+    event.setHeader("RateLimit-Limit", String(limit));
+    event.setHeader("RateLimit-Remaining", String(Math.max(0, limit - hit.count)));
+    event.setHeader("RateLimit-Reset", reset);
+    if (hit.count <= limit) return true;
+    event.setHeader("Retry-After", reset);
+    return false;
+  };
+
+  const refuse = (event: RequestEvent, limit: number): Promise<Response> => {
+    const message = `Too many requests: the limit is ${limit} per ${windowMs} ms; retry in ${event.responseHeaders.get("Retry-After")} s`;
     return Promise.resolve(errorResponse(new RpcError("TOO_MANY_REQUESTS", { status: 429, message }), event.isRpc));
   };
 
@@ -56,41 +65,66 @@ export function limiter(options: LimiterOptions): HttpMiddleware {
     return Promise.resolve(errorResponse(refusal, event.isRpc));
   };
 
-  const count = (event: RequestEvent, key: string, next: () => Promise<Response>): Promise<Response> => {
+  /** Counts one hit on `key`, then hands the result on; a failing store follows `onStoreError`. */
+  const count = (
+    event: RequestEvent,
+    key: string,
+    then: (hit: RateLimitHit) => Promise<Response>,
+    next: () => Promise<Response>,
+  ): Promise<Response> => {
     let hit: RateLimitHit | Promise<RateLimitHit>;
     try {
       hit = store.hit(key, windowMs);
     } catch (error) {
       return storeFailed(event, error, next);
     }
-    if (!(hit instanceof Promise)) return answer(event, hit, next);
-    return hit.then(
-      (resolved) => answer(event, resolved, next),
-      (error) => storeFailed(event, error, next),
-    );
+    if (!(hit instanceof Promise)) return then(hit);
+    return hit.then(then, (error) => storeFailed(event, error, next));
   };
-
-  const keyOf = (event: RequestEvent, user: SessionUser | null): string | Promise<string> =>
-    options.key ? options.key(event, user) : user ? `user:${user.id}` : `ip:${callerAddress(event) ?? "unknown"}`;
 
   const middleware: HttpMiddleware = (event, next) => {
     if (!limited(event.path) || preflight(event)) return next();
     if (options.skip) {
       const skipped = options.skip(event);
-      if (skipped instanceof Promise) return skipped.then((yes) => (yes ? next() : identify(event, next)));
+      if (skipped instanceof Promise) return skipped.then((yes) => (yes ? next() : byAddress(event, next)));
       if (skipped) return next();
     }
-    return identify(event, next);
+    return byAddress(event, next);
   };
 
-  // Anonymous callers (no credential header) need no session lookup at all.
-  const identify = (event: RequestEvent, next: () => Promise<Response>): Promise<Response> => {
-    if (!carriesCredential(event.headers)) return keyed(event, keyOf(event, null), next);
-    return event.session().then(({ user }) => keyed(event, keyOf(event, user), next));
+  const byAddress = (event: RequestEvent, next: () => Promise<Response>): Promise<Response> => {
+    const address = `ip:${callerAddress(event) ?? "unknown"}`;
+    return count(
+      event,
+      address,
+      (hit) => {
+        // The headers are set before the lookup, so a refused credential answers with them.
+        if (!report(event, hit, addressMax)) return refuse(event, addressMax);
+        // Anonymous callers (no credential header) need no session lookup at all.
+        if (!carriesCredential(event.headers)) return options.key ? byKey(event, address, hit, options.key(event, null), next) : next();
+        return event.session().then(({ user }) => {
+          const key = options.key ? options.key(event, user) : user ? `user:${user.id}` : address;
+          return byKey(event, address, hit, key, next);
+        });
+      },
+      next,
+    );
   };
 
-  const keyed = (event: RequestEvent, key: string | Promise<string>, next: () => Promise<Response>) =>
-    key instanceof Promise ? key.then((resolved) => count(event, resolved, next)) : count(event, key, next);
+  /** The caller's own budget, when it is not the address's; the tighter one is reported. */
+  const byKey = (event: RequestEvent, address: string, addressHit: RateLimitHit, key: string | Promise<string>, next: () => Promise<Response>): Promise<Response> => {
+    if (key instanceof Promise) return key.then((resolved) => byKey(event, address, addressHit, resolved, next));
+    if (key === address) return next();
+    return count(
+      event,
+      key,
+      (hit) => {
+        if (max - hit.count > addressMax - addressHit.count) return next();
+        return report(event, hit, max) ? next() : refuse(event, max);
+      },
+      next,
+    );
+  };
 
   middleware.displayName = "rate-limit:window";
   return middleware;

@@ -8,6 +8,8 @@ export const RESOURCE_UNKNOWN_COLUMN = "RESOURCE_UNKNOWN_COLUMN";
 export const RESOURCE_UNKNOWN_RELATION = "RESOURCE_UNKNOWN_RELATION";
 export const RESOURCE_DUPLICATE = "RESOURCE_DUPLICATE";
 export const RESOURCE_LIVE_NO_PROVIDER = "RESOURCE_LIVE_NO_PROVIDER";
+/** `live` limits that cannot be applied (a cap below 1, a fractional count, a bad interval). */
+export const RESOURCE_LIVE_INVALID = "RESOURCE_LIVE_INVALID";
 /** A scoped include whose related table has no resource: there is no rule to apply. */
 export const RESOURCE_INCLUDE_UNSCOPABLE = "RESOURCE_INCLUDE_UNSCOPABLE";
 /** A warning, not an error: an unscoped include returns rows a related rule would hide. */

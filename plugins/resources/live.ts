@@ -1,17 +1,12 @@
-import { z } from "zod";
-import { RequestEvent, RpcError, liveIterable, type AppRpcContext, type ProcedureBase, type SealedApp } from "../../kernel/index.js";
+import { RequestEvent, RpcError, callerAddress, eventOf, liveIterable, type AppRpcContext, type ProcedureBase, type SealedApp } from "../../kernel/index.js";
+import { listInput } from "./inputs.js";
+import { liveSlots } from "./live-slots.js";
 import { assertFunction, assertGate } from "./permissions.js";
 import type { ListInput, ResourceSpec } from "./procedures.js";
 
-const orderBy = z.array(z.record(z.string(), z.enum(["asc", "desc"])));
-const liveInput = z
-  .object({
-    where: z.record(z.string(), z.unknown()).optional(),
-    orderBy: orderBy.optional(),
-    take: z.number().int().min(0).optional(),
-    include: z.record(z.string(), z.literal(true)).optional(),
-  })
-  .optional();
+// The list's own input schema, field for field (so the same arguments get the same 400 before the
+// stream starts), without `skip`: a live list is the first page.
+const liveInput = listInput().unwrap().omit({ skip: true }).optional();
 
 interface ListHelpers {
   listArgs(input: ListInput, context: AppRpcContext): Promise<Record<string, unknown>>;
@@ -23,19 +18,14 @@ interface ListHelpers {
  * `{name}.live`: the list as a stream of snapshots. Everything that can refuse the caller happens
  * before the stream starts, so 401, 403, 400 and 429 are real HTTP statuses: the list gate (in the
  * builder's middleware), the arguments and function permission (`listArgs`), and the slot, taken
- * synchronously so `max` holds exactly under concurrent subscribes.
+ * synchronously so `max` and `maxPerCaller` hold exactly under concurrent subscribes.
  */
 export function liveProcedure(spec: ResourceSpec, base: ProcedureBase<AppRpcContext>, helpers: ListHelpers) {
   const limits = spec.live!;
-  let open = 0;
+  const slots = liveSlots(spec.name, limits.max, limits.maxPerCaller);
   const permission = spec.permissions.list;
   return base.input(liveInput).handler(async ({ input = {}, context, signal }) => {
-    if (open >= limits.max) throw new RpcError("TOO_MANY_REQUESTS", { message: `At most ${limits.max} live ${spec.name} streams may be open` });
-    open++;
-    let held = true;
-    const release = () => {
-      if (held) (held = false), open--;
-    };
+    const release = slots.take(callerOf(context));
     try {
       const args = await helpers.listArgs(input as ListInput, context);
       const source = helpers.query().live(args, { signal });
@@ -58,4 +48,11 @@ export function liveProcedure(spec: ResourceSpec, base: ProcedureBase<AppRpcCont
       throw error;
     }
   });
+}
+
+/** Who holds a stream: the signed-in user, else the client address (the rate limit's rule). */
+function callerOf(context: AppRpcContext): string {
+  if (context.user) return `user:${context.user.id}`;
+  const event = eventOf(context);
+  return `ip:${(event && callerAddress(event)) ?? "unknown"}`;
 }

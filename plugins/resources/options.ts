@@ -1,5 +1,6 @@
 import { TrellisError, type AppRpcContext } from "../../kernel/index.js";
 import {
+  RESOURCE_LIVE_INVALID,
   RESOURCE_OWNER_COLUMN_MISSING,
   RESOURCE_OWNER_ON_CREATE,
   RESOURCE_WRITABLE_AND_READONLY,
@@ -57,11 +58,13 @@ export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unkno
   readonly?: string[];
   /**
    * Registers `{name}.live`: the list as a stream of snapshots, gated by the list permission and
-   * owner-scoped like it. The permission is re-checked every `revalidateMs` (`false`: never), and
-   * at most `max` streams are open at once (429 beyond). Needs a live provider on `db`.
-   * @default false ({ revalidateMs: 30000, max: 100 } when true)
+   * owner-scoped like it. The permission is re-checked every `revalidateMs` (`false`: never), at
+   * most `max` streams are open at once and at most `maxPerCaller` per caller (the signed-in user,
+   * else the client address); 429 beyond either. Needs a live provider on `db`.
+   * @default false ({ revalidateMs: 30000, max: 100, maxPerCaller: 10 } when true; `maxPerCaller`
+   *   is at most half of `max`, rounded up)
    */
-  live?: boolean | { revalidateMs?: number | false; max?: number };
+  live?: boolean | { revalidateMs?: number | false; max?: number; maxPerCaller?: number };
   /**
    * Tags the actions as MCP tools (`post_list`, `post_get`, ...; `.mcp()` serves them), each under
    * the same permission as on `/rpc`. `true` for every action, or the actions to expose.
@@ -73,13 +76,16 @@ export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unkno
 export interface LiveLimits {
   revalidateMs: number | false;
   max: number;
+  maxPerCaller: number;
 }
 
 /** The live settings of a resource, or undefined when it does not stream. */
 export function liveLimits(options: ResourceOptions<any, any>): LiveLimits | undefined {
   if (!options.live) return undefined;
   const given = options.live === true ? {} : options.live;
-  return { revalidateMs: given.revalidateMs ?? 30_000, max: given.max ?? 100 };
+  const max = given.max ?? 100;
+  // One caller never takes every slot by default: ten streams (tabs, components), at most half of `max`.
+  return { revalidateMs: given.revalidateMs ?? 30_000, max, maxPerCaller: given.maxPerCaller ?? Math.min(10, Math.ceil(max / 2)) };
 }
 
 /** One includable relation, with the rule its rows follow. */
@@ -114,6 +120,18 @@ export function checkOptions(name: string, options: ResourceOptions<any, any>): 
   if (options.writable && options.readonly) {
     throw new TrellisError(RESOURCE_WRITABLE_AND_READONLY, `Resource "${name}": writable and readonly are mutually exclusive`, TAG);
   }
+  if (typeof options.live === "object") checkLive(name, options.live);
+}
+
+function checkLive(name: string, live: { revalidateMs?: number | false; max?: number; maxPerCaller?: number }): void {
+  const count = (value: number | undefined) => value === undefined || (Number.isInteger(value) && value >= 1);
+  const problems: string[] = [];
+  if (!count(live.max)) problems.push(`max must be a whole number above 0, got ${live.max}`);
+  if (!count(live.maxPerCaller)) problems.push(`maxPerCaller must be a whole number above 0, got ${live.maxPerCaller}`);
+  if (live.revalidateMs !== undefined && live.revalidateMs !== false && !count(live.revalidateMs)) {
+    problems.push(`revalidateMs must be false or a whole number of milliseconds above 0, got ${live.revalidateMs}`);
+  }
+  if (problems.length > 0) throw new TrellisError(RESOURCE_LIVE_INVALID, `Resource "${name}": live ${problems.join("; ")}`, TAG);
 }
 
 export interface ListLimits {

@@ -62,7 +62,8 @@ export function telemetryPlugin(config: TelemetryConfig = {}): AppPlugin {
           if (!metricsOptions?.registry) metrics.registry.clear();
         });
       }
-      ctx.need("instrumentation").add(telemetryObserver(tracing, metrics, ctx.resources.kind === "postgres" ? "postgresql" : "sqlite"));
+      // The facade provides the instrumentation; a bare kernel without it still gets request spans and metrics.
+      ctx.want("instrumentation")?.add(telemetryObserver(tracing, metrics, ctx.resources.kind === "postgres" ? "postgresql" : "sqlite"));
       const middleware = requestObserver({ tracing, metrics, userId: config.userId ?? false, isProcedure: (name) => sealed?.procedures.has(name) ?? false, sealed: () => sealed });
       return { middleware: [middleware], routes: metrics ? [metricsRoute(metricsOptions!, metrics)] : [] };
     },

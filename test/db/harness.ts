@@ -8,7 +8,7 @@ import { openDatabase, type Family } from "../support/databases.js";
 
 /**
  * One real database per test file and family, with every statement it runs recorded, wired as the
- * app wires it (kernel/datastore.ts): the dialect wrapped for re-entrant transactions.
+ * app wires it (kernel/db/datastore.ts): the dialect wrapped for re-entrant transactions.
  */
 export interface Harness {
   family: Family;

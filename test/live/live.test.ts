@@ -39,7 +39,7 @@ describe.each<Family>(["pglite", "sqlite"])("live queries on %s", (family) => {
       .resource("msg", {
         ownerColumn: "ownerId",
         permissions: { list: "owner", create: "authenticated" },
-        live: { revalidateMs: 100, max: 3 },
+        live: { revalidateMs: 100, max: 3, maxPerCaller: 3 },
       })
       .build();
     await built.migrator.migrateToLatest();

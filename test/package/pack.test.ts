@@ -4,7 +4,7 @@ import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/pro
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeBlocks } from "../docs/markdown.js";
 
 const run = promisify(execFile);
@@ -36,25 +36,31 @@ const TSCONFIG = {
 
 describe.skipIf(!enabled)("the package: packed, installed into an empty project, locked", () => {
   let dir: string;
-  afterAll(async () => {
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
-
-  it("packs dist with its types, installs with no optional peer, type-checks the README sample strict and serves it", { timeout: 240_000 }, async () => {
+  let tarball: string;
+  let files: { path: string }[];
+  beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "trellis-pack-"));
     // `npm pack` runs `prepare`, which builds dist: nothing is built beforehand.
     const packed = await run("npm", ["pack", "--json", "--pack-destination", dir], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
     // The build's own output comes first on stdout; the JSON report is the last thing printed.
     const report = packed.stdout.slice(packed.stdout.lastIndexOf("\n[") + 1);
-    const [{ filename, files }] = JSON.parse(report) as { filename: string; files: { path: string }[] }[];
+    const [packedFile] = JSON.parse(report) as { filename: string; files: { path: string }[] }[];
+    tarball = join(dir, packedFile!.filename);
+    files = packedFile!.files;
+  }, 300_000);
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("packs dist with its types, installs with no optional peer, type-checks the README sample strict and serves it", { timeout: 240_000 }, async () => {
     const paths = files.map((file) => file.path);
-    expect(paths).toEqual(expect.arrayContaining(["package.json", "dist/index.js", "dist/index.d.ts", "dist/node.d.ts", "dist/types/presets/trellis.d.ts"]));
+    expect(paths).toEqual(expect.arrayContaining(["package.json", "dist/index.js", "dist/index.d.ts", "dist/node.d.ts", "dist/types/presets/trellis.d.ts", "dist/bin.js", "dist/templates/app/src/app.ts"]));
     expect(paths.filter((path) => !path.startsWith("dist/") && path !== "package.json" && path !== "README.md")).toEqual([]);
 
     const project = join(dir, "app");
     await run("mkdir", [project]);
     await writeFile(join(project, "package.json"), JSON.stringify({ name: "packed-app", private: true, type: "module" }));
-    await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(dir, filename)], { cwd: project, maxBuffer: 64 * 1024 * 1024 });
+    await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball], { cwd: project, maxBuffer: 64 * 1024 * 1024 });
     const installed = await readdir(join(project, "node_modules"));
     expect(installed).toContain("trellis");
     for (const peer of ["pg", "better-sqlite3", "ioredis", "pino", "@aws-sdk", "@modelcontextprotocol"]) expect(installed, peer).not.toContain(peer);
@@ -85,6 +91,70 @@ describe.skipIf(!enabled)("the package: packed, installed into an empty project,
     } finally {
       server.kill("SIGTERM");
     }
+  });
+
+  /** Runs `npm run <script>` (or any npm command) in a project; rejects with its output on failure. */
+  const npm = (cwd: string, args: string[], env: NodeJS.ProcessEnv = {}) => run("npm", args, { cwd, env: { ...process.env, CI: "", NO_COLOR: "1", ...env }, maxBuffer: 64 * 1024 * 1024 });
+
+  /** Starts `npm start` on a free port and resolves with /health's answer once it serves. */
+  async function startAndProbe(project: string): Promise<{ status: number; body: unknown; seconds: number }> {
+    const started = performance.now();
+    const port = String(20_000 + Math.floor(Math.random() * 20_000));
+    const server = spawn("npm", ["start"], { cwd: project, env: { ...process.env, PORT: port, NODE_ENV: "" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    let output = "";
+    server.stdout.on("data", (chunk) => (output += chunk));
+    server.stderr.on("data", (chunk) => (output += chunk));
+    try {
+      for (let attempt = 0; attempt < 240; attempt++) {
+        if (server.exitCode !== null) throw new Error(`npm start exited with ${server.exitCode}:\n${output}`);
+        const health = await fetch(`http://localhost:${port}/health`).catch(() => undefined);
+        if (health) return { status: health.status, body: await health.json(), seconds: (performance.now() - started) / 1000 };
+        await new Promise((wait) => setTimeout(wait, 250));
+      }
+      throw new Error(`npm start did not serve within a minute:\n${output}`);
+    } finally {
+      // npm start's process group: npm, the CLI and the server it runs.
+      process.kill(-server.pid!, "SIGTERM");
+    }
+  }
+
+  it("trellis new writes a project whose npm test, typecheck, build and start work with no edits", { timeout: 600_000 }, async () => {
+    const started = performance.now();
+    // As the README says: the CLI from the tarball, through npm exec, into an empty folder.
+    await npm(dir, ["exec", "--yes", "--prefer-offline", `--package=${tarball}`, "--", "trellis", "new", "my-app", "--no-install"]);
+    const project = join(dir, "my-app");
+    const manifest = JSON.parse(await readFile(join(project, "package.json"), "utf8"));
+    expect(manifest.dependencies.trellis).toBe(`file:${tarball}`);
+    await npm(project, ["install", "--no-audit", "--no-fund", "--prefer-offline"]);
+    const served = await startAndProbe(await buildFirst(project));
+    expect(served.status).toBe(200);
+    expect(served.body).toEqual({ status: "ok", database: "up" });
+    console.log(`trellis new to a served /health: ${((performance.now() - started) / 1000).toFixed(1)} s (warm npm cache, including the project's test, typecheck and build)`);
+  });
+
+  /** The new project's own checks, in the order its README gives them; returns the project. */
+  async function buildFirst(project: string): Promise<string> {
+    const tested = performance.now();
+    const test = await npm(project, ["test"]);
+    expect(test.stdout).toMatch(/2 passed/);
+    console.log(`the new project's npm test: ${((performance.now() - tested) / 1000).toFixed(1)} s`);
+    await npm(project, ["run", "typecheck"]);
+    await npm(project, ["run", "build"]);
+    expect((await readdir(join(project, "dist/src"))).sort()).toEqual(expect.arrayContaining(["app.js", "server.js", "schema.js"]));
+    return project;
+  }
+
+  it("trellis new --surfaces openapi,mcp,files,live,admin installs the peers, type-checks and serves", { timeout: 600_000 }, async () => {
+    const first = join(dir, "my-app", "node_modules", ".bin", "trellis");
+    await run(first, ["new", "all-surfaces", "--surfaces", "openapi,mcp,files,live,admin", "--trellis", `file:${tarball}`, "--no-install"], { cwd: dir });
+    const project = join(dir, "all-surfaces");
+    await npm(project, ["install", "--no-audit", "--no-fund", "--prefer-offline"]);
+    const installed = await readdir(join(project, "node_modules", "@orpc"));
+    expect(installed).toEqual(expect.arrayContaining(["openapi", "zod", "json-schema"]));
+    await npm(project, ["run", "typecheck"]);
+    await npm(project, ["run", "build"]);
+    const served = await startAndProbe(project);
+    expect(served.status).toBe(200);
   });
 
   it("npm install leaves package-lock.json as committed (checked on a copy)", { timeout: 120_000 }, async () => {

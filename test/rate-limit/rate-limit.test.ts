@@ -97,14 +97,62 @@ describe("rate limit", () => {
   });
 
   it("keys by client address, and by user id for signed-in callers whatever their address", async () => {
-    const built = build(limitedApp({ max: 1, windowMs: 60_000 }));
+    // The address budget is raised so only the user's applies to Ada's requests.
+    const built = build(limitedApp({ max: 1, maxPerAddress: 10, windowMs: 60_000 }));
     expect((await call(built, "198.51.100.1")).status).toBe(200);
-    expect((await call(built, "198.51.100.1")).status).toBe(429);
-    expect((await call(built, "198.51.100.2")).status).toBe(200);
+    expect((await call(built, "198.51.100.1")).status).toBe(200);
     // Ada from a third address: her own bucket, not the address's; from a fourth one: still hers.
     expect((await call(built, "198.51.100.3", { "x-api-key": "ada" })).status).toBe(200);
-    expect((await call(built, "198.51.100.4", { "x-api-key": "ada" })).status).toBe(429);
+    const again = await call(built, "198.51.100.4", { "x-api-key": "ada" });
+    expect(again.status).toBe(429);
+    expect(((await again.json()) as any).json.message).toMatch(/limit is 1 per 60000 ms/);
     expect((await call(built, "198.51.100.3")).status).toBe(200);
+  });
+
+  it("counts every request against its address before any credential is looked up", async () => {
+    let lookups = 0;
+    const counting = definePlugin({
+      name: "sessions",
+      stage: "identity",
+      provides: ["session"],
+      build: (ctx) =>
+        ctx.hooks.session.tap(async (event) => {
+          lookups++;
+          const name = event.headers.get("x-api-key")!;
+          return name.startsWith("guess") ? undefined : { user: { id: name, email: `${name}@x`, name }, session: { id: "s", userId: name, expiresAt: new Date(8.64e15) } };
+        }),
+    });
+    const built = build(
+      new App({ db: sqliteMemory(), rateLimit: { max: 5, maxPerAddress: 2, windowMs: 60_000 }, onError: () => {} })
+        .use(counting)
+        .procedure("ping", (base) => base.handler(() => "pong")),
+    );
+    const first = await call(built, "192.0.2.1", { "x-api-key": "guess-1" });
+    expect([first.status, first.headers.get("RateLimit-Limit"), first.headers.get("RateLimit-Remaining")]).toEqual([200, "2", "1"]);
+    expect((await call(built, "192.0.2.1", { "x-api-key": "guess-2" })).status).toBe(200);
+    // Over the address's budget: refused before the credential is read, whoever it names.
+    for (const key of ["guess-3", "ada"]) {
+      const refused = await call(built, "192.0.2.1", { "x-api-key": key });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get("RateLimit-Limit")).toBe("2");
+    }
+    expect(lookups).toBe(2);
+    // A signed-in caller gets the tighter of its two budgets in the headers: each fresh address has
+    // one request left after this one, Ada's own budget of 5 (untouched by her refusal above) runs
+    // down across them.
+    const seen: Array<[number, string | null, string | null]> = [];
+    for (const address of ["192.0.2.2", "192.0.2.3", "192.0.2.4", "192.0.2.5", "192.0.2.6", "192.0.2.7"]) {
+      const response = await call(built, address, { "x-api-key": "ada" });
+      seen.push([response.status, response.headers.get("RateLimit-Limit"), response.headers.get("RateLimit-Remaining")]);
+    }
+    expect(seen).toEqual([
+      [200, "2", "1"],
+      [200, "2", "1"],
+      [200, "2", "1"],
+      [200, "5", "1"], // a tie: one left of either
+      [200, "5", "0"],
+      [429, "5", "0"],
+    ]);
   });
 
   it("without a transport address, falls back to X-Forwarded-For's first entry, then X-Real-IP", async () => {
@@ -121,6 +169,7 @@ describe("rate limit", () => {
     const built = build(
       limitedApp({
         max: 1,
+        maxPerAddress: 10,
         windowMs: 60_000,
         skip: (event) => event.headers.get("x-internal") === "yes",
         key: (event, user) => {
@@ -173,9 +222,10 @@ describe("rate limit", () => {
   });
 
   it("refuses a config it cannot apply at build, listing every problem", () => {
-    const error = errorOf(() => limitedApp({ max: 0, windowMs: 1.5, onStoreError: "maybe" as never }).build());
+    const error = errorOf(() => limitedApp({ max: 0, maxPerAddress: -1, windowMs: 1.5, onStoreError: "maybe" as never }).build());
     expect(error.code).toBe("RATE_LIMIT_INVALID");
     expect(error.message).toMatch(/max must be/);
+    expect(error.message).toMatch(/maxPerAddress must be a whole number of requests above 0, got -1/);
     expect(error.message).toMatch(/windowMs must be/);
     expect(error.message).toMatch(/onStoreError must be/);
   });

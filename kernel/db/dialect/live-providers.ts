@@ -1,5 +1,5 @@
-import type { LiveProvider } from "../../resources.js";
-import { importPeer } from "../../peers.js";
+import type { LiveProvider } from "../../contracts/resources.js";
+import { importPeer } from "../../runtime/peers.js";
 
 /**
  * Live providers for `db.live`. Every provider re-runs live queries after the app's own committed

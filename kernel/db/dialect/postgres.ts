@@ -3,7 +3,7 @@ import type { CustomTypesConfig, Pool, PoolClient, PoolConfig } from "pg";
 import { textParsers, toPostgresParameter } from "./family.js";
 import { reentrant, type ReentrantDialect } from "./reentrant.js";
 import { explainConnectError, parsePostgresUrl, type PostgresTarget } from "./postgres-url.js";
-import { importPeer } from "../../peers.js";
+import { importPeer } from "../../runtime/peers.js";
 
 export type PostgresDialectOptions =
   | {

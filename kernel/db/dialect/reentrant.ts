@@ -13,7 +13,7 @@ import {
   type TransactionSettings,
 } from "kysely";
 import { ChangeFeed, type ChangeEvent } from "../changes.js";
-import type { DatabaseAbout } from "../../resources.js";
+import type { DatabaseAbout } from "../../contracts/resources.js";
 
 /**
  * Reentrant transactions for any dialect.

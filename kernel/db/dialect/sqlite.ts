@@ -11,7 +11,7 @@ import { resolve } from "node:path";
 import { toPlainBytes, toSqliteParameter } from "./family.js";
 import { ConnectionMutex, DEFAULT_ACQUIRE_TIMEOUT_MS } from "./mutex.js";
 import { reentrant, type ReentrantDialect } from "./reentrant.js";
-import { importPeer } from "../../peers.js";
+import { importPeer } from "../../runtime/peers.js";
 
 export type SqliteDialectOptions = (
   | {

@@ -3,6 +3,7 @@ import { client, messageOf, signOut, statusOf, type Meta } from "./api.js";
 import { SignIn } from "./sign-in.js";
 import { Overview } from "./overview.js";
 import { Browse } from "./browse.js";
+import { MailView } from "./mail.js";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta };
 
@@ -15,6 +16,7 @@ function tableInHash(): string | undefined {
 export function App() {
   const [state, setState] = useState<State>({ kind: "loading" });
   const [table, setTable] = useState<string | undefined>(tableInHash());
+  const [mailInHash, setMailInHash] = useState(location.hash === "#/mail");
 
   const load = async () => {
     try {
@@ -29,7 +31,10 @@ export function App() {
 
   useEffect(() => {
     void load();
-    const onHash = () => setTable(tableInHash());
+    const onHash = () => {
+      setTable(tableInHash());
+      setMailInHash(location.hash === "#/mail");
+    };
     addEventListener("hashchange", onHash);
     return () => removeEventListener("hashchange", onHash);
   }, []);
@@ -65,6 +70,8 @@ export function App() {
   }
   const { meta } = state;
   const current = meta.tables.find((t) => t.name === table);
+  const mail = meta.plugins.includes("mail");
+  const mailOpen = mail && mailInHash;
   return (
     <div class="layout">
       <header class="top">
@@ -72,7 +79,8 @@ export function App() {
         <button type="button" class="quiet" onClick={leave}>Sign out</button>
       </header>
       <nav aria-label="Tables" class="side">
-        <a href="#/" aria-current={current ? undefined : "page"}>Overview</a>
+        <a href="#/" aria-current={current || mailOpen ? undefined : "page"}>Overview</a>
+        {mail && <a href="#/mail" aria-current={mailOpen ? "page" : undefined}>Mail</a>}
         <h2>Tables</h2>
         <ul>
           {meta.tables.map((t) => (
@@ -84,7 +92,9 @@ export function App() {
           ))}
         </ul>
       </nav>
-      <main class="content">{current ? <Browse key={current.name} table={current} onChanged={load} /> : <Overview meta={meta} />}</main>
+      <main class="content">
+        {current ? <Browse key={current.name} table={current} mail={mail} onChanged={load} /> : mailOpen ? <MailView /> : <Overview meta={meta} />}
+      </main>
     </div>
   );
 }

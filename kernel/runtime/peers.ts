@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { TrellisError } from "./errors.js";
+import { TrellisError } from "../errors.js";
 
 /**
  * The optional peer packages among `names` that are not installed where Trellis can load them.
@@ -12,6 +12,11 @@ import { TrellisError } from "./errors.js";
 export function missingPeers(names: readonly string[]): string[] {
   const require = createRequire(import.meta.url);
   return names.filter((name) => !(require.resolve.paths(name) ?? []).some((folder) => existsSync(join(folder, name, "package.json"))));
+}
+
+/** The command that installs `names`, for error messages: the fix, not only the diagnosis. */
+export function installLine(names: readonly string[]): string {
+  return `npm install ${names.join(" ")}`;
 }
 
 /**
@@ -25,6 +30,6 @@ export async function importPeer<T = any>(name: string, feature: string): Promis
     const code = (error as NodeJS.ErrnoException | undefined)?.code;
     const missing = (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && String((error as Error).message).includes(name);
     if (!missing) throw error;
-    throw new TrellisError("PEER_MISSING", `${feature} needs the optional package "${name}", which is not installed. Install it: npm install ${name}`, { cause: error });
+    throw new TrellisError("PEER_MISSING", `${feature} needs the optional package "${name}", which is not installed. Install it: ${installLine([name])}`, { cause: error });
   }
 }

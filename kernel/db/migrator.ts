@@ -1,5 +1,5 @@
 import type { MigrationInfo, MigrationResultSet, Migrator } from "kysely";
-import { TrellisError } from "./errors.js";
+import { TrellisError } from "../errors.js";
 
 /** The migrator `built.migrator` is: Kysely's, run after the app's setup and followed by the `migrated` hook. */
 export type AppMigrator = Pick<Migrator, "migrateToLatest" | "migrateTo" | "migrateUp" | "migrateDown" | "getMigrations">;

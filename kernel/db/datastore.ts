@@ -1,15 +1,15 @@
 import { Kysely, sql, type Migrator } from "kysely";
-import { createAppDatabase, type AppDatabase } from "./db/database.js";
-import { createMigrator } from "./db/migrations.js";
-import { validateHistory } from "./db/diff.js";
-import { reentrant } from "./db/dialect/index.js";
-import type { DatabaseConfig } from "./resources.js";
-import { EMPTY_SCHEMA, primaryKeyOf, type SchemaModel } from "./schema/model.js";
-import type { ChangeFeed } from "./db/changes.js";
-import { LiveHub } from "./db/live.js";
-import { checkHistory } from "./db/history-check.js";
-import { readVersions, type VersionRecord } from "./db/version-record.js";
-import { observedDialect, type Instrumentation } from "./observe/index.js";
+import { createAppDatabase, type AppDatabase } from "./database.js";
+import { createMigrator } from "./migrations.js";
+import { validateHistory } from "./diff.js";
+import { reentrant } from "./dialect/index.js";
+import type { DatabaseConfig } from "../contracts/resources.js";
+import { EMPTY_SCHEMA, primaryKeyOf, type SchemaModel } from "../schema/model.js";
+import type { ChangeFeed } from "./changes.js";
+import { LiveHub } from "./live.js";
+import { checkHistory } from "./history-check.js";
+import { readVersions, type VersionRecord } from "./version-record.js";
+import { observedDialect, type Instrumentation } from "../observe/index.js";
 
 /** The app's database: the typed `db`, its migrator, committed changes, and shutdown. */
 export interface Datastore {

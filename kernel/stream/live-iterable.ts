@@ -3,7 +3,8 @@
  * hand-written one. It wraps a stream (usually `context.db.query.<table>.live(...)`):
  *
  * - every `revalidateMs` it runs `revalidate()` (re-check the caller's permission); when that throws,
- *   the stream ends with that error within the interval, even on an idle table;
+ *   the stream ends with that error within the interval, even on an idle table, and no snapshot is
+ *   handed out once a check is due until that check has passed;
  * - `onRelease` runs exactly once, on abort of `signal`, on `return()`, on the end of the source,
  *   or on a failed revalidation (release a subscription slot there);
  * - its timer never keeps the process alive.
@@ -32,18 +33,24 @@ export function liveIterable<T>(source: AsyncIterator<T> & Partial<AsyncIterable
     options.onRelease?.();
   };
   const stop = () => release();
-  const timer =
-    options.revalidate && interval !== false
-      ? setInterval(async () => {
-          try {
-            await options.revalidate!();
-          } catch (error) {
-            failure ??= { error };
-            // Ending the source wakes a reader waiting on an idle table.
-            release();
-          }
-        }, interval)
-      : undefined;
+  // The caller checked at subscribe; a check is due `interval` after the start of the last good one.
+  let checkedAt = Date.now();
+  let checking: Promise<void> | undefined;
+  const run = async () => {
+    const startedAt = Date.now();
+    try {
+      await options.revalidate!();
+      checkedAt = startedAt;
+    } catch (error) {
+      failure ??= { error };
+      // Ending the source wakes a reader waiting on an idle table.
+      release();
+    }
+  };
+  // One check at a time: the timer and a waiting snapshot share the one in flight.
+  const check = () => (checking ??= run().finally(() => (checking = undefined)));
+  const checks = options.revalidate !== undefined && interval !== false;
+  const timer = checks ? setInterval(() => void check(), interval) : undefined;
   timer?.unref?.();
   options.signal?.addEventListener("abort", stop, { once: true });
   if (options.signal?.aborted) release();
@@ -54,6 +61,11 @@ export function liveIterable<T>(source: AsyncIterator<T> & Partial<AsyncIterable
       if (failed()) throw failed()!.error;
       if (released) return { done: true, value: undefined };
       const result = await source.next();
+      // A snapshot ready once a check is due waits for a check that started at most `interval`
+      // before it: the one running (when recent enough), else a fresh one. So a revoked caller
+      // gets nothing after its check fell due, however late the timer or slow the lookup.
+      const readyAt = Date.now();
+      while (checks && !released && readyAt - checkedAt >= (interval as number)) await check();
       if (failed()) throw failed()!.error;
       if (result.done) release();
       return result;

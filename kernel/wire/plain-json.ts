@@ -1,4 +1,4 @@
-import { toBase64 } from "./wire.js";
+import { toBase64 } from "./custom-json.js";
 
 /**
  * Values as plain JSON carries them (REST, MCP; DESIGN.md section 5): bytes as base64, bigint as a

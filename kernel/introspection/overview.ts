@@ -1,7 +1,7 @@
-import type { Kernel } from "./kernel.js";
-import type { OrderedPlugin } from "./order.js";
-import type { TieredRouter } from "./router.js";
-import type { DatabaseAbout, DatabaseKind } from "./resources.js";
+import type { KernelView } from "../options.js";
+import type { OrderedPlugin } from "../order.js";
+import type { TieredRouter } from "../router.js";
+import type { DatabaseAbout, DatabaseKind } from "../contracts/resources.js";
 
 /** What a built app is, in the terms its start banner uses. */
 export interface AppOverview {
@@ -16,7 +16,7 @@ export interface AppOverview {
   procedures: number;
 }
 
-export function overview(kernel: Kernel, ordered: readonly OrderedPlugin[], router: TieredRouter, procedures: number, applied: readonly string[] | undefined): AppOverview {
+export function overview(kernel: KernelView, ordered: readonly OrderedPlugin[], router: TieredRouter, procedures: number, applied: readonly string[] | undefined): AppOverview {
   const { db, name } = kernel.options;
   const about = db.about ?? (db.dialect as { about?: DatabaseAbout }).about;
   const surfaces = new Map<string, string[]>();

@@ -1,4 +1,4 @@
-import type { RequestEvent } from "./event.js";
+import type { RequestEvent } from "../event.js";
 
 /**
  * Which proxies may report the client's address in `X-Forwarded-For`:

@@ -1,0 +1,65 @@
+import { green, red, say, yellow } from "../output.js";
+import { findProject, loadApp } from "../project.js";
+
+type Verdict = "ok" | "warn" | "fail";
+interface Check {
+  name: string;
+  verdict: Verdict;
+  detail: string;
+}
+
+/** `trellis doctor`: what would stop this project from starting, or from being safe in production. */
+export async function doctor(): Promise<number> {
+  const checks: Check[] = [];
+  const add = (name: string, verdict: Verdict, detail: string) => checks.push({ name, verdict, detail });
+
+  const [major, minor] = process.versions.node.split(".").map(Number) as [number, number];
+  add("node", major > 20 || (major === 20 && minor >= 19) ? "ok" : "fail", `${process.version} (Trellis needs >= 20.19)`);
+
+  // The project's .env is loaded first: the secret is usually there.
+  let project: ReturnType<typeof findProject> | undefined;
+  try {
+    project = findProject();
+  } catch (error) {
+    add("project", "fail", (error as Error).message);
+  }
+  const production = process.env.NODE_ENV === "production";
+  const secret = process.env.AUTH_SECRET;
+  if (!secret) add("secret", "fail", "AUTH_SECRET is not set (generate one: openssl rand -base64 32)");
+  else if (secret.length < 32) add("secret", production ? "fail" : "warn", `AUTH_SECRET has ${secret.length} characters; use at least 32`);
+  else add("secret", "ok", `AUTH_SECRET set (${secret.length} characters)`);
+
+  let built: any;
+  if (project) {
+    try {
+      built = (await loadApp(project)).build();
+      add("app", "ok", `${built.overview().name}: ${built.describe().plugins.map((p: { name: string }) => p.name).join(", ")}`);
+    } catch (error) {
+      const failure = error as Error & { code?: string };
+      // A missing peer is reported at build with the install line in its message.
+      add("app", "fail", `${failure.code ? `${failure.code}: ` : ""}${failure.message}`);
+    }
+  }
+  if (built) {
+    try {
+      await built.sealed.ready();
+      await built.db.selectNoFrom((eb: any) => eb.lit(1).as("one")).execute();
+      const { database } = built.overview();
+      add("database", "ok", `${database.engine ?? database.kind} reachable${database.location ? ` (${database.location})` : ""}`);
+      const pending = ((await built.migrator.getMigrations()) as { executedAt?: Date }[]).filter((m) => !m.executedAt).length;
+      add("migrations", pending ? "warn" : "ok", pending ? `${pending} version(s) pending: trellis migrate up` : "up to date");
+    } catch (error) {
+      const failure = error as Error & { code?: string };
+      add("database", "fail", `${failure.code ? `${failure.code}: ` : ""}${failure.message}`);
+    }
+    const baseUrl: string | undefined = built.sealed.baseUrl;
+    const local = !baseUrl || /^https?:\/\/(localhost|127\.|\[::1\])/.test(baseUrl);
+    if (production && local) add("baseUrl", "warn", `${baseUrl ?? "unset"} in production: set APP_BASE_URL to the public origin`);
+    else add("baseUrl", "ok", baseUrl ?? "unset");
+    await built.close().catch(() => {});
+  }
+
+  const mark: Record<Verdict, string> = { ok: green("ok  "), warn: yellow("warn"), fail: red("fail") };
+  for (const check of checks) say(`${mark[check.verdict]}  ${check.name.padEnd(11)} ${check.detail}`);
+  return checks.some((check) => check.verdict === "fail") ? 1 : 0;
+}

@@ -1,0 +1,74 @@
+import { checkHistory } from "../../../kernel/db/history-check.js";
+import { CliError, green, say, table, yellow } from "../output.js";
+import { findProject, loadApp } from "../project.js";
+
+/** Exit codes a deploy script can branch on. */
+export const MIGRATE_EXIT = { ok: 0, failed: 1, pending: 2, drift: 3 } as const;
+
+interface Status {
+  rows: { name: string; state: "applied" | "pending"; executedAt?: Date }[];
+  /** The history check's refusal (drift, a missing or reordered version), if any. */
+  problem?: Error & { code?: string };
+}
+
+async function withBuilt<T>(run: (built: any) => Promise<T>): Promise<T> {
+  const app = await loadApp(findProject());
+  const built = app.build();
+  try {
+    return await run(built);
+  } finally {
+    await built.close();
+  }
+}
+
+async function statusOf(built: any): Promise<Status> {
+  const migrations = (await built.migrator.getMigrations()) as { name: string; executedAt?: Date }[];
+  const rows = migrations.map((m) => ({ name: m.name, state: m.executedAt ? ("applied" as const) : ("pending" as const), executedAt: m.executedAt }));
+  try {
+    await checkHistory(built.db, built.overview().database.kind, built.sealed.schemas);
+    return { rows };
+  } catch (error) {
+    return { rows, problem: error as Status["problem"] };
+  }
+}
+
+function print({ rows, problem }: Status): void {
+  say(table([["migration", "state", "applied at"], ...rows.map((row) => [row.name, row.state === "applied" ? green("applied") : yellow("pending"), row.executedAt?.toISOString() ?? ""])]));
+  if (rows.length === 0) say("no schema versions registered");
+  if (problem) say(`\n${problem.code ?? "MIGRATION_CHECK_FAILED"}: ${problem.message}`);
+}
+
+/** `trellis migrate status`: what is applied and what is pending; exits 3 on drift. */
+export async function migrateStatus(): Promise<number> {
+  return withBuilt(async (built) => {
+    const status = await statusOf(built);
+    print(status);
+    return status.problem ? MIGRATE_EXIT.drift : MIGRATE_EXIT.ok;
+  });
+}
+
+/** `trellis migrate check`: 0 when the database is at the registered schema, 2 when versions are pending, 3 on drift. */
+export async function migrateCheck(): Promise<number> {
+  return withBuilt(async (built) => {
+    const status = await statusOf(built);
+    print(status);
+    if (status.problem) return MIGRATE_EXIT.drift;
+    const pending = status.rows.filter((row) => row.state === "pending").length;
+    say(pending ? `\n${pending} version(s) pending: run \`trellis migrate up\`` : "\nup to date");
+    return pending ? MIGRATE_EXIT.pending : MIGRATE_EXIT.ok;
+  });
+}
+
+/** `trellis migrate up`: applies every pending version (under the migration lock). */
+export async function migrateUp(): Promise<number> {
+  return withBuilt(async (built) => {
+    const { error, results } = await built.migrator.migrateToLatest();
+    for (const result of results ?? []) say(`${result.status === "Success" ? green("applied") : yellow(result.status.toLowerCase())}  ${result.migrationName}`);
+    if (error) {
+      const failure = error as Error & { code?: string };
+      throw new CliError(failure.code ?? "MIGRATION_FAILED", failure.message, "Nothing after the failing step was applied; fix the version and run `trellis migrate up` again.");
+    }
+    if (!results?.length) say("up to date: nothing to apply");
+    return MIGRATE_EXIT.ok;
+  });
+}

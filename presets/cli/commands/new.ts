@@ -1,0 +1,165 @@
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { cp, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { basename, dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { CliError, bold, dim, green, say } from "../output.js";
+
+export const SURFACES = ["openapi", "mcp", "files", "live", "admin"] as const;
+export type Surface = (typeof SURFACES)[number];
+
+/** The optional peers each surface needs (the plugins' own lists), at the versions Trellis is tested with. */
+const SURFACE_PEERS: Record<Surface, string[]> = {
+  openapi: ["@orpc/openapi", "@orpc/zod", "@orpc/json-schema", "swagger-ui-dist"],
+  mcp: ["@modelcontextprotocol/sdk", "@orpc/zod"],
+  files: [],
+  live: [],
+  admin: [],
+};
+const DEV_TOOLS = ["typescript", "tsx", "vitest", "@types/node"];
+
+export interface NewOptions {
+  surfaces?: string;
+  plugin?: boolean;
+  /** How the new project depends on Trellis: a version range, a tarball path or a git URL. */
+  trellis?: string;
+  install?: boolean;
+}
+
+/** `trellis new <dir>`: a project (or, with --plugin, an in-house plugin package) that works on the first try. */
+export async function create(dir: string, options: NewOptions): Promise<number> {
+  const target = resolve(dir);
+  if (existsSync(target) && readdirSync(target).length > 0) {
+    throw new CliError("CLI_DIR_NOT_EMPTY", `${dir} exists and is not empty.`, "Choose a new folder name, or empty this one.");
+  }
+  const surfaces = parseSurfaces(options.surfaces);
+  if (options.plugin && surfaces.length) throw new CliError("CLI_BAD_OPTION", "--surfaces applies to apps, not to --plugin packages.", undefined, 2);
+  const trellis = trellisManifest();
+  const name = basename(target).toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "") || "trellis-app";
+  const title = name.replace(/(^|-)(\w)/g, (_, space: string, letter: string) => `${space ? " " : ""}${letter.toUpperCase()}`);
+  const kind = options.plugin ? "plugin" : "app";
+  await mkdir(target, { recursive: true });
+  await cp(join(templatesDir(), kind), target, { recursive: true });
+  for (const file of listFiles(target)) {
+    const text = await readFile(file, "utf8");
+    await writeFile(file, render(text, { name, title, surfaces }));
+  }
+  await rename(join(target, "gitignore"), join(target, ".gitignore"));
+  if (kind === "app") {
+    await rename(join(target, "env.example"), join(target, ".env.example"));
+    const secret = randomBytes(32).toString("base64");
+    await writeFile(join(target, ".env"), (await readFile(join(target, ".env.example"), "utf8")).replace(/^AUTH_SECRET=$/m, `AUTH_SECRET=${secret}`));
+  }
+  const spec = options.trellis ?? inferredSpec(trellis.version, target);
+  await writeFile(join(target, "package.json"), `${JSON.stringify(manifestFor(kind, name, spec, surfaces, trellis), null, 2)}\n`);
+
+  say(`${green("created")} ${bold(relative(process.cwd(), target) || ".")} ${dim(`(${kind}${surfaces.length ? `: ${surfaces.join(", ")}` : ""})`)}`);
+  if (options.install !== false) {
+    say(dim("npm install ..."));
+    const result = spawnSync("npm", ["install", "--no-audit", "--no-fund"], { cwd: target, stdio: "inherit" });
+    if (result.status !== 0) throw new CliError("CLI_INSTALL_FAILED", `npm install failed in ${dir}.`, `Run \`npm install\` in ${dir} to see why.`);
+  }
+  say(`\nnext:\n  cd ${relative(process.cwd(), target) || "."}${options.install === false ? "\n  npm install" : ""}\n  npm test\n  npm run dev`);
+  return 0;
+}
+
+function parseSurfaces(list: string | undefined): Surface[] {
+  if (!list) return [];
+  const asked = list.split(",").map((entry) => entry.trim()).filter(Boolean);
+  const unknown = asked.filter((entry) => !SURFACES.includes(entry as Surface));
+  if (unknown.length) throw new CliError("CLI_BAD_OPTION", `Unknown surface ${unknown.map((u) => `"${u}"`).join(", ")}.`, `Choose from: ${SURFACES.join(", ")}.`, 2);
+  return [...new Set(asked)] as Surface[];
+}
+
+/**
+ * Keeps or drops the lines marked `// surface:<name>` (kept when chosen) and `// surface:-<name>`
+ * (kept when not), and fills in the project's name. Templates stay plain files a reader can open.
+ */
+export function render(text: string, values: { name: string; title: string; surfaces: readonly string[] }): string {
+  const lines: string[] = [];
+  for (const line of text.split("\n")) {
+    const marker = /\s*\/\/ surface:(-?)([a-z]+)\s*$/.exec(line);
+    if (marker) {
+      const chosen = values.surfaces.includes(marker[2]!);
+      if (chosen === (marker[1] === "-")) continue;
+      lines.push(line.slice(0, marker.index));
+    } else lines.push(line);
+  }
+  const ident = values.title.replace(/[^A-Za-z0-9]/g, "");
+  return lines.join("\n").replaceAll("__APP_NAME__", values.name).replaceAll("__APP_TITLE_IDENT__", /^[A-Za-z]/.test(ident) ? ident : `Plugin${ident}`).replaceAll("__APP_TITLE__", values.title);
+}
+
+interface TrellisManifest {
+  version: string;
+  root: string;
+  dependencies: Record<string, string>;
+  devDependencies?: Record<string, string>;
+}
+
+function manifestFor(kind: "app" | "plugin", name: string, spec: string, surfaces: readonly Surface[], trellis: TrellisManifest) {
+  const versionOf = (pkg: string) => trellis.devDependencies?.[pkg] ?? trellis.dependencies[pkg] ?? "*";
+  const peers = [...new Set(surfaces.flatMap((surface) => SURFACE_PEERS[surface]))].sort();
+  const dependencies = Object.fromEntries([["trellis", spec], ["zod", versionOf("zod")], ...peers.map((pkg) => [pkg, versionOf(pkg)])]);
+  const devDependencies = Object.fromEntries(DEV_TOOLS.map((pkg) => [pkg, versionOf(pkg)]));
+  if (kind === "plugin") {
+    return {
+      name,
+      version: "0.1.0",
+      private: true,
+      type: "module",
+      main: "src/index.ts",
+      scripts: { test: "vitest run", typecheck: "tsc --noEmit" },
+      peerDependencies: { trellis: spec },
+      devDependencies: { trellis: spec, zod: versionOf("zod"), ...devDependencies },
+    };
+  }
+  return {
+    name,
+    version: "0.1.0",
+    private: true,
+    type: "module",
+    // The module that exports the app: what `trellis migrate`, `routes`, `admin` and `doctor` load.
+    main: "src/app.ts",
+    engines: { node: ">=20.19" },
+    scripts: { dev: "trellis dev", build: "trellis build", start: "trellis start", test: "vitest run", typecheck: "tsc --noEmit" },
+    dependencies,
+    devDependencies,
+  };
+}
+
+/**
+ * Where the new project gets Trellis from when `--trellis` is not given: the tarball or folder
+ * `npm exec --package=...` ran this command from (npm names it in `npm_config_package`), else the
+ * version range.
+ */
+function inferredSpec(version: string, target: string): string {
+  const from = process.env.npm_config_package?.split("\n")[0]?.trim();
+  if (from && /\.(tgz|tar\.gz)$/.test(from)) return `file:${resolve(from)}`;
+  if (from && /^(git\+|github:|https?:)/.test(from)) return from;
+  void target;
+  return `^${version}`;
+}
+
+/** Trellis's own package.json: beside dist/ once installed, at the repository root from source. */
+function trellisManifest(): TrellisManifest {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); dirname(dir) !== dir; dir = dirname(dir)) {
+    const file = join(dir, "package.json");
+    if (!existsSync(file)) continue;
+    const manifest = JSON.parse(readFileSync(file, "utf8")) as TrellisManifest & { name?: string };
+    if (manifest.name === "trellis") return { ...manifest, root: dir };
+  }
+  throw new CliError("CLI_BROKEN_INSTALL", "Trellis's package.json was not found beside the CLI.", "Reinstall trellis.");
+}
+
+/** The templates: shipped in dist/templates, read from presets/cli/templates in the repository. */
+function templatesDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  // From source this file is presets/cli/commands/new.ts; bundled, it is inside dist/cli.js.
+  for (const candidate of [join(here, "..", "templates"), join(here, "templates")]) if (existsSync(join(candidate, "app"))) return candidate;
+  throw new CliError("CLI_BROKEN_INSTALL", "Trellis's project templates are missing.", "Reinstall trellis.");
+}
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? listFiles(join(dir, entry.name)) : [join(dir, entry.name)]));
+}

@@ -1,0 +1,197 @@
+import { execFile } from "node:child_process";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * Each subcommand through its own process, as a user runs it: exit code and output. The project
+ * is what `trellis new` writes, rendered inside the repository so `trellis/*` resolves to the
+ * source through a tsconfig that maps it (the packed flow is test/package/scaffold.test.ts).
+ */
+const root = resolve(import.meta.dirname, "../..");
+const cli = join(root, "presets/cli/index.ts");
+const tsx = join(root, "node_modules/tsx/dist/cli.mjs");
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function trellis(cwd: string, args: string[], env: Record<string, string | undefined> = {}): Promise<Outcome> {
+  return new Promise((done) => {
+    execFile(process.execPath, [tsx, cli, ...args], { cwd, env: { ...process.env, NO_COLOR: "1", ...env }, timeout: 120_000 }, (error, stdout, stderr) => {
+      done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** A rendered project whose `trellis/*` imports resolve to this repository's source. */
+async function project(name: string, args: string[] = []): Promise<string> {
+  const dir = join(root, ".app", "cli-test", `${name}-${randomBytes(4).toString("hex")}`);
+  await mkdir(join(dir, ".."), { recursive: true });
+  const made = await trellis(root, ["new", dir, "--no-install", ...args]);
+  expect(made.code, made.stderr).toBe(0);
+  const paths = JSON.parse((await readFile(join(root, "tsconfig.json"), "utf8")).replace(/^\s*\/\/.*$/gm, "")).compilerOptions.paths as Record<string, string[]>;
+  const config = JSON.parse(await readFile(join(dir, "tsconfig.json"), "utf8"));
+  config.compilerOptions.baseUrl = root;
+  config.compilerOptions.paths = paths;
+  await writeFile(join(dir, "tsconfig.json"), JSON.stringify(config, null, 2));
+  return dir;
+}
+
+const made: string[] = [];
+afterAll(async () => {
+  await Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+describe("trellis new", () => {
+  it("renders a project that type-checks strict, with no surface and with every surface", { timeout: 180_000 }, async () => {
+    const dirs: string[] = [];
+    for (const args of [[], ["--surfaces", "openapi,mcp,files,live,admin"]]) {
+      const dir = await project("typed", args);
+      made.push(dir);
+      dirs.push(dir);
+      const env = await readFile(join(dir, ".env"), "utf8");
+      expect(env).toMatch(/^AUTH_SECRET=[A-Za-z0-9+/=]{44}$/m);
+      expect(await readFile(join(dir, ".env.example"), "utf8")).toMatch(/^AUTH_SECRET=$/m);
+      expect(await readFile(join(dir, ".gitignore"), "utf8")).toContain(".env");
+      const manifest = JSON.parse(await readFile(join(dir, "package.json"), "utf8"));
+      expect(manifest.scripts).toMatchObject({ dev: "trellis dev", build: "trellis build", start: "trellis start", test: "vitest run", typecheck: "tsc --noEmit" });
+      const app = await readFile(join(dir, "src/app.ts"), "utf8");
+      expect(app).not.toContain("surface:");
+      if (args.length) expect(Object.keys(manifest.dependencies)).toEqual(expect.arrayContaining(["@orpc/openapi", "@modelcontextprotocol/sdk", "swagger-ui-dist"]));
+      else expect(app).not.toMatch(/openapi|mcp|files/);
+    }
+    // Both projects in one compiler run (the cost is Trellis's own source, checked once).
+    const config = JSON.parse(await readFile(join(dirs[0]!, "tsconfig.json"), "utf8"));
+    config.include = dirs.flatMap((dir) => [join(dir, "src"), join(dir, "test")]);
+    const combined = join(dirs[0]!, "..", `tsconfig.${randomBytes(4).toString("hex")}.json`);
+    await writeFile(combined, JSON.stringify(config));
+    made.push(combined);
+    const tsc = await new Promise<Outcome>((done) =>
+      execFile(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", combined], { cwd: root }, (error, stdout, stderr) => done({ code: error ? 1 : 0, stdout, stderr })),
+    );
+    expect(tsc.code, tsc.stdout).toBe(0);
+  });
+
+  it("refuses a folder that is not empty, and unknown surfaces, with exit codes", { timeout: 60_000 }, async () => {
+    const dir = await project("twice");
+    made.push(dir);
+    const again = await trellis(root, ["new", dir, "--no-install"]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("CLI_DIR_NOT_EMPTY");
+    const bogus = await trellis(root, ["new", join(dir, "nested"), "--surfaces", "bogus"]);
+    expect(bogus.code).toBe(2);
+    expect(bogus.stderr).toContain('Unknown surface "bogus"');
+    const unknown = await trellis(root, ["nope"]);
+    expect(unknown.code).toBe(2);
+    expect((await trellis(root, ["migrate", "--help"])).stdout).toContain("check");
+  });
+});
+
+const databases: { name: string; env: () => Record<string, string | undefined> }[] = [{ name: "embedded", env: () => ({ DATABASE_URL: undefined }) }];
+const pgUrl = process.env.DATABASE_URL;
+let pgSchema: string | undefined;
+if (pgUrl) databases.push({ name: "PostgreSQL", env: () => ({ DATABASE_URL: `${pgUrl}?options=${encodeURIComponent(`-c search_path=${pgSchema}`)}` }) });
+else console.log("skipping the CLI's PostgreSQL runs: DATABASE_URL is not set");
+
+describe.each(databases)("trellis commands on $name", ({ name, env }) => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await project(`commands-${name === "embedded" ? "embedded" : "pg"}`);
+    made.push(dir);
+    if (name !== "embedded") {
+      const pg = await import("pg");
+      pgSchema = `cli_${randomBytes(6).toString("hex")}`;
+      const client = new pg.default.Client({ connectionString: pgUrl });
+      await client.connect();
+      await client.query(`create schema ${pgSchema}`);
+      await client.end();
+    }
+  }, 120_000);
+  afterAll(async () => {
+    if (name === "embedded" || !pgSchema) return;
+    const pg = await import("pg");
+    const client = new pg.default.Client({ connectionString: pgUrl });
+    await client.connect();
+    await client.query(`drop schema if exists ${pgSchema} cascade`);
+    await client.end();
+  });
+
+  it("migrate status, check and up report and apply with exit codes a deploy script can use", { timeout: 240_000 }, async () => {
+    const status = await trellis(dir, ["migrate", "status"], env());
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/0001_1\s+pending/);
+    const pending = await trellis(dir, ["migrate", "check"], env());
+    expect(pending.code).toBe(2);
+    expect(pending.stdout).toContain("1 version(s) pending");
+    const up = await trellis(dir, ["migrate", "up"], env());
+    expect(up.code, up.stderr).toBe(0);
+    expect(up.stdout).toMatch(/applied\s+0001_1/);
+    const clean = await trellis(dir, ["migrate", "check"], env());
+    expect(clean.code, clean.stdout + clean.stderr).toBe(0);
+    expect(clean.stdout).toContain("up to date");
+  });
+
+  it.runIf(name === "embedded")("routes lists every procedure with its permission", { timeout: 120_000 }, async () => {
+    const routes = await trellis(dir, ["routes"], env());
+    expect(routes.code, routes.stderr).toBe(0);
+    expect(routes.stdout).toMatch(/procedure\s+note\.list\s+owner\s+POST \/rpc\/note\/list/);
+    expect(routes.stdout).toMatch(/procedure\s+note\.create\s+authenticated/);
+    expect(routes.stdout).toMatch(/procedure\s+note\.count\s+authenticated/);
+    expect(routes.stdout).toMatch(/route\s+GET \/health/);
+  });
+
+  it("admin create makes a new admin, then promotes without duplicating", { timeout: 120_000 }, async () => {
+    const created = await trellis(dir, ["admin", "create", "Root@Example.com"], env());
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toContain("created root@example.com with the admin role");
+    expect(created.stdout).toMatch(/password: \S{16}/);
+    const again = await trellis(dir, ["admin", "create", "root@example.com"], env());
+    expect(again.stdout).toContain("already holds the admin role");
+    const bad = await trellis(dir, ["admin", "create", "not-an-email"], env());
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("CLI_BAD_EMAIL");
+  });
+
+  it.runIf(name === "embedded")("doctor passes on a healthy project and fails without a secret", { timeout: 120_000 }, async () => {
+    const healthy = await trellis(dir, ["doctor"], env());
+    expect(healthy.code, healthy.stdout + healthy.stderr).toBe(0);
+    expect(healthy.stdout).toMatch(/ok\s+database/);
+    expect(healthy.stdout).toMatch(/ok\s+secret/);
+    await writeFile(join(dir, ".env"), "");
+    try {
+      const weak = await trellis(dir, ["doctor"], { ...env(), AUTH_SECRET: "short" });
+      expect(weak.stdout).toMatch(/warn\s+secret\s+AUTH_SECRET has 5 characters/);
+      const production = await trellis(dir, ["doctor"], { ...env(), AUTH_SECRET: "short", NODE_ENV: "production" });
+      expect(production.code).toBe(1);
+      expect(production.stdout).toMatch(/fail\s+secret/);
+      const local = await trellis(dir, ["doctor"], { ...env(), AUTH_SECRET: randomBytes(32).toString("base64"), NODE_ENV: "production" });
+      expect(local.stdout).toMatch(/warn\s+baseUrl\s+http:\/\/localhost:3000 in production/);
+    } finally {
+      await writeFile(join(dir, ".env"), `AUTH_SECRET=${randomBytes(32).toString("base64")}\n`);
+    }
+  });
+
+  it("migrate check exits 3 when an applied version was edited", { timeout: 120_000 }, async () => {
+    const schemaFile = join(dir, "src/schema.ts");
+    const original = await readFile(schemaFile, "utf8");
+    await writeFile(schemaFile, original.replace('body: t.text().default(""),', 'body: t.text().default(""),\n    pinned: t.boolean().default(false),'));
+    try {
+      const drift = await trellis(dir, ["migrate", "check"], env());
+      expect(drift.code).toBe(3);
+      expect(drift.stdout).toContain("MIGRATION_DRIFT");
+      expect(drift.stdout).toContain("pinned");
+    } finally {
+      await writeFile(schemaFile, original);
+    }
+  });
+
+  it.runIf(name === "embedded")("db shell explains what it needs", { timeout: 60_000 }, async () => {
+    const shell = await trellis(dir, ["db", "shell"], { ...env(), DATABASE_URL: undefined });
+    expect(shell.code).toBe(1);
+    expect(shell.stderr).toContain("CLI_DB_SHELL_EMBEDDED");
+  });
+});
