@@ -39,7 +39,6 @@ export class RequestEvent {
    */
   procedure: string | undefined = undefined;
   route: string | undefined = undefined; // the matched route's path template (`/files/:id`), set by the router
-  logFields: Record<string, unknown> | undefined = undefined; // fields middleware adds to the request's log line
   /** @internal true for a request that came through `handle()` (not one built in process for `client()`). */
   served = false;
   /** @internal the error the request answered with, for its log line. */

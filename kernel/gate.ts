@@ -101,8 +101,8 @@ export function eventOf(context: object | undefined): RequestEvent | undefined {
  */
 export function gateInterceptor(rules: ErrorRules, source: ErrorSource) {
   // A promise chain rather than an async function: one frame less on every call.
-  const gated = <T>(next: () => Promise<T>, context?: object): Promise<T> =>
-    next().then(
+  return <T>({ next, context, path }: { next: () => Promise<T>; context?: object; path?: readonly string[] }): Promise<T> =>
+    (rules.instrumentation?.procedure && path ? rules.instrumentation.procedure(path.join("."), source, next) : next()).then(
       (output) => {
         if (context) (context as Record<symbol, boolean>)[RETURNED] = true;
         return isAsyncIterator(output) ? (mapIteratorErrors(output, rules, source, eventOf(context)) as T) : output;
@@ -111,8 +111,6 @@ export function gateInterceptor(rules: ErrorRules, source: ErrorSource) {
         throw toRpcError(error, rules, source, eventOf(context));
       },
     );
-  return <T>({ next, context, path }: { next: () => Promise<T>; context?: object; path?: readonly string[] }): Promise<T> =>
-    rules.instrumentation?.procedure && path ? rules.instrumentation.procedure(path.join("."), source, () => gated(next, context)) : gated(next, context);
 }
 
 function isAsyncIterator(value: unknown): value is AsyncIterator<unknown> & AsyncIterable<unknown> {

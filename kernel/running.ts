@@ -311,9 +311,8 @@ export class Running {
       if (match === undefined) return answer(new RpcError("NOT_FOUND", { message: `No route for ${event.method} ${event.path}` }), event);
       if (match === "method") return answer(new RpcError("METHOD_NOT_SUPPORTED", { status: 405, message: `${event.method} is not allowed on ${event.path}` }), event);
       if (match.params) event.params = match.params;
-      route = match.route;
+      event.route = (route = match.route).path;
     }
-    event.route = route.path;
     if (route.context === false) return respond(route.handler(event, undefined as unknown as AppRpcContext));
     const context = this.createContext(event);
     if (context instanceof Promise) return context.then((resolved) => respond(route.handler(event, resolved)));

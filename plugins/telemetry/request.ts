@@ -3,6 +3,8 @@ import type { AppMetrics } from "./metrics.js";
 import type { Tracing } from "./tracing.js";
 
 const SERVER = 1;
+/** The request log line's extra fields (kernel/log/request-line.ts reads the same registered symbol). */
+const LOG_FIELDS = Symbol.for("trellis.logFields");
 
 const STATUS_CODES: Record<number, string> = {
   400: "BAD_REQUEST",
@@ -42,7 +44,9 @@ export function requestObserver(options: RequestObserverOptions): HttpMiddleware
   const rpcRoutes = new Map<string, string>();
   /** The route template: for `/rpc/**` the procedure's own path when it exists, else the router's template. */
   const routeOf = (event: RequestEvent): string => {
-    if (event.route !== "/rpc/**") return event.route ?? "none";
+    // The kernel's fast path for POST /rpc/** skips the router, and so leaves `route` unset.
+    const template = event.route ?? (event.isRpc ? "/rpc/**" : "none");
+    if (template !== "/rpc/**") return template;
     const known = rpcRoutes.get(event.path);
     if (known !== undefined) return known;
     const name = event.procedureName;
@@ -84,7 +88,10 @@ export function requestObserver(options: RequestObserverOptions): HttpMiddleware
     const parent = tracing!.extract(event.headers);
     const span = tracer.startSpan(event.method, { kind: SERVER, attributes: { "http.request.method": event.method, "url.path": event.path, "url.scheme": event.request.url.startsWith("https:") ? "https" : "http" } }, parent);
     const spanContext = span.spanContext();
-    if (span.isRecording()) event.logFields = { ...event.logFields, traceId: spanContext.traceId, spanId: spanContext.spanId };
+    if (span.isRecording()) {
+      const holder = event as unknown as Record<symbol, Record<string, unknown> | undefined>;
+      holder[LOG_FIELDS] = { ...holder[LOG_FIELDS], traceId: spanContext.traceId, spanId: spanContext.spanId };
+    }
     const finish = (status: number) => {
       const route = routeOf(event);
       if (route !== "none") {
