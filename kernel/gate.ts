@@ -4,7 +4,7 @@ import { QueryError } from "./db/query-error.js";
 import { ValueError } from "./db/values.js";
 import { report, type ErrorSource, type OnError } from "./errors.js";
 import { isConnectionLost, unavailable, UNAVAILABLE_MESSAGES } from "./availability.js";
-import { formatIssue } from "./log/describe-error.js";
+import { invalidInputMessage } from "./log/describe-error.js";
 import type { RequestEvent } from "./event.js";
 import type { SchemaModel } from "./schema/model.js";
 
@@ -61,18 +61,6 @@ function validationError(error: ORPCError<any, any>, cause: ValidationError, onE
     return new ORPCError("INTERNAL_SERVER_ERROR", { message: "Internal server error" });
   }
   return new ORPCError("BAD_REQUEST", { message: invalidInputMessage(cause.issues), data: error.data, cause });
-}
-
-/**
- * `Invalid input: title: expected string, received undefined (and 1 more issue)`. Zod's own
- * messages often start with "Invalid input" already; it is said once.
- */
-export function invalidInputMessage(issues: ValidationError["issues"]): string {
-  const first = issues[0];
-  if (!first) return "Invalid input";
-  const detail = formatIssue({ path: first.path, message: first.message.replace(/^Invalid input(: |$)/, "") || "not accepted" });
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more issue${issues.length > 2 ? "s" : ""})` : "";
-  return `Invalid input: ${detail}${more}`;
 }
 
 /** Errors raised by Trellis' own input checks (the query API and the value codec), and no others. */

@@ -160,7 +160,9 @@ export class Running {
           response = self.#failure(error, event);
         }
         // Every answer (errors too) carries the request id, unless middleware set its own.
-        if (!event.hasResponseHeaders) response = withHeader(response, REQUEST_ID_HEADER, event.requestId);
+        // Under serve() the id goes on Node's response, leaving a plain Response on the adapter's fast path.
+        if (!event.hasResponseHeaders && facts?.response) facts.response.setHeader(REQUEST_ID_HEADER, event.requestId);
+        else if (!event.hasResponseHeaders) response = withHeader(response, REQUEST_ID_HEADER, event.requestId);
         else {
           if (!event.responseHeaders.has(REQUEST_ID_HEADER)) event.responseHeaders.set(REQUEST_ID_HEADER, event.requestId);
           response = withHeaders(response, event.responseHeaders);
