@@ -6,10 +6,12 @@ import { firstAdmin } from "./first-admin.js";
 import { dashboardRoutes } from "./dashboard.js";
 import { ADMIN_BAD_PATH } from "./errors.js";
 import { countCache } from "./count-cache.js";
+import type { AuthApi } from "./user-actions.js";
 
 export type { AdminConfig } from "./options.js";
 export type { AdminRouter } from "./procedures.js";
 export type { AdminMeta, AdminTableInfo, AdminColumn } from "./meta.js";
+export type { AdminUser, AdminUserDetail } from "./users.js";
 export { REDACTED } from "./secrets.js";
 
 /**
@@ -45,6 +47,8 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
         registry: () => ctx.want("resource-registry"),
         plugins: ctx.plugins,
         counts,
+        schema: ctx.schema,
+        auth: () => ctx.want("auth") as AuthApi | undefined,
       });
       return { procedures: { _admin: procedures } as never, routes: settings.ui ? dashboardRoutes(settings.path) : [] };
     },

@@ -1,9 +1,11 @@
-import { permissionMiddleware, type AppDatabase, type AppRpcContext, type DatabaseKind, type ProcedureBase, type ResourceRegistry, type SealedApp } from "../../kernel/index.js";
+import { permissionMiddleware, type AppDatabase, type AppRpcContext, type DatabaseKind, type ProcedureBase, type ResourceRegistry, type SealedApp, type SchemaModel } from "../../kernel/index.js";
 import { dataProcedures } from "./data.js";
 import { describeApp, type AdminMeta } from "./meta.js";
 import type { AdminSettings } from "./options.js";
 import type { AdminTable } from "./tables.js";
 import type { CountCache } from "./count-cache.js";
+import { userProcedures } from "./users.js";
+import type { AuthApi } from "./user-actions.js";
 
 export interface AdminDeps {
   db: AppDatabase<any>;
@@ -14,6 +16,9 @@ export interface AdminDeps {
   registry: () => ResourceRegistry | undefined;
   plugins: readonly string[];
   counts: CountCache;
+  schema: SchemaModel;
+  /** The auth library instance (the `auth` service), once the app is ready. */
+  auth: () => AuthApi | undefined;
 }
 
 /**
@@ -30,6 +35,7 @@ export function adminProcedures(base: ProcedureBase<AppRpcContext>, deps: AdminD
       (await deps.sealed().migrations()).map(({ name, version, executedAt, checksum }) => ({ name, version, executedAt, checksum: checksum ?? null })),
     ),
     data: dataProcedures(gated, deps.db, deps.kind, deps.tables, deps.settings, deps.counts),
+    users: userProcedures(gated, deps.db, deps.kind, deps.schema, deps.auth),
   };
 }
 
