@@ -12,6 +12,7 @@ export type { AdminConfig } from "./options.js";
 export type { AdminRouter } from "./procedures.js";
 export type { AdminMeta, AdminTableInfo, AdminColumn } from "./meta.js";
 export type { AdminUser, AdminUserDetail } from "./users.js";
+export type { AdminHealth } from "./health.js";
 export { REDACTED } from "./secrets.js";
 
 /**
@@ -48,6 +49,7 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
         plugins: ctx.plugins,
         counts,
         schema: ctx.schema,
+        services: () => ({ kv: ctx.resources.kv, storage: ctx.resources.storage }),
         auth: () => ctx.want("auth") as AuthApi | undefined,
       });
       return { procedures: { _admin: procedures } as never, routes: settings.ui ? dashboardRoutes(settings.path) : [] };

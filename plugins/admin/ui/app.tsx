@@ -3,6 +3,8 @@ import { client, messageOf, signOut, statusOf, type Meta } from "./api.js";
 import { SignIn } from "./sign-in.js";
 import { Overview } from "./overview.js";
 import { Browse } from "./browse.js";
+import { Users } from "./users.js";
+import { Schema } from "./schema.js";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta };
 
@@ -12,9 +14,18 @@ function tableInHash(): string | undefined {
   return match ? decodeURIComponent(match[1]!) : undefined;
 }
 
+/** The other views, each at its own address. */
+const VIEWS = [
+  { hash: "#/users", label: "Users" },
+  { hash: "#/schema", label: "Schema and health" },
+] as const;
+
+const viewInHash = () => VIEWS.find((v) => v.hash === location.hash)?.hash;
+
 export function App() {
   const [state, setState] = useState<State>({ kind: "loading" });
   const [table, setTable] = useState<string | undefined>(tableInHash());
+  const [view, setView] = useState<string | undefined>(viewInHash());
 
   const load = async () => {
     try {
@@ -29,7 +40,10 @@ export function App() {
 
   useEffect(() => {
     void load();
-    const onHash = () => setTable(tableInHash());
+    const onHash = () => {
+      setTable(tableInHash());
+      setView(viewInHash());
+    };
     addEventListener("hashchange", onHash);
     return () => removeEventListener("hashchange", onHash);
   }, []);
@@ -72,7 +86,10 @@ export function App() {
         <button type="button" class="quiet" onClick={leave}>Sign out</button>
       </header>
       <nav aria-label="Tables" class="side">
-        <a href="#/" aria-current={current ? undefined : "page"}>Overview</a>
+        <a href="#/" aria-current={current || view ? undefined : "page"}>Overview</a>
+        {VIEWS.map((v) => (
+          <a key={v.hash} href={v.hash} aria-current={view === v.hash ? "page" : undefined}>{v.label}</a>
+        ))}
         <h2>Tables</h2>
         <ul>
           {meta.tables.map((t) => (
@@ -84,7 +101,17 @@ export function App() {
           ))}
         </ul>
       </nav>
-      <main class="content">{current ? <Browse key={current.name} table={current} onChanged={load} /> : <Overview meta={meta} />}</main>
+      <main class="content">
+        {view === "#/users" ? (
+          <Users passwordReset={meta.plugins.includes("mail")} />
+        ) : view === "#/schema" ? (
+          <Schema meta={meta} />
+        ) : current ? (
+          <Browse key={current.name} table={current} onChanged={load} />
+        ) : (
+          <Overview meta={meta} />
+        )}
+      </main>
     </div>
   );
 }
