@@ -6,6 +6,7 @@ import type { AdminTable } from "./tables.js";
 import type { CountCache } from "./count-cache.js";
 import { userProcedures } from "./users.js";
 import { checkHealth, type AdminHealth } from "./health.js";
+import { activityProcedure, type ActivityRing } from "./activity.js";
 import type { AuthApi } from "./user-actions.js";
 
 export interface AdminDeps {
@@ -18,6 +19,8 @@ export interface AdminDeps {
   plugins: readonly string[];
   counts: CountCache;
   schema: SchemaModel;
+  /** The last requests of this replica; undefined with `activity: false`. */
+  activity: ActivityRing | undefined;
   /** The app's key/value store and file storage, read when asked. */
   services: () => { kv: AppKV | undefined; storage: AppStorage | undefined };
   /** The auth library instance (the `auth` service), once the app is ready. */
@@ -42,6 +45,7 @@ export function adminProcedures(base: ProcedureBase<AppRpcContext>, deps: AdminD
     migrations: gated.handler(async (): Promise<{ name: string; version: string; executedAt: Date; checksum: string | null; drift: "verified" | "unrecorded" }[]> =>
       (await deps.sealed().migrations()).map(({ name, version, executedAt, checksum }) => ({ name, version, executedAt, checksum: checksum ?? null, drift: checksum ? "verified" : "unrecorded" })),
     ),
+    activity: activityProcedure(gated, deps.activity),
     health: gated.handler((): Promise<AdminHealth> => checkHealth(deps.db, deps.services().kv, deps.services().storage)),
     data: dataProcedures(gated, deps.db, deps.kind, deps.tables, deps.settings, deps.counts),
     users: userProcedures(gated, deps.db, deps.kind, deps.schema, deps.auth),
