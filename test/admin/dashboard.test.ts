@@ -277,6 +277,23 @@ describe.skipIf(unavailable !== undefined)("the admin dashboard in Chromium", ()
     await page.screenshot({ path: shot("admin-schema.png"), fullPage: false });
   });
 
+  it("activity: the last requests appear live, filterable by status and path", async () => {
+    await page.getByRole("link", { name: "Activity" }).click();
+    await page.getByText(/The last 500 requests of the replica/).waitFor();
+    await running.app.handle(new Request(`${url}/rpc/post/list`, { method: "POST", headers: { cookie: reader.cookie, "content-type": "application/json", "x-request-id": "seen-in-the-browser" }, body: "{}" }));
+    await running.app.handle(new Request(`${url}/no-such-page`, { headers: { "x-request-id": "missing-page" } }));
+    const table = page.getByRole("table", { name: "requests" });
+    await table.getByRole("cell", { name: "missing-page" }).waitFor({ timeout: 5_000 });
+    const row = table.locator("tr", { has: page.getByRole("cell", { name: "seen-in-the-browser" }) });
+    expect(await row.locator("td").allTextContents()).toEqual([expect.any(String), "POST", "/rpc/post/list", "200", expect.any(String), reader.userId, "seen-in-the-browser"]);
+    await page.getByLabel("Status").selectOption("4");
+    await page.getByLabel("Path contains").fill("no-such");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await page.getByRole("status").filter({ hasText: "1 requests shown" }).waitFor();
+    expect(await table.locator("tbody tr").first().locator("td").nth(3).textContent()).toBe("404");
+    await page.screenshot({ path: shot("admin-activity.png") });
+  });
+
   it("is usable at 390 px wide and in the dark, and reachable by keyboard", async () => {
     await page.setViewportSize({ width: 390, height: 800 });
     await page.emulateMedia({ colorScheme: "dark" });

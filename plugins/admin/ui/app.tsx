@@ -5,6 +5,7 @@ import { Overview } from "./overview.js";
 import { Browse } from "./browse.js";
 import { Users } from "./users.js";
 import { Schema } from "./schema.js";
+import { Activity } from "./activity.js";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta };
 
@@ -18,6 +19,7 @@ function tableInHash(): string | undefined {
 const VIEWS = [
   { hash: "#/users", label: "Users" },
   { hash: "#/schema", label: "Schema and health" },
+  { hash: "#/activity", label: "Activity" },
 ] as const;
 
 const viewInHash = () => VIEWS.find((v) => v.hash === location.hash)?.hash;
@@ -104,6 +106,8 @@ export function App() {
       <main class="content">
         {view === "#/users" ? (
           <Users passwordReset={meta.plugins.includes("mail")} />
+        ) : view === "#/activity" ? (
+          <Activity />
         ) : view === "#/schema" ? (
           <Schema meta={meta} />
         ) : current ? (

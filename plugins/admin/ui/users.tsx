@@ -3,7 +3,7 @@ import { client, messageOf } from "./api.js";
 import { display } from "./values.js";
 import { UserPanel } from "./user-panel.js";
 
-type Page = Awaited<ReturnType<typeof client._admin.users.list>>;
+type Page = Awaited<ReturnType<typeof client._admin.users.list>> & { skip: number };
 const PAGE = 25;
 
 /** Users: search by email or name, open one in the side panel, or create one. */
@@ -16,7 +16,7 @@ export function Users({ passwordReset }: { passwordReset: boolean }) {
 
   const load = async () => {
     try {
-      setPage(await client._admin.users.list({ search: search || undefined, take: PAGE, skip }));
+      setPage({ ...(await client._admin.users.list({ search: search || undefined, take: PAGE, skip })), skip });
       setError(undefined);
     } catch (e) {
       setError(messageOf(e));
@@ -65,7 +65,7 @@ export function Users({ passwordReset }: { passwordReset: boolean }) {
             </table>
           </div>
           <div class="pager">
-            <span role="status">{page.count === 0 ? "No users" : `Users ${skip + 1}–${Math.min(skip + PAGE, page.count)} of ${page.count}`}</span>
+            <span role="status">{page.count === 0 ? "No users" : `Users ${page.skip + 1}–${Math.min(page.skip + PAGE, page.count)} of ${page.count}`}</span>
             <button type="button" disabled={skip === 0} onClick={() => setSkip(Math.max(0, skip - PAGE))}>Previous page</button>
             <button type="button" disabled={skip + PAGE >= page.count} onClick={() => setSkip(skip + PAGE)}>Next page</button>
           </div>
