@@ -1,12 +1,13 @@
 /** `trellis/plugins`: every first-party plugin factory. */
 export { corsPlugin, type CorsConfig } from "./cors/index.js";
 export { healthPlugin, type HealthConfig } from "./health/index.js";
-export { authPlugin, type AuthConfig, type AuthAppOptions, type AuthInstance } from "./auth/index.js";
+export { authPlugin, type AuthConfig, type AuthAppOptions, type AuthInstance, type AuthExtensions } from "./auth/index.js";
 export { resourcesPlugin, type ResourcesPlugin, type ResourceOptions, type ResourcePermission } from "./resources/index.js";
 export { bodyLimitPlugin, type BodyLimitConfig } from "./body-limit/index.js";
 export { livePlugin } from "./live/index.js";
 export { rateLimitPlugin, memoryRateLimitStore, type RateLimitConfig, type RateLimitStore, type RateLimitHit, type RateLimitPluginOptions } from "./rate-limit/index.js";
 export { openapiPlugin, type OpenapiConfig } from "./openapi/index.js";
 export { mcpPlugin, mcp, type McpConfig } from "./mcp/index.js";
-export { adminPlugin, type AdminConfig, type AdminRouter } from "./admin/index.js";
+export { adminPlugin, type AdminConfig, type AdminRouter, type AdminSection } from "./admin/index.js";
 export { filesPlugin, type FilesConfig, type FilePermission, type FileRecord } from "./files/index.js";
+export { mailPlugin, escapeHtml, defaultTemplate, type MailConfig, type Mailer, type MailMessage, type MailTransport, type MailKind, type MailTemplate, type MailTemplateData } from "./mail/index.js";

@@ -24,6 +24,7 @@ import { openapiPlugin, type OpenapiConfig } from "../plugins/openapi/index.js";
 import { mcpPlugin, type McpConfig } from "../plugins/mcp/index.js";
 import { adminPlugin, type AdminConfig } from "../plugins/admin/index.js";
 import { filesPlugin, type FileProcedures, type FilesConfig } from "../plugins/files/index.js";
+import { mailPlugin, type MailConfig, type Mailer } from "../plugins/mail/index.js";
 import { defaultPreset, type PresetOptions } from "./default.js";
 import type { AppAdminRouter, BuiltApp, ContextOf, NestName } from "./types.js";
 
@@ -210,6 +211,17 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
    */
   files(config: FilesConfig<Ctx<S, Extra>> = {}): App<S, Extra, Router & { file: FileProcedures }> {
     this.kernel.use(filesPlugin(config as FilesConfig<any>));
+    return this as never;
+  }
+
+  /**
+   * Email: `context.mail.send({ to, subject, text, html })`, and the auth flows that need it
+   * (verification, password reset, change of email; sign-in by link or code when asked), sent after
+   * the response. The transport is an SMTP URL, or the development outbox (the default outside
+   * production) that keeps messages in the app's database and prints their links.
+   */
+  mail(config: MailConfig): App<S, Extra & { mail: Mailer }, Router> {
+    this.kernel.use(mailPlugin(config));
     return this as never;
   }
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { clientAddressRule, type TrustProxy } from "../kernel/index.js";
 import { App } from "./app.js";
-import { announce } from "./banner.js";
+import { announce, bannerNotes } from "./banner.js";
 import type { BuiltApp } from "./types.js";
 import { assertPortFree } from "./port-check.js";
 
@@ -82,5 +82,6 @@ export async function serve(app: App<any, any, any> | BuiltApp<any, any>, option
     process.once("SIGTERM", onSignal);
   }
   const url = `http://${host}:${address.port}`;
-  return { url, server, app: built, banner: announce(built, url, options.banner), close };
+  const notes = options.banner === false ? {} : await bannerNotes(built);
+  return { url, server, app: built, banner: announce(built, url, options.banner, notes), close };
 }

@@ -16,6 +16,10 @@ export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = 
     .schema(v2)
     .schema(v3)
     .auth({ secret: authSecret(), emailAndPassword: { enabled: true } })
+    // Email verification, password reset and change of email. SMTP_URL (smtp://user:pass@host:587)
+    // in production; without it, in development, messages land in the database's outbox, their
+    // links are printed to the log and GET /_mail/latest?to=<address> shows the latest one.
+    .mail({ transport: process.env.SMTP_URL, from: process.env.MAIL_FROM ?? "Trellis Blog <no-reply@localhost>" })
     .resource("post", {
       ownerColumn: "authorId",
       permissions: { list: "public", get: "public", create: "authenticated", update: "owner", delete: "owner" },

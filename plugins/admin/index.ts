@@ -1,4 +1,4 @@
-import { TrellisError, definePlugin, type AppPlugin, type SealedApp } from "../../kernel/index.js";
+import { TrellisError, definePlugin, permissionMiddleware, type PluginContext, type ProcedureBase, type AppRpcContext, type AppPlugin, type SealedApp } from "../../kernel/index.js";
 import { adminSettings, type AdminConfig } from "./options.js";
 import { adminProcedures } from "./procedures.js";
 import { adminTables } from "./tables.js";
@@ -8,6 +8,7 @@ import { ADMIN_BAD_PATH } from "./errors.js";
 import { countCache } from "./count-cache.js";
 import type { AuthApi } from "./user-actions.js";
 import { ActivityRing, activityRecorder } from "./activity.js";
+import { SECTION_PLUGINS, adminSections } from "./sections.js";
 
 export type { AdminConfig } from "./options.js";
 export type { AdminRouter } from "./procedures.js";
@@ -16,6 +17,7 @@ export type { AdminUser, AdminUserDetail } from "./users.js";
 export type { AdminHealth } from "./health.js";
 export type { ActivityEntry } from "./activity.js";
 export { REDACTED } from "./secrets.js";
+export type { AdminSection } from "./sections.js";
 
 /**
  * The admin API under `_admin` (the facade reserves the namespace for this plugin) and, unless
@@ -28,7 +30,8 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
   return definePlugin({
     name: "admin",
     stage: "feature",
-    optionalDependencies: ["auth", "resources"],
+    // Plugins with an admin section build first, so their section is there to mount.
+    optionalDependencies: ["auth", "resources", ...SECTION_PLUGINS],
     validate(ctx) {
       ctx.requireSession(".admin() (every _admin procedure needs a signed-in admin)");
       if (settings.ui && (settings.path === "/rpc" || settings.path.startsWith("/rpc/") || settings.path.startsWith("/api/auth"))) {
@@ -58,11 +61,16 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
         services: () => ({ kv: ctx.resources.kv, storage: ctx.resources.storage }),
         auth: () => ctx.want("auth") as AuthApi | undefined,
       });
+      const sections = adminSections(ctx, gatedBase(ctx, settings.roles));
       return {
-        procedures: { _admin: procedures } as never,
+        procedures: { _admin: { ...sections, ...procedures } } as never,
         routes: settings.ui ? dashboardRoutes(settings.path) : [],
         middleware: recorder ? [recorder.middleware] : [],
       };
     },
   });
+}
+
+function gatedBase(ctx: PluginContext, roles: readonly string[]) {
+  return ctx.base.use(permissionMiddleware({ permission: "admin", roles })) as unknown as ProcedureBase<AppRpcContext>;
 }

@@ -8,14 +8,18 @@ import { missingAuthColumns } from "./schema-check.js";
 import { SIGNED_OUT, sessionLookup } from "./session-lookup.js";
 import { withoutBannedCredentials } from "./ban-guard.js";
 import { correctClientAddress, withClientAddress } from "./client-address.js";
+import { authExtensions, type AuthExtensions } from "./extensions.js";
 import { AUTH_SCHEMA_INCOMPLETE, AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING } from "./errors.js";
 
 export type { AuthConfig, AuthAppOptions } from "./options.js";
+export type { AuthExtensions } from "./extensions.js";
 
 declare module "../../kernel/index.js" {
   interface AppServices {
     /** The better-auth instance, once the app is ready; also `context.auth`. */
     auth: AuthInstance;
+    /** Adds to the auth library's options from another plugin's `build` (see docs/auth.md). */
+    "auth-options": AuthExtensions;
   }
 }
 
@@ -40,7 +44,7 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
   return definePlugin({
     name: "auth",
     stage: "identity",
-    provides: ["session", "auth"],
+    provides: ["session", "auth", "auth-options"],
     validate(ctx) {
       if (!config?.secret) throw fail(AUTH_SECRET_MISSING, ".auth() needs a secret (at least 32 random characters)");
       if (!ctx.schema.auth) {
@@ -64,7 +68,11 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
     build(ctx) {
       const { db, kind } = ctx.resources;
       const wantsApiKeys = ctx.schema.auth?.apiKeys ?? false;
+      // Plugins that build after this one (mail) add their callbacks here before the library exists.
+      const extensions = authExtensions();
+      ctx.provide("auth-options", extensions);
       ctx.hooks.ready.tap(async () => {
+        extensions.seal();
         const extra: NonNullable<BetterAuthOptions["plugins"]> = [admin({ adminRoles: [...(app.adminRoles ?? ["admin"])] })];
         if (wantsApiKeys) {
           const { apiKey } = await import(API_KEY_PACKAGE);
@@ -73,7 +81,7 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
           // your own apiKey() in `plugins` to configure it differently.
           extra.push(apiKey({ enableSessionForAPIKeys: true, rateLimit: { enabled: false } }));
         }
-        instance = betterAuth(authOptions(config, app, { db, type: kind }, extra)) as unknown as AuthInstance;
+        instance = betterAuth(extensions.apply(authOptions(config, app, { db, type: kind }, extra))) as unknown as AuthInstance;
         ctx.provide("auth", instance, { context: true });
       });
       // A cached session may carry the user as they were: re-read the row so a ban applies at once.

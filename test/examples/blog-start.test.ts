@@ -20,9 +20,23 @@ describe("npm start: the blog configured from the environment", () => {
     expect(failed?.output).toContain("AUTH_SECRET is not set: refusing to start in production with the development secret");
   }, 60_000);
 
+  it("refuses to start in production without a mail transport, naming MAIL_TRANSPORT_MISSING", async () => {
+    const env = { NODE_ENV: "production", AUTH_SECRET: randomBytes(32).toString("base64"), SMTP_URL: "", PORT: "0", DATA_DIR: "memory://", DATABASE_URL: "" };
+    const failed = await npmStart(env).then(
+      async (blog) => {
+        await blog.stop();
+        return undefined;
+      },
+      (error: { code: number; output: string }) => error,
+    );
+    expect(failed?.code).not.toBe(0);
+    expect(failed?.output).toContain("MAIL_TRANSPORT_MISSING");
+  }, 60_000);
+
   it("listens on HOST and PORT and keeps the embedded database in DATA_DIR", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "trellis-blog-"));
-    const blog = await npmStart({ HOST: "127.0.0.1", PORT: "0", DATA_DIR: dataDir, DATABASE_URL: "", NODE_ENV: "production", AUTH_SECRET: randomBytes(32).toString("base64") });
+    // Production needs a mail transport (nothing connects to it until a message leaves).
+    const blog = await npmStart({ HOST: "127.0.0.1", PORT: "0", DATA_DIR: dataDir, DATABASE_URL: "", NODE_ENV: "production", AUTH_SECRET: randomBytes(32).toString("base64"), SMTP_URL: "smtp://127.0.0.1:2525" });
     try {
       expect(blog.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const health = await fetch(`${blog.url}/health`);

@@ -39,6 +39,23 @@ describe("the start banner", () => {
     expect(running.banner).toMatch(/\n\s+rpc\s+\/rpc\/\*\*/);
     // A surface with many routes under one segment is summarised: the block stays one screen.
     expect(running.banner).toMatch(/\n\s+openapi\s+\/rest\/\*\* \(\d+ routes\), GET \/openapi.json, \/docs\/\*\* \(\d+ routes\)\n/);
+    // Where to go next, and what to fix before going live.
+    expect(running.banner).toContain(`  open        API docs    ${running.url}/docs\n`);
+    expect(running.banner).toContain(`              dashboard   ${running.url}/_admin\n`);
+    expect(running.banner).toContain(`              MCP         ${running.url}/mcp\n`);
+    expect(running.banner).toContain("warning     the auth secret is a development one: set AUTH_SECRET");
+    expect(running.banner).toContain("warning     nobody holds the admin role yet: run `npx trellis admin create <email>`");
+  });
+
+  it("says nothing about admins once one exists, nor about a strong secret", async () => {
+    const v1 = schema("1").auth().build();
+    const secret = "A9f3kQ2mZ7pL0vB8nR4tY6wE1xU5sD3h";
+    const app = new App({ db: embedded({ dataDir: "memory://" }), logger: false }).schema(v1).auth({ secret, emailAndPassword: { enabled: true } }).admin();
+    const built = await app.start();
+    await built.db.insertInto("user").values({ id: "u1", email: "root@example.com", name: "Root", emailVerified: false, role: "admin", createdAt: new Date(), updatedAt: new Date() }).execute();
+    running = await serve(built, { port: 0, handleSignals: false, banner: () => {} });
+    expect(running.banner).toContain(`dashboard   ${running.url}/_admin`);
+    expect(running.banner).not.toContain("warning");
   });
 
   it("names the database file, and says when the schema is already up to date", async () => {

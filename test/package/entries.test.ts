@@ -10,9 +10,10 @@ import tsupConfig from "../../tsup.config.js";
  * tests import `trellis/*` from the source).
  */
 const root = resolve(import.meta.dirname, "../..");
-const pkg = JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as { exports: Record<string, { types: string; import: string }> };
+const pkg = JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as { exports: Record<string, { types: string; import: string }>; bin: Record<string, string> };
 const tsconfig = ts.readConfigFile(resolve(root, "tsconfig.json"), ts.sys.readFile).config as { compilerOptions: { paths: Record<string, string[]> } };
-const entry = (tsupConfig as { entry: Record<string, string> }).entry;
+// `cli` is built for the `trellis` bin, not imported: it has no export of its own.
+const { cli, ...entry } = (tsupConfig as { entry: Record<string, string> }).entry;
 const build = ts.readConfigFile(resolve(root, "tsconfig.build.json"), ts.sys.readFile).config as { include: string[] };
 
 /** `.` is `index`; `./node` is `node`. */
@@ -20,6 +21,11 @@ const entryName = (subpath: string) => (subpath === "." ? "index" : subpath.slic
 const specifier = (subpath: string) => (subpath === "." ? "trellis" : `trellis/${subpath.slice(2)}`);
 
 describe("entry points", () => {
+  it("the trellis bin starts the built CLI", () => {
+    expect(pkg.bin).toEqual({ trellis: "./dist/bin.js" });
+    expect(cli).toBe("presets/cli/index.ts");
+  });
+
   it("every export is built from the source its tsconfig path names, with its declarations", () => {
     const exports = Object.entries(pkg.exports);
     expect(exports.map(([subpath]) => entryName(subpath)).sort()).toEqual(Object.keys(entry).sort());

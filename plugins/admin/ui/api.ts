@@ -33,3 +33,31 @@ export async function signIn(email: string, password: string): Promise<string | 
 export async function signOut(): Promise<void> {
   await fetch("/api/auth/sign-out", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
 }
+
+/** A message as `_admin.mail.outbox` lists it. */
+export interface MailSummary {
+  id: string;
+  kind: string;
+  to: string;
+  subject: string;
+  link: string | null;
+  transport: string;
+  state: "queued" | "sent" | "failed";
+  attempts: number;
+  error: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/**
+ * `_admin.mail.*`, served when the app has `.mail()` (its section of `_admin`). Typed here by its
+ * shape: the admin plugin does not import the mail plugin's files. The same client makes the calls.
+ */
+export const mailAdmin = (client as unknown as {
+  _admin: {
+    mail: {
+      outbox(input: { take?: number }): Promise<MailSummary[]>;
+      sendPasswordReset(input: { userId: string }): Promise<{ sent: true; to: string }>;
+    };
+  };
+})._admin.mail;

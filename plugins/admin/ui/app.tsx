@@ -6,6 +6,7 @@ import { Browse } from "./browse.js";
 import { Users } from "./users.js";
 import { Schema } from "./schema.js";
 import { Activity } from "./activity.js";
+import { MailView } from "./mail.js";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta };
 
@@ -20,6 +21,8 @@ const VIEWS = [
   { hash: "#/users", label: "Users" },
   { hash: "#/schema", label: "Schema and health" },
   { hash: "#/activity", label: "Activity" },
+  // Shown only when the app has `.mail()`.
+  { hash: "#/mail", label: "Mail" },
 ] as const;
 
 const viewInHash = () => VIEWS.find((v) => v.hash === location.hash)?.hash;
@@ -81,6 +84,7 @@ export function App() {
   }
   const { meta } = state;
   const current = meta.tables.find((t) => t.name === table);
+  const mail = meta.plugins.includes("mail");
   return (
     <div class="layout">
       <header class="top">
@@ -89,7 +93,7 @@ export function App() {
       </header>
       <nav aria-label="Tables" class="side">
         <a href="#/" aria-current={current || view ? undefined : "page"}>Overview</a>
-        {VIEWS.map((v) => (
+        {VIEWS.filter((v) => v.hash !== "#/mail" || mail).map((v) => (
           <a key={v.hash} href={v.hash} aria-current={view === v.hash ? "page" : undefined}>{v.label}</a>
         ))}
         <h2>Tables</h2>
@@ -105,13 +109,15 @@ export function App() {
       </nav>
       <main class="content">
         {view === "#/users" ? (
-          <Users passwordReset={meta.plugins.includes("mail")} />
+          <Users passwordReset={mail} />
         ) : view === "#/activity" ? (
           <Activity />
         ) : view === "#/schema" ? (
           <Schema meta={meta} />
+        ) : view === "#/mail" && mail ? (
+          <MailView />
         ) : current ? (
-          <Browse key={current.name} table={current} onChanged={load} />
+          <Browse key={current.name} table={current} mail={mail} onChanged={load} />
         ) : (
           <Overview meta={meta} />
         )}

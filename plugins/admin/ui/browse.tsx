@@ -14,7 +14,7 @@ interface Filter {
 type Panel = { mode: "edit"; row: Row } | { mode: "create" } | undefined;
 
 /** One table: a page of rows, sortable columns, filter chips, and the row panel. */
-export function Browse({ table, onChanged }: { table: TableInfo; onChanged: () => void }) {
+export function Browse({ table, mail = false, onChanged }: { table: TableInfo; mail?: boolean; onChanged: () => void }) {
   const [skip, setSkip] = useState(0);
   const [order, setOrder] = useState<[string, "asc" | "desc"] | undefined>();
   const [filters, setFilters] = useState<Filter[]>([]);
@@ -128,6 +128,7 @@ export function Browse({ table, onChanged }: { table: TableInfo; onChanged: () =
           table={table}
           row={panel.mode === "edit" ? panel.row : undefined}
           rowKey={panel.mode === "edit" ? keyOf(table, panel.row) : undefined}
+          mail={mail}
           onClose={() => setPanel(undefined)}
           onWritten={written}
         />

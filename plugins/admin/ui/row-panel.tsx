@@ -1,18 +1,21 @@
 import { useState } from "preact/hooks";
 import { client, messageOf, type Column, type Row, type TableInfo } from "./api.js";
 import { display, parseField } from "./values.js";
+import { SendReset } from "./mail.js";
 
 interface Props {
   table: TableInfo;
   /** The row being edited; absent when creating. */
   row?: Row;
   rowKey?: Row;
+  /** The app has `.mail()`: a user row offers "Send a password reset". */
+  mail?: boolean;
   onClose: () => void;
   onWritten: () => void;
 }
 
 /** The row side panel: a form built from the column types; read-only and redacted columns shown as such. */
-export function RowPanel({ table, row, rowKey, onClose, onWritten }: Props) {
+export function RowPanel({ table, row, rowKey, mail, onClose, onWritten }: Props) {
   const creating = row === undefined;
   const initial = Object.fromEntries(table.columns.map((c) => [c.name, fieldText(c, row?.[c.name])]));
   const [values, setValues] = useState<Record<string, string | boolean>>(initial);
@@ -70,6 +73,7 @@ export function RowPanel({ table, row, rowKey, onClose, onWritten }: Props) {
             ))}
           </div>
         )}
+        {mail && table.name === "user" && !creating && typeof rowKey?.id === "string" && <SendReset userId={rowKey.id} />}
         {!table.primaryKey && !creating && <p class="note">This table has no primary key, so its rows cannot be edited here.</p>}
       </form>
     </aside>

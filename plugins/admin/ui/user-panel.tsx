@@ -1,15 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
-import { client, messageOf } from "./api.js";
+import { client, mailAdmin, messageOf } from "./api.js";
 import { age, display } from "./values.js";
 
 type Detail = Awaited<ReturnType<typeof client._admin.users.get>>;
 
-/**
- * HOOK (mail): password resets are the mail plugin's `_admin.mail.sendPasswordReset`, served only
- * when the app has `.mail()`; typed here by its shape, since the admin plugin does not import the
- * mail plugin. The button shows only when the app lists the `mail` plugin.
- */
-const mail = (client as unknown as { _admin: { mail: { sendPasswordReset(input: { userId: string }): Promise<{ sent: true; to: string }> } } })._admin.mail;
 
 /** One user: who they are, their sessions, keys and accounts, and the actions on them. */
 export function UserPanel({ id, passwordReset, onClose, onChanged }: { id: string; passwordReset: boolean; onClose: () => void; onChanged: () => void }) {
@@ -79,8 +73,9 @@ export function UserPanel({ id, passwordReset, onClose, onChanged }: { id: strin
               <button type="submit" class="danger">Ban</button>
             </form>
           )}
+          {/* HOOK (mail): the mail plugin's `_admin.mail.sendPasswordReset`, shown only when the app has `.mail()`. */}
           {passwordReset && (
-            <button type="button" onClick={act(() => mail.sendPasswordReset({ userId: id }), "Password reset sent")}>Send a password reset</button>
+            <button type="button" onClick={act(() => mailAdmin.sendPasswordReset({ userId: id }), "Password reset sent")}>Send a password reset</button>
           )}
 
           <h3>Sessions</h3>

@@ -1,0 +1,79 @@
+import { RpcError, callerAddress, errorResponse, type HttpMiddleware, type RateLimitHit, type RateLimitStore } from "../../kernel/index.js";
+
+const HOUR = 60 * 60 * 1000;
+
+/** The auth endpoints that can send a message with these flows on (each counts against the caller's hourly limit). */
+export function sendingPaths(flows: { verifyEmail: boolean; changeEmail: boolean; magicLink: boolean; emailOtp: boolean }): Set<string> {
+  const paths = ["/api/auth/request-password-reset"];
+  if (flows.verifyEmail) paths.push("/api/auth/sign-up/email", "/api/auth/send-verification-email");
+  if (flows.changeEmail) paths.push("/api/auth/change-email");
+  if (flows.magicLink) paths.push("/api/auth/sign-in/magic-link");
+  if (flows.emailOtp) paths.push("/api/auth/email-otp/send-verification-otp");
+  return new Set(paths);
+}
+
+export interface MailLimiter {
+  /** HTTP middleware: 429 once a client address has called the sending endpoints `perClient` times this hour. */
+  middleware: HttpMiddleware;
+  /** Counts one auth message to `address`; false beyond `perAddress` this hour (the message is dropped). */
+  allowAddress(address: string): Promise<boolean>;
+  close(): void;
+}
+
+/**
+ * Both limits count in a rate-limit store, so with a shared one (`trellis/redis`) they hold across
+ * replicas. The client limit counts requests, not messages: a reset for an unknown address counts
+ * exactly like one for a known address, so the 429 tells nothing about accounts. A store that fails
+ * lets the request and the message through (reported), as the app's own rate limit does by default.
+ */
+export function mailLimiter(
+  limits: { perAddress: number; perClient: number; store: RateLimitStore | undefined },
+  paths: ReadonlySet<string>,
+  report: (error: unknown) => void,
+): MailLimiter {
+  const owned = limits.store ? undefined : hourlyCounter();
+  const store = limits.store ?? owned!;
+  const hit = async (key: string): Promise<RateLimitHit | undefined> => {
+    try {
+      return await store.hit(key, HOUR);
+    } catch (error) {
+      report(error);
+      return undefined;
+    }
+  };
+  const middleware: HttpMiddleware = async (event, next) => {
+    if (event.method !== "POST" || !paths.has(event.url.pathname)) return next();
+    const address = callerAddress(event);
+    if (!address) return next();
+    const counted = await hit(`mail:client:${address}`);
+    if (!counted || counted.count <= limits.perClient) return next();
+    const response = errorResponse(new RpcError("TOO_MANY_REQUESTS", { message: "Too many email requests from this address; try again later" }), false);
+    response.headers.set("retry-after", String(Math.max(1, Math.ceil((counted.resetAt - Date.now()) / 1000))));
+    return response;
+  };
+  middleware.displayName = "mail:limit";
+  return {
+    middleware,
+    allowAddress: async (address) => {
+      const counted = await hit(`mail:to:${address.toLowerCase()}`);
+      return !counted || counted.count <= limits.perAddress;
+    },
+    close: () => owned?.clear(),
+  };
+}
+
+/** The default store: fixed windows in this process, expired ones dropped as they are met. */
+function hourlyCounter(): RateLimitStore & { clear(): void } {
+  const windows = new Map<string, RateLimitHit>();
+  return {
+    hit(key, windowMs) {
+      const now = Date.now();
+      if (windows.size > 10_000) for (const [k, w] of windows) if (w.resetAt <= now) windows.delete(k);
+      let window = windows.get(key);
+      if (!window || window.resetAt <= now) windows.set(key, (window = { count: 0, resetAt: now + windowMs }));
+      window.count++;
+      return { ...window };
+    },
+    clear: () => windows.clear(),
+  };
+}

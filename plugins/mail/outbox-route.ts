@@ -1,0 +1,29 @@
+import { RpcError, callerAddress, errorResponse, type RouteDefinition } from "../../kernel/index.js";
+import type { MailRows } from "./outbox.js";
+
+const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
+
+/**
+ * Development only (never mounted in production, nor with a real transport): the latest message
+ * to an address, link included, so a flow can be followed from a terminal (`curl`) with no mail
+ * account. Loopback callers only: a development server reachable on a network does not hand out
+ * other people's links.
+ */
+export function outboxRoute(path: string, rows: MailRows): RouteDefinition {
+  return {
+    method: "GET",
+    path,
+    context: false,
+    handler: async (event) => {
+      const address = callerAddress(event);
+      if (address && !LOOPBACK.test(address)) {
+        return errorResponse(new RpcError("FORBIDDEN", { message: "The development outbox answers loopback callers only" }), false);
+      }
+      const to = event.url.searchParams.get("to");
+      if (!to) return errorResponse(new RpcError("BAD_REQUEST", { message: "Name the recipient: ?to=<address>" }), false);
+      const [latest] = await rows.list({ to, take: 1 });
+      if (!latest) return errorResponse(new RpcError("NOT_FOUND", { message: `No message to ${to}` }), false);
+      return Response.json({ id: latest.id, kind: latest.kind, to: latest.to, subject: latest.subject, state: latest.state, link: latest.link, text: latest.text, createdAt: latest.createdAt });
+    },
+  };
+}

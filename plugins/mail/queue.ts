@@ -1,0 +1,80 @@
+import type { Delivery, QueuedMail } from "./delivery.js";
+
+/**
+ * The shape of the jobs plugin's service that mail uses: `define` at build, `send` at request
+ * time. Declared here rather than imported, so mail depends on the shape, not on the plugin.
+ */
+export interface JobsLike {
+  define(name: string, options: Record<string, unknown>, handler: (input: any) => Promise<unknown> | unknown): void;
+  send(name: string, data: unknown, options?: Record<string, unknown>): Promise<unknown> | unknown;
+}
+
+export const MAIL_JOB = "mail.send";
+
+export interface MailQueue {
+  push(mail: QueuedMail): void;
+  /** Resolves when every message queued in this process so far is settled. */
+  idle(): Promise<void>;
+}
+
+/**
+ * In process: each message is delivered on a later turn of the event loop (after the request that
+ * queued it has answered), retried `retries` times with a growing pause (none once the app is
+ * closing), and its final failure handed to `failed` (the app's `onError`).
+ */
+export function processQueue(
+  delivery: Delivery,
+  options: { retries: number; retryDelayMs: number; failed: (error: unknown) => void; stopped: () => boolean },
+): MailQueue {
+  const pending = new Set<Promise<void>>();
+  const run = async (mail: QueuedMail) => {
+    await new Promise((resolve) => setImmediate(resolve));
+    if (!(await delivery.prepare(mail))) return;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await delivery.attempt(mail, attempt);
+      } catch (error) {
+        // The app is closing: the row says "failed" with the error; no retry outlives the database.
+        if (attempt > options.retries || options.stopped()) return options.failed(error);
+        await new Promise((resolve) => setTimeout(resolve, options.retryDelayMs * attempt).unref?.());
+      }
+    }
+  };
+  return {
+    push(mail) {
+      const task = run(mail).catch(options.failed);
+      pending.add(task);
+      void task.finally(() => pending.delete(task));
+    },
+    async idle() {
+      while (pending.size > 0) await Promise.all([...pending]);
+    },
+  };
+}
+
+/**
+ * Through the jobs plugin: the message is a `mail.send` job (stored, retried with backoff by the
+ * jobs engine, surviving a restart). A job that cannot be queued falls back to the in-process queue.
+ */
+export function jobsQueue(jobs: JobsLike, delivery: Delivery, fallback: MailQueue, failed: (error: unknown) => void): MailQueue {
+  jobs.define(MAIL_JOB, { retryLimit: 5, retryDelay: 30, retryBackoff: true }, async (input) => {
+    const mail = (isMail(input) ? input : input?.data) as QueuedMail;
+    if (!(await delivery.prepare(mail))) return;
+    await delivery.attempt(mail, 1);
+  });
+  return {
+    push(mail) {
+      Promise.resolve()
+        .then(() => jobs.send(MAIL_JOB, mail))
+        .catch((error) => {
+          failed(error);
+          fallback.push(mail);
+        });
+    },
+    idle: () => fallback.idle(),
+  };
+}
+
+function isMail(value: unknown): value is QueuedMail {
+  return typeof value === "object" && value !== null && "id" in value && "to" in value;
+}

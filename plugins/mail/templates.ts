@@ -1,0 +1,97 @@
+/** The messages the auth flows send, one template per kind, each replaceable through `templates`. */
+export type MailKind = "verify-email" | "reset-password" | "change-email" | "magic-link" | "sign-in-code";
+
+/** What a template receives. Every string may come from a user: escape it in HTML (`escapeHtml`). */
+export interface MailTemplateData {
+  /** The app's `name` (the App option). */
+  appName: string;
+  /** The recipient's address. */
+  to: string;
+  /** The user's display name, when known. */
+  name?: string;
+  /** The action link (verification, reset, confirmation, sign-in). */
+  link?: string;
+  /** The one-time code (sign-in by code). */
+  code?: string;
+  /** The address being changed to (change of email). */
+  newEmail?: string;
+}
+
+export interface RenderedMail {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export type MailTemplate = (data: MailTemplateData) => RenderedMail;
+
+const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+/** Escapes text for HTML content and attribute values. */
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]!);
+}
+
+interface Wording {
+  subject: (d: MailTemplateData) => string;
+  lead: (d: MailTemplateData) => string;
+  action?: string;
+  after: string;
+}
+
+const WORDING: Record<MailKind, Wording> = {
+  "verify-email": {
+    subject: (d) => `Verify your email for ${d.appName}`,
+    lead: (d) => `Confirm that ${d.to} is your address.`,
+    action: "Verify email",
+    after: "If you did not sign up, ignore this message.",
+  },
+  "reset-password": {
+    subject: (d) => `Reset your ${d.appName} password`,
+    lead: () => "Someone asked to reset the password of this account. Choose a new one:",
+    action: "Reset password",
+    after: "If it was not you, ignore this message: your password stays as it is. Resetting signs you out everywhere else.",
+  },
+  "change-email": {
+    subject: (d) => `Confirm the change of your ${d.appName} email`,
+    lead: (d) => `Someone asked to change this account's email to ${d.newEmail ?? "a new address"}.`,
+    action: "Approve the change",
+    after: "If it was not you, ignore this message and change your password.",
+  },
+  "magic-link": {
+    subject: (d) => `Sign in to ${d.appName}`,
+    lead: () => "Use this link to sign in. It works once and expires soon.",
+    action: "Sign in",
+    after: "If you did not ask for it, ignore this message.",
+  },
+  "sign-in-code": {
+    subject: (d) => `Your ${d.appName} code: ${d.code ?? ""}`,
+    lead: (d) => `Your one-time code is ${d.code ?? ""}. It expires in a few minutes.`,
+    after: "If you did not ask for it, ignore this message.",
+  },
+};
+
+/** The built-in template of a kind: plain text, and HTML with every value escaped. */
+export function defaultTemplate(kind: MailKind): MailTemplate {
+  const wording = WORDING[kind];
+  return (data) => {
+    const greeting = data.name ? `Hello ${data.name},` : "Hello,";
+    const lead = wording.lead(data);
+    const text = [greeting, "", lead, ...(data.link ? ["", data.link] : []), "", wording.after, "", `-- ${data.appName}`].join("\n");
+    const button = data.link && wording.action
+      ? `<p><a href="${escapeHtml(data.link)}" style="display:inline-block;padding:10px 16px;background:#1f6feb;color:#fff;text-decoration:none;border-radius:6px">${escapeHtml(wording.action)}</a></p>\n<p style="font-size:12px;color:#555">Or open: ${escapeHtml(data.link)}</p>`
+      : "";
+    const html = [
+      `<!doctype html><html><body style="font-family:system-ui,sans-serif;line-height:1.5">`,
+      `<p>${escapeHtml(greeting)}</p>`,
+      `<p>${escapeHtml(lead)}</p>`,
+      button,
+      `<p style="color:#555">${escapeHtml(wording.after)}</p>`,
+      `<p style="color:#555">${escapeHtml(data.appName)}</p>`,
+      `</body></html>`,
+    ].filter(Boolean).join("\n");
+    return { subject: wording.subject(data), text, html };
+  };
+}
+
+export const MAIL_KINDS = Object.keys(WORDING) as MailKind[];
