@@ -22,7 +22,7 @@ describe.each(families())("cursor pages and batch writes on %s", (family) => {
 
   beforeAll(async () => {
     db = await openDatabase(family);
-    app = await createFixtureApp(db, (error) => errors.push(error)).start();
+    app = await createFixtureApp(db, (error) => errors.push(error)).openapi().start();
     alice = await signUp(app, "alice@example.test");
     bob = await signUp(app, "bob@example.test");
     // views repeat (ties broken by id) and some are null-free; kitchen.qty has nulls.
