@@ -27,7 +27,19 @@ describe.each(families())("cursor pages and batch writes on %s", (family) => {
     bob = await signUp(app, "bob@example.test");
     // views repeat (ties broken by id) and some are null-free; kitchen.qty has nulls.
     for (let i = 0; i < 12; i++) await app.db.insertInto("post").values({ title: `p${i}`, views: i % 4, authorId: alice.userId }).execute();
-    for (let i = 0; i < 7; i++) await app.db.insertInto("kitchen").values({ label: `k${i}`, qty: i % 3 === 0 ? null : i }).execute();
+    for (let i = 0; i < 7; i++) {
+      const none = i % 3 === 0;
+      await rpc(app, "kitchen.create", {
+        label: `k${i}`,
+        qty: none ? null : i,
+        price: none ? null : `${(i * 7) % 5}.25`,
+        big: none ? null : `${9_007_199_254_740_993n + BigInt(i % 2)}`,
+        at: none ? null : new Date(Date.UTC(2024, 0, 1 + (i % 4))).toISOString(),
+        day: none ? null : `2024-02-0${1 + (i % 3)}`,
+        flag: none ? null : i % 2 === 0,
+        ref: none ? null : `00000000-0000-4000-8000-00000000000${i % 3}`,
+      });
+    }
   });
   afterAll(async () => {
     await app?.close();
@@ -56,9 +68,9 @@ describe.each(families())("cursor pages and batch writes on %s", (family) => {
     expect(paged).toHaveLength(12);
   });
 
-  it("places nulls as the list does, ascending and descending", async () => {
-    for (const direction of ["asc", "desc"] as const) {
-      const orderBy = [{ qty: direction }];
+  it("places nulls as the list does, ascending and descending, over every orderable type", async () => {
+    for (const [column, direction] of ["qty", "price", "big", "at", "day", "flag", "ref", "label"].flatMap((c) => [[c, "asc"], [c, "desc"]] as const)) {
+      const orderBy = [{ [column]: direction }];
       const all = await rpc(app, "kitchen.list", { orderBy, take: 100 });
       const paged = await walk("kitchen.page", { orderBy, take: 2 });
       expect(paged.map((row) => row.id)).toEqual(all.body.map((row: any) => row.id));
