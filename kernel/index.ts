@@ -12,7 +12,7 @@ export { RequestEvent } from "./event.js";
 export { compose, type HttpMiddleware } from "./middleware.js";
 export type { RouteDefinition, RouteHandler, RouteMethod } from "./router.js";
 export type { AppRpcContext } from "./context.js";
-export { carriesCredential, type SessionUser, type UserSession, type SessionState } from "./session.js";
+export { carriesCredential, type SessionUser, type UserSession, type SessionState } from "./request/session.js";
 export { RpcError, TrellisError, errorBody, errorResponse, type OnError, type ErrorSource, type ErrorInfo } from "./errors.js";
 export { underTestRunner, type Logger, type LogFn, type LoggerOption } from "./log/logger.js";
 export type { AppOverview } from "./introspection/overview.js";

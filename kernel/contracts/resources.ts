@@ -35,6 +35,12 @@ export interface DatabaseConfig {
   about?: DatabaseAbout;
   /** Releases what the dialect holds beyond Kysely's own `destroy()` (the embedded factory sets it). */
   close?: () => Promise<void>;
+  /**
+   * A liveness check that does not queue behind running statements, for a single-connection
+   * database whose connection may be busy (the embedded database thread sets it); the health
+   * probe uses it instead of `select 1`.
+   */
+  probe?: () => Promise<void>;
 }
 
 /** Object store for file bytes (the contract lives beside the adapters). */

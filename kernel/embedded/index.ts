@@ -1,3 +1,3 @@
 // `trellis/embedded`: the zero-infrastructure database.
 export { embedded } from "./embedded.js";
-export type { EmbeddedClient, EmbeddedConfig, EmbeddedDatabase, EmbeddedLiveProvider } from "./embedded.js";
+export type { EmbeddedClient, EmbeddedConfig, EmbeddedDatabase, EmbeddedLiveProvider, EmbeddedQueryClient, EmbeddedThread } from "./embedded.js";
