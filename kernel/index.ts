@@ -58,6 +58,7 @@ export { primaryKeyOf, COLUMN_TYPES } from "./schema/model.js";
 export type { SchemaModel, TableModel, ColumnModel, RelationModel, ColumnType } from "./schema/model.js";
 // The value codec: one set of value rules for every family (what resources, admin and files store).
 export { encodeValue, decodeRow, decodeValue, ValueError } from "./db/values.js";
+export { classifyDatabaseError } from "./db/errors.js";
 export { rowSelection } from "./db/select-sql.js";
 // Column-to-zod: input schemas from the schema model (resources, admin, OpenAPI and MCP share them).
 export { columnInput, createInput, updateData, keyInput } from "./schema/zod.js";

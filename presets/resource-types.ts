@@ -65,6 +65,8 @@ export interface ListInput<Cols, Includable extends string, I = IncludeFlags<Inc
   take?: number;
   skip?: number;
   include?: I & NotIncludables<I, Includable>;
+  /** A previous page's `nextCursor` (`{name}.page`): only rows after it, same `where` and `orderBy`. */
+  after?: string;
 }
 
 export interface GetInput<Cols, Includable extends string, I = IncludeFlags<Includable>> {
@@ -99,6 +101,34 @@ export interface ListCall<Tables, Rels, Cols, Includable extends string> {
     input?: ListInput<Cols, Includable, I>,
     options?: Options,
   ): Result<WithIncluded<ColumnsRow<Cols>, Tables, Rels, I>[]>;
+}
+
+/** One page of `{name}.page`: `nextCursor` is null on the last page. */
+export interface ResourcePage<Row> {
+  items: Row[];
+  nextCursor: string | null;
+}
+
+/** `page` as a client calls it: `list`'s rows in `{ items, nextCursor }`. */
+export interface PageCall<Tables, Rels, Cols, Includable extends string> {
+  <const I extends IncludeFlags<Includable> = {}>(
+    input?: ListInput<Cols, Includable, I>,
+    options?: Options,
+  ): Result<ResourcePage<WithIncluded<ColumnsRow<Cols>, Tables, Rels, I>>>;
+}
+
+/** `batch` input: creates, then updates, then deletes, in one transaction. */
+export interface BatchInput<Create, Update, Key> {
+  create?: readonly Create[];
+  update?: readonly Update[];
+  delete?: readonly { where: Key }[];
+}
+
+/** `batch` answer: the rows as the single procedures answer them, per list. */
+export interface BatchResult<Row> {
+  create: Row[];
+  update: Row[];
+  delete: Row[];
 }
 
 export interface GetCall<Tables, Rels, Cols, Includable extends string> {
@@ -138,7 +168,7 @@ type Updatable<S extends AnySchema, T extends TableName<S>, O extends ResourceSh
 >;
 
 /** (A type alias, not an interface: oRPC's router constraint needs an implicit index signature.)
- * The generated procedures of `.resource(name)`: `{name}.list/get/create/update/delete`, and
+ * The generated procedures of `.resource(name)`: `{name}.list/get/create/update/delete/page/batch`, and
  * `{name}.live` when `live` is on. */
 export type ResourceRouter<S extends AnySchema, T extends TableName<S>, O extends ResourceShape<any, any, any, any, any> = ResourceShape> = {
   list: TypedProcedure<
@@ -162,7 +192,19 @@ export type ResourceRouter<S extends AnySchema, T extends TableName<S>, O extend
     WriteCall<UpdateInput<Cols<S, T>, Updatable<S, T, O>>, Row<S, T>>
   >;
   delete: TypedProcedure<{ where: KeyOf<Cols<S, T>> }, Row<S, T>, WriteCall<{ where: KeyOf<Cols<S, T>> }, Row<S, T>>>;
+  page: TypedProcedure<
+    ListInput<Cols<S, T>, O["includable"]> | undefined,
+    ResourcePage<Row<S, T> & Record<string, unknown>>,
+    PageCall<TablesOf<S>, Rels<S, T>, Cols<S, T>, O["includable"]>
+  >;
+  batch: TypedProcedure<BatchOf<S, T, O>, BatchResult<Row<S, T>>, WriteCall<BatchOf<S, T, O>, BatchResult<Row<S, T>>>>;
 } & ([O["live"]] extends [false | undefined] ? {} : { live: LiveProcedure<S, T, O> });
+
+type BatchOf<S extends AnySchema, T extends TableName<S>, O extends ResourceShape<any, any, any, any, any>> = BatchInput<
+  CreateData<Cols<S, T>, Settable<S, T, O>>,
+  UpdateInput<Cols<S, T>, Updatable<S, T, O>>,
+  KeyOf<Cols<S, T>>
+>;
 
 type LiveProcedure<S extends AnySchema, T extends TableName<S>, O extends ResourceShape<any, any, any, any, any>> = TypedProcedure<
   LiveInput<Cols<S, T>, O["includable"]> | undefined,

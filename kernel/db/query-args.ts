@@ -1,4 +1,4 @@
-import type { RawBuilder, SqlBool } from "kysely";
+import { sql, type RawBuilder, type SqlBool } from "kysely";
 import { primaryKeyOf, type RelationModel, type SchemaModel, type TableModel } from "../schema/model.js";
 import type { DatabaseKind } from "../contracts/resources.js";
 import { QueryError, isPlainObject } from "./query-error.js";
@@ -6,6 +6,7 @@ import type { Direction, Ordering } from "./select-sql.js";
 import { RELATED } from "./relations.js";
 import { compileWhere } from "./where.js";
 import { DEFAULT_QUERY_LIMITS, QueryBudget, type QueryLimits } from "./query-limits.js";
+import { afterCursor, readCursor } from "./cursor.js";
 
 /** `findMany`/`findFirst`/`count` arguments checked against the schema, ready to compile. */
 export interface FindPlan {
@@ -23,7 +24,7 @@ export interface IncludePlan {
   readonly where?: RawBuilder<SqlBool>;
 }
 
-const FIND_KEYS = new Set(["where", "orderBy", "take", "skip", "include"]);
+const FIND_KEYS = new Set(["where", "orderBy", "take", "skip", "include", "after"]);
 
 /** `limits` bound the whole query: its `where` and every include's `where` share one budget. */
 export function planFind(
@@ -40,10 +41,17 @@ export function planFind(
     if (!allowed.has(key)) throw new QueryError(key, `unknown argument (use ${[...allowed].join(", ")})`);
   }
   const budget = new QueryBudget(limits);
-  const where = compileWhere(kind, table, args.where, { qualifier: table.name, budget });
+  const filter = compileWhere(kind, table, args.where, { qualifier: table.name, budget });
+  const order = ordering(table, args.orderBy);
+  // `after`: keyset over the full ordering, ANDed with the caller's where (and so any owner scope).
+  if (args.after !== undefined && args.after !== null && primaryKeyOf(table) === undefined) {
+    throw new QueryError("after", `table "${table.name}" has no primary key to page by`);
+  }
+  const keyset = args.after === undefined || args.after === null ? undefined : afterCursor(kind, table, order, readCursor(kind, table, order, args.after));
+  const where = filter && keyset ? sql<SqlBool>`(${filter}) and ${keyset}` : (filter ?? keyset);
   return {
     ...(where ? { where } : {}),
-    ordering: ordering(table, args.orderBy),
+    ordering: order,
     ...count("take", args.take),
     ...count("skip", args.skip),
     include: relations(kind, model, table, args.include, budget),

@@ -140,6 +140,8 @@ export interface FindArgs<Tables, Rels, Cols, I> {
   take?: number;
   skip?: number;
   include?: I & NotRelations<I, keyof Rels>;
+  /** A previous page's `nextCursor`: only rows after it, under the same `where` and `orderBy`. */
+  after?: string;
 }
 
 /** `db.query.<table>` typed by the schema: arguments checked, included relations typed. */
@@ -151,6 +153,10 @@ export interface SchemaTableQuery<Tables, Rels, T extends keyof Tables> {
     args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>,
   ): Promise<WithIncluded<ColumnsRow<Tables[T]>, Tables, RelsOf<Rels, T>, I> | null>;
   count(args?: { where?: Where<Tables[T]> }): Promise<number>;
+  /** `findMany(args)` as a keyset page; `nextCursor` (null on the last page) goes in `after` (see `TableQuery.findPage`). */
+  findPage<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(
+    args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>,
+  ): Promise<{ items: WithIncluded<ColumnsRow<Tables[T]>, Tables, RelsOf<Rels, T>, I>[]; nextCursor: string | null }>;
   /** The SQL and parameters `findMany(args)` would run, validated the same way, without running it. */
   compile<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>): CompiledFind;
   /** `findMany(args)` as a stream of full snapshots (see `TableQuery.live`). */

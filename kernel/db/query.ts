@@ -4,6 +4,7 @@ import type { DatabaseKind } from "../contracts/resources.js";
 import { findManyPostgres, findManyPostgresStatement } from "./find-postgres.js";
 import { findManySqlite, findManySqliteStatement } from "./find-sqlite.js";
 import { planFind } from "./query-args.js";
+import { cursorOf } from "./cursor.js";
 import type { Where } from "./where.js";
 import type { LiveHub } from "./live.js";
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from "./query-limits.js";
@@ -30,6 +31,14 @@ export interface FindManyArgs<Row, I extends Include = Include> {
   take?: number;
   skip?: number;
   include?: I;
+  /** The `nextCursor` of a previous page: only rows after it (keyset, same `orderBy` required). */
+  after?: string;
+}
+
+/** One page of `findPage`: `nextCursor` is null on the last page. */
+export interface Page<Row> {
+  items: Row[];
+  nextCursor: string | null;
 }
 
 /** What to include of one relation: all its rows (`true`), or only those matching `where`. */
@@ -44,6 +53,12 @@ export interface TableQuery<Row> {
   findMany<const I extends Include = {}>(args?: FindManyArgs<Row, I>): Promise<WithIncluded<Row, I>[]>;
   findFirst<const I extends Include = {}>(args?: FindManyArgs<Row, I>): Promise<WithIncluded<Row, I> | null>;
   count(args?: { where?: Where }): Promise<number>;
+  /**
+   * `findMany(args)` as a keyset page: `{ items, nextCursor }`, where `nextCursor` (null on the last
+   * page) passed as `after` with the same `where` and `orderBy` gives the next page. Pages stay
+   * stable while rows are inserted and deleted, and cost the same at any depth.
+   */
+  findPage<const I extends Include = {}>(args?: FindManyArgs<Row, I>): Promise<Page<WithIncluded<Row, I>>>;
   /**
    * The SQL and parameters `findMany(args)` would run, validated the same way, without running it.
    * On PostgreSQL it is the whole query, includes too; on SQLite the parent page (each include is
@@ -107,6 +122,15 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
       const statement = kind === "postgres" ? findManyPostgresStatement(model, table, checked) : findManySqliteStatement(table, checked);
       const { sql: text, parameters } = statement.compile(db);
       return { sql: text, parameters };
+    },
+    async findPage(args?: unknown) {
+      const checked = plan(args);
+      if (checked.take === undefined) return { items: await findMany(args), nextCursor: null };
+      // One row more than asked says whether a next page exists, without a count.
+      const rows = await findMany({ ...(args as object), take: checked.take + 1 });
+      const items = rows.slice(0, checked.take);
+      const last = items.at(-1);
+      return { items, nextCursor: rows.length > checked.take && last ? cursorOf(table, checked.ordering, last) : null };
     },
     async count(args?: unknown) {
       const checked = plan(args, COUNT_KEYS);

@@ -133,6 +133,7 @@ export function listQuerySchema(table: TableModel, includable: readonly string[]
       orderBy: { type: "array", items: { type: "object", propertyNames: { enum: columns }, additionalProperties: { enum: ["asc", "desc"] } } },
       take: { type: "integer", minimum: 0 },
       skip: { type: "integer", minimum: 0 },
+      after: { type: "string", description: "The nextCursor of a previous page ({name}.page): only rows after it" },
       ...(includable.length > 0 && { include: includeSchema(includable) }),
     },
   };

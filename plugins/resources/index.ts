@@ -141,6 +141,7 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
     ownerColumn: options.ownerColumn,
     permissions,
     limits: listLimits(options),
+    batchLimit: options.batchLimit ?? 100,
     includable: new Map(),
     settable,
     live: liveLimits(options),

@@ -24,8 +24,19 @@ export function listInput() {
       take: z.number().int().min(0).optional(),
       skip: z.number().int().min(0).optional(),
       include: include.optional(),
+      /** A previous page's `nextCursor` (`{name}.page`): only rows after it. */
+      after: z.string().max(16_384).optional(),
     })
     .optional();
+}
+
+/** `{name}.batch`: creates, then updates, then deletes, each list at most `max` items. */
+export function batchInput(create: z.ZodType, update: z.ZodType, remove: z.ZodType, max: number) {
+  return z.object({
+    create: z.array(create).max(max).optional(),
+    update: z.array(update).max(max).optional(),
+    delete: z.array(remove).max(max).optional(),
+  });
 }
 
 export function getInput(key: z.ZodObject) {

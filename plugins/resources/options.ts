@@ -47,6 +47,11 @@ export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unkno
    */
   listLimit?: { default?: number; max?: number; maxSkip?: number };
   /**
+   * Items per `{name}.batch` call, creates, updates and deletes together (400 above).
+   * @default 100
+   */
+  batchLimit?: number;
+  /**
    * Relations callers may `include` on list and get. A name alone includes every related row,
    * whatever the related resource's rules (and `.build()` warns when that bypasses one); `{ relation,
    * scoped: true }` includes only the rows the related resource's `list` rule lets the caller see.

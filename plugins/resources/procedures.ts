@@ -18,6 +18,7 @@ import { includeArgs, type IncludeRule } from "./include-rules.js";
 import { deleteInput, getInput, listInput, updateInput } from "./inputs.js";
 import type { ListLimits, LiveLimits, ResourceAction, ResourcePermission } from "./options.js";
 import { liveProcedure } from "./live.js";
+import { batchProcedure } from "./batch.js";
 import { mcp } from "../../kernel/index.js";
 
 const TOOL_TEXT: Record<ResourceAction, string> = {
@@ -36,6 +37,8 @@ export interface ResourceSpec {
   ownerColumn: string | undefined;
   permissions: Record<ResourceAction, ResourcePermission<any, any>>;
   limits: ListLimits;
+  /** Items per `{name}.batch` call, creates, updates and deletes together. */
+  batchLimit: number;
   /** Includable relations and the rule their rows follow (filled at build, once every resource is known). */
   includable: ReadonlyMap<string, IncludeRule>;
   /** Columns a client may set on create (and, minus the primary key, on update). */
@@ -48,7 +51,7 @@ export interface ResourceSpec {
 }
 
 type Row = Record<string, unknown>;
-export type ListInput = { where?: Row; orderBy?: Record<string, "asc" | "desc">[]; take?: number; skip?: number; include?: Record<string, true> };
+export type ListInput = { where?: Row; orderBy?: Record<string, "asc" | "desc">[]; take?: number; skip?: number; include?: Record<string, true>; after?: string };
 
 /** The metadata resource procedures carry: `procedure["~orpc"].meta.resource`. */
 export interface ResourceMeta {
@@ -108,7 +111,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     for (const scope of [filter, isOwner("list") ? { [ownerColumn!]: ownerOf(context) } : undefined]) {
       if (scope) where = where ? { AND: [where, scope] } : scope;
     }
-    return { where, orderBy: input.orderBy, take, skip: input.skip, include: await includeArgs(input.include, spec.includable, context) };
+    return { where, orderBy: input.orderBy, take, skip: input.skip, after: input.after, include: await includeArgs(input.include, spec.includable, context) };
   };
 
   const list = gated("list")
@@ -127,51 +130,55 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
       return row;
     });
 
-  const create = gated("create")
-    .input(createInput(table, spec.settable))
-    .handler(async ({ input, context }) => {
-      await assertFunction(permissions.create, { context });
-      const data: Row = { ...input };
-      if (ownerColumn && context.user) data[ownerColumn] = context.user.id;
-      const values = encode(data);
-      // One statement: autocommit is atomic, so no BEGIN/COMMIT round trips around it.
-      const insert = db.insertInto(table.name);
-      const row = await (Object.keys(values).length ? insert.values(values) : insert.defaultValues()).returning(columns).executeTakeFirstOrThrow();
-      return decode(row);
-    });
-
+  /** The writes, on any executor: the database itself, or a batch's transaction. */
+  const createRow = async (executor: AppDatabase<any>, input: Row, context: AppRpcContext) => {
+    await assertFunction(permissions.create, { context });
+    const data: Row = { ...input };
+    if (ownerColumn && context.user) data[ownerColumn] = context.user.id;
+    const values = encode(data);
+    const insert = executor.insertInto(table.name);
+    const row = await (Object.keys(values).length ? insert.values(values) : insert.defaultValues()).returning(columns).executeTakeFirstOrThrow();
+    return decode(row);
+  };
   const updatable = spec.settable.filter((column) => column !== pk);
-  const update = gated("update")
-    .input(updateInput(key, updateData(table, updatable)))
-    .handler(async ({ input, context }) => {
-      const values = encode(input.data);
-      if (Object.keys(values).length === 0) {
-        throw new RpcError("BAD_REQUEST", { message: `Nothing to update: data needs at least one of ${updatable.join(", ")}` });
-      }
-      const where = encode(keyWhere(input.where, context, "update"));
-      return writeOnce("update", async (trx) => {
-        await checkRow(trx, "update", where, context);
-        let statement = trx.updateTable(table.name).set(values);
-        for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
-        const row = await statement.returning(columns).executeTakeFirst();
-        if (!row) throw notFound(spec.name);
-        return decode(row);
-      });
-    });
+  const updateRow = async (executor: AppDatabase<any>, input: { where: Row; data: Row }, context: AppRpcContext) => {
+    const values = encode(input.data);
+    if (Object.keys(values).length === 0) {
+      throw new RpcError("BAD_REQUEST", { message: `Nothing to update: data needs at least one of ${updatable.join(", ")}` });
+    }
+    const where = encode(keyWhere(input.where, context, "update"));
+    await checkRow(executor, "update", where, context);
+    let statement = executor.updateTable(table.name).set(values);
+    for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
+    const row = await statement.returning(columns).executeTakeFirst();
+    if (!row) throw notFound(spec.name);
+    return decode(row);
+  };
+  const deleteRow = async (executor: AppDatabase<any>, input: { where: Row }, context: AppRpcContext) => {
+    const where = encode(keyWhere(input.where, context, "delete"));
+    await checkRow(executor, "delete", where, context);
+    let statement = executor.deleteFrom(table.name);
+    for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
+    const row = await statement.returning(columns).executeTakeFirst();
+    if (!row) throw notFound(spec.name);
+    return decode(row);
+  };
 
+  // One statement: autocommit is atomic, so no BEGIN/COMMIT round trips around it.
+  const createSchema = createInput(table, spec.settable);
+  const create = gated("create")
+    .input(createSchema)
+    .handler(({ input, context }) => createRow(db, input, context));
+
+  const updateSchema = updateInput(key, updateData(table, updatable));
+  const update = gated("update")
+    .input(updateSchema)
+    .handler(({ input, context }) => writeOnce("update", (executor) => updateRow(executor, input, context)));
+
+  const deleteSchema = deleteInput(key);
   const remove = gated("delete")
-    .input(deleteInput(key))
-    .handler(async ({ input, context }) => {
-      const where = encode(keyWhere(input.where, context, "delete"));
-      return writeOnce("delete", async (trx) => {
-        await checkRow(trx, "delete", where, context);
-        let statement = trx.deleteFrom(table.name);
-        for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
-        const row = await statement.returning(columns).executeTakeFirst();
-        if (!row) throw notFound(spec.name);
-        return decode(row);
-      });
-    });
+    .input(deleteSchema)
+    .handler(({ input, context }) => writeOnce("delete", (executor) => deleteRow(executor, input, context)));
 
   /**
    * A write is one statement (`WHERE pk = ? AND owner = ?` holds the owner check), needing no
@@ -201,7 +208,19 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     if (!found) throw notFound(spec.name);
   }
 
-  const procedures = { list, get, create, update, delete: remove };
+  // `{name}.page` rather than `list({ page: true })`: one return type per procedure keeps the typed
+  // client's answer exact (rows for list, { items, nextCursor } for page) without a union to narrow.
+  const page = spec.base
+    .use(({ context, next }) => {
+      assertGate(typeof permissions.list === "function" ? "public" : permissions.list, context);
+      return next();
+    })
+    .input(listInput())
+    .handler(async ({ input = {}, context }) => (await query().findPage(await listArgs(input, context))) as { items: Row[]; nextCursor: string | null });
+
+  const batch = batchProcedure(spec, db, { create: createSchema, update: updateSchema, delete: deleteSchema }, { create: createRow, update: updateRow, delete: deleteRow });
+
+  const procedures = { list, get, create, update, delete: remove, page, batch };
   if (!spec.live) return procedures;
   return { ...procedures, live: liveProcedure(spec, gated("live"), { listArgs, query, sealed }) };
 }

@@ -65,6 +65,24 @@ export async function run(): Promise<void> {
     target: 1.0,
   });
   console.log(`  SQL statements per call: findMany ${counts.trellis}, baseline ${counts.baseline}`);
+
+  // Page 500 of 10,000 rows (20 a page): keyset cursor against skip, and the cursor's first page for flatness.
+  const size = 20;
+  const cursorAt = async (page: number) => (await db.query.post.findPage({ take: size, skip: (page - 1) * size })).nextCursor!;
+  const [at2, at500] = [await cursorAt(1), await cursorAt(499)];
+  const byCursor = (after: string) => () => db.query.post.findPage({ take: size, after });
+  const bySkip = () => db.query.post.findMany({ take: size, skip: 499 * size });
+  const [cursorPage, skipPage] = [(await byCursor(at500)()).items, await bySkip()];
+  if (JSON.stringify(cursorPage) !== JSON.stringify(skipPage) || cursorPage.length !== size) throw new Error("cursor and skip pages disagree");
+  const pages = await compare(
+    [
+      { name: "findMany skip 9,980 (page 500)", op: bySkip },
+      { name: "findPage after cursor (page 2)", op: byCursor(at2) },
+      { name: "findPage after cursor (page 500)", op: byCursor(at500) },
+    ],
+    { warmup: 100, count: 1000 },
+  );
+  print("page 500 of 10,000 posts on PGlite, 20 a page", pages, { of: "findPage after cursor (page 500)", to: "findMany skip 9,980 (page 500)", target: 10 });
   await kysely.destroy();
   await database.close();
 }

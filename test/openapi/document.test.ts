@@ -62,10 +62,14 @@ describe("/openapi.json", () => {
       "/api/auth/sign-out",
       "/api/auth/sign-up/email",
       "/comment",
+      "/comment/batch",
+      "/comment/page",
       "/comment/{id}",
       "/file/upload",
       "/me",
       "/post",
+      "/post/batch",
+      "/post/page",
       "/post/publish",
       "/post/search",
       "/post/{id}",
@@ -95,7 +99,7 @@ describe("/openapi.json", () => {
     expect(create.security).toEqual([{ session: [] }]);
     const list = document.paths["/post"].get;
     expect(list.security).toEqual([{}]);
-    expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(["where", "orderBy", "take", "skip", "include"]);
+    expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(["where", "orderBy", "take", "skip", "after", "include"]);
     expect(list.responses["200"].content["application/json"].schema).toEqual({ type: "array", items: { $ref: "#/components/schemas/Post" } });
     const get = document.paths["/post/{id}"].get;
     expect(get.parameters[0]).toMatchObject({ name: "id", in: "path", required: true, schema: { type: "integer" } });

@@ -1,0 +1,65 @@
+import { RpcError, ValueError, classifyDatabaseError, type AppDatabase, type AppRpcContext } from "../../kernel/index.js";
+import type { z } from "zod";
+import { assertGate } from "./permissions.js";
+import { batchInput } from "./inputs.js";
+import type { ResourceSpec } from "./procedures.js";
+
+type Row = Record<string, unknown>;
+type Write = "create" | "update" | "delete";
+type Writer = (executor: AppDatabase<any>, input: any, context: AppRpcContext) => Promise<Row>;
+
+/** The order a batch runs in, and its answer's keys. */
+const WRITES: readonly Write[] = ["create", "update", "delete"];
+
+/**
+ * `{name}.batch`: `{ create?, update?, delete? }`, run in one transaction (creates, then updates,
+ * then deletes, each list in order), every item under its own action's permission and owner scope,
+ * exactly as the single procedure would run it. The answer is `{ create, update, delete }`, the rows
+ * as the single procedures answer them. The first refusal rolls the whole batch back and answers the
+ * status the single action would have had, its message naming the item: `update[2]: No post matches`,
+ * with `data: { action, index }`. At most `batchLimit` items in all (400 above).
+ */
+export function batchProcedure(
+  spec: ResourceSpec,
+  db: AppDatabase<any>,
+  schemas: Record<Write, z.ZodType>,
+  writers: Record<Write, Writer>,
+) {
+  return spec.base.input(batchInput(schemas.create, schemas.update, schemas.delete, spec.batchLimit)).handler(async ({ input, context }) => {
+    const total = WRITES.reduce((sum, action) => sum + (input[action]?.length ?? 0), 0);
+    if (total > spec.batchLimit) throw new RpcError("BAD_REQUEST", { message: `A batch holds at most ${spec.batchLimit} items, got ${total}` });
+    // The gates first (401, then 403 for a missing role), before any row is touched.
+    for (const action of WRITES) {
+      const permission = spec.permissions[action];
+      if (input[action]?.length && typeof permission !== "function") assertGate(permission, context);
+    }
+    return db.transact(async (trx) => {
+      const out: Record<Write, Row[]> = { create: [], update: [], delete: [] };
+      for (const action of WRITES) {
+        const items = (input[action] ?? []) as unknown[];
+        for (let index = 0; index < items.length; index++) {
+          try {
+            out[action].push(await writers[action](trx, items[index], context));
+          } catch (error) {
+            throw itemError(error, action, index);
+          }
+        }
+      }
+      return out;
+    });
+  });
+}
+
+/** The single action's error, its message prefixed with the item; anything unexpected stays a 500. */
+function itemError(error: unknown, action: Write, index: number): unknown {
+  const name = `${action}[${index}]`;
+  if (error instanceof RpcError) {
+    return new RpcError(error.code, { status: error.status, message: `${name}: ${error.message}`, data: { action, index }, cause: error });
+  }
+  const known = classifyDatabaseError(error);
+  if (known) return new RpcError(known.code, { status: known.status, message: `${name}: ${known.message}`, data: { ...known.data, action, index } });
+  if (error instanceof ValueError || (error instanceof Error && (error as { status?: unknown }).status === 400)) {
+    return new RpcError("BAD_REQUEST", { message: `${name}: ${error.message}`, data: { action, index } });
+  }
+  return error;
+}
