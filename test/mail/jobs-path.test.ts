@@ -48,7 +48,7 @@ describe("mail through the jobs service", () => {
     };
     const app = await mailApp(sqliteMemory(), { transport }).use(jobs.plugin).start();
     opened.push(app);
-    expect(jobs.defined).toEqual([{ name: "mail.send", options: expect.objectContaining({ retryLimit: expect.any(Number) }) }]);
+    expect(jobs.defined).toEqual([{ name: "mail.send", options: expect.objectContaining({ retry: expect.any(Number) }) }]);
 
     expect((await post(app, "/api/auth/sign-up/email", signUpBody("jo@example.test"))).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -50,8 +50,9 @@ describe("one walker of where (files' storage key, admin secret columns)", () =>
     admin = await signUp(app, "admin@example.test");
     await app.db.updateTable("user").set({ role: "admin" }).where("id", "=", admin.userId).execute();
     const form = new FormData();
-    form.set("0", new File(["hello"], "a.txt", { type: "text/plain" }));
+    // As the RPC client sends it: the envelope first, then the file (the upload streams, so fields must come before it).
     form.set("data", JSON.stringify({ json: { file: {} }, meta: [], maps: [["file"]] }));
+    form.set("0", new File(["hello"], "a.txt", { type: "text/plain" }));
     const uploaded = await app.handle(new Request(`${ORIGIN}/rpc/file/upload`, { method: "POST", headers: { cookie: admin.cookie, origin: ORIGIN }, body: form }));
     expect(uploaded.status).toBe(200);
   });
