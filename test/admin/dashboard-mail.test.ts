@@ -3,7 +3,6 @@
  * state and link, and "Send a password reset" on a user row. Skips, saying why, without a browser.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,27 +10,19 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { serve, type RunningServer } from "../../presets/node.js";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
 import { mailApp, mailOf, post, signUpBody, PASSWORD } from "../mail/fixture.js";
+import { CHROMIUM, CHROMIUM_ARGS, freePort } from "../support/browser.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run", "--disable-component-update", "--disable-sync"];
 
 const profile = mkdtempSync(join(tmpdir(), "trellis-admin-mail-chromium-"));
 let context: BrowserContext | undefined;
 let unavailable: string | undefined;
 try {
-  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 800 }, timeout: 30_000 });
+  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 }, timeout: 30_000 });
 } catch (error) {
   unavailable = (error as Error).message.split("\n")[0];
   console.log(`skipping the dashboard mail suite: Chromium could not be started (${CHROMIUM}): ${unavailable}`);
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe.skipIf(unavailable !== undefined)("the dashboard's mail view in Chromium", () => {
   let db: TestDatabase;

@@ -4,7 +4,6 @@
  * database is checked after each step. Skips, saying why, when no browser can be started.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,9 +12,8 @@ import { serve, type RunningServer } from "../../presets/node.js";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
 import { signIn, signUp } from "../support/auth.js";
 import { adminApp } from "./fixture.js";
+import { CHROMIUM, CHROMIUM_ARGS, freePort } from "../support/browser.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run", "--disable-component-update", "--disable-sync"];
 const PASSWORD = "correct-horse-battery-staple";
 /** The committed screenshot is rewritten only on request (`UPDATE_SCREENSHOT=1`), so a test run leaves the tree clean. */
 const SCREENSHOT_DOC = new URL("../../docs/admin-dashboard.png", import.meta.url).pathname;
@@ -26,20 +24,12 @@ const profile = mkdtempSync(join(tmpdir(), "trellis-admin-chromium-"));
 let context: BrowserContext | undefined;
 let unavailable: string | undefined;
 try {
-  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 800 }, timeout: 30_000 });
+  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 }, timeout: 30_000 });
 } catch (error) {
   unavailable = (error as Error).message.split("\n")[0];
   console.log(`skipping the dashboard browser suite: Chromium could not be started (${CHROMIUM}): ${unavailable}`);
 }
 
-/** A free port, so the app's baseUrl (which the auth library checks origins against) is known before it listens. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe.skipIf(unavailable !== undefined)("the admin dashboard in Chromium", () => {
   let db: TestDatabase;

@@ -1,4 +1,3 @@
-import { createServer } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,17 +8,11 @@ import { serve } from "../../presets/node.js";
 import { assetSizes, buildDashboard } from "../../plugins/admin/assets.js";
 import { embedded } from "../../kernel/embedded/index.js";
 import { signUp } from "../support/auth.js";
+import { CHROMIUM, CHROMIUM_ARGS, freePort } from "../support/browser.js";
 
 const PASSWORD = "correct-horse-battery-staple";
 const ROUNDS = 7;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /**
  * The dashboard on the blog with 10,000 posts (PGlite in memory, served on a real port, Debian's
@@ -36,7 +29,7 @@ export async function run(): Promise<void> {
   const running = await serve(createBlog(embedded({ dataDir: "memory://" }), { baseUrl: url }), { port, hostname: "127.0.0.1", handleSignals: false });
   const profile = mkdtempSync(join(tmpdir(), "trellis-dashboard-bench-"));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: "/usr/bin/chromium",
+    executablePath: CHROMIUM,
     headless: true,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
     viewport: { width: 1280, height: 800 },
