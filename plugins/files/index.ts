@@ -5,6 +5,7 @@ import { downloadRoute } from "./download.js";
 import { FILES_BAD_OPTION, FILES_BAD_PATH, FILES_NO_STORAGE, FILES_NO_TABLE, FILES_OWNER_WITHOUT_COLUMN } from "./errors.js";
 import { FILE_ACTIONS, resolveConfig, type FilesConfig } from "./options.js";
 import { fileProcedures } from "./procedures.js";
+import { outageAware } from "./storage-outage.js";
 import { FileRows } from "./records.js";
 
 export type { FileAction, FilePermission, FilePermissionFn, FileRecord, FilesConfig } from "./options.js";
@@ -57,7 +58,7 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
       const attachments = new Attachments(db, kind, ctx.schema, () => registry);
       const procedures = fileProcedures({
         config: resolved,
-        storage: storage!,
+        storage: outageAware(storage!, ctx.report, "rpc"),
         db,
         rows,
         access,
@@ -67,7 +68,7 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
       });
       return {
         procedures: { file: procedures } as never,
-        routes: [downloadRoute(resolved.path, resolved.permissions.get, { rows, access, storage: storage! })],
+        routes: [downloadRoute(resolved.path, resolved.permissions.get, { rows, access, storage: outageAware(storage!, ctx.report, "route") })],
       };
     },
   });
