@@ -21,6 +21,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   files: () => import("./files.js"),
   memory: () => import("./memory.js"),
   mail: () => import("./mail.js"),
+  chaos: () => import("./chaos.js"),
 };
 
 const wanted = process.argv.slice(2);
