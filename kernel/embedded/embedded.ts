@@ -9,6 +9,7 @@ import { pgliteTypeOptions } from "../db/dialect/family.js";
 import type { DatabaseAbout } from "../contracts/resources.js";
 import { PGliteDialect } from "../db/dialect/pglite.js";
 import { reentrant } from "../db/dialect/reentrant.js";
+import { backupEmbedded } from "./backup.js";
 import { lazyVector, loadVector } from "./extensions.js";
 import { lockDataDir } from "./lock.js";
 import { memoryTemplate, PendingBlob } from "./template.js";
@@ -51,6 +52,11 @@ export interface EmbeddedDatabase {
   readonly client: EmbeddedClient;
   /** Resolves once the instance is started and its extensions exist (`vector` created). */
   ready(): Promise<void>;
+  /**
+   * A consistent gzip tarball of the data directory, taken while the app serves, through the app's
+   * own instance (`trellis db backup`; restore with `trellis db restore` or `restoreEmbedded`).
+   */
+  backup(): Promise<Uint8Array>;
   /**
    * Closes the instance and releases the data-directory lock. Idempotent; `App.close()`
    * calls it, and so does destroying a Kysely instance built on `dialect`.
@@ -117,7 +123,11 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase {
     }),
   );
   const about = { engine: "embedded PostgreSQL (PGlite)", location: dataDir === MEMORY ? "memory:// (gone at exit)" : dataDir };
-  return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, about, ready: () => started, close };
+  const backup = async () => {
+    await started;
+    return backupEmbedded(client);
+  };
+  return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, about, ready: () => started, backup, close };
 }
 
 const MEMORY = "memory://";
