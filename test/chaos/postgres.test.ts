@@ -83,7 +83,7 @@ describe.runIf(url)("PostgreSQL chaos under load", () => {
   });
 
   it("unreachable for a second: 503 with a clear message in under a second, /health down, then recovery and a fresh live snapshot", async () => {
-    const client = createClient<any>({ url: server.url });
+    const client = createClient<any>({ url: server.url }) as any;
     const controller = new AbortController();
     const stream = (await client.note.live({ orderBy: [{ id: "desc" }], take: 5 }, { signal: controller.signal })) as AsyncIterable<{ id: number }[]>;
     const iterator = stream[Symbol.asyncIterator]();

@@ -35,8 +35,9 @@ describe.runIf(url)("a rolling upgrade across replicas", () => {
   const replica = (version: 1 | 2) => {
     const pool = new pg.Pool({ connectionString: url, max: 2, options: `-c search_path=${schemaName}` });
     pools.push(pool);
-    const app = new App({ db: { dialect: postgresDialect({ pool }), kind: "postgres" }, onError: () => {} }).schema(v1);
-    return (version === 2 ? app.schema(v2).resource("tag") : app).resource("note");
+    const app: App<any, any, any> = new App({ db: { dialect: postgresDialect({ pool }), kind: "postgres" }, onError: () => {} }).schema(v1);
+    const upgraded: any = version === 2 ? app.schema(v2).resource("tag") : app;
+    return upgraded.resource("note") as App<any, any, any>;
   };
   const call = async (app: BuiltApp<any, any>, path: string, input: unknown) => {
     const response = await app.handle(new Request(`http://localhost/rpc/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ json: input }) }));
@@ -53,7 +54,7 @@ describe.runIf(url)("a rolling upgrade across replicas", () => {
   });
 
   it("one new replica migrates, the old ones keep serving, a contract step is a clear 503 on the old ones", async () => {
-    const old = await Promise.all([replica(1).start(), replica(1).start(), replica(1).start()]);
+    const old: BuiltApp<any, any>[] = await Promise.all([replica(1).start(), replica(1).start(), replica(1).start()]);
     apps.push(...old);
     const statuses: Record<number, number> = {};
     const unexpected: string[] = [];
@@ -69,7 +70,7 @@ describe.runIf(url)("a rolling upgrade across replicas", () => {
       }
     })();
 
-    const fresh = await Promise.all([replica(2).start(), replica(2).start()]);
+    const fresh: BuiltApp<any, any>[] = await Promise.all([replica(2).start(), replica(2).start()]);
     apps.push(...fresh);
     const applied = fresh.map((app) => app.overview().schema.applied);
     const history = await admin(`select name from ${schemaName}.kysely_migration order by name`);
