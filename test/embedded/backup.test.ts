@@ -32,6 +32,8 @@ describe("embedded backups", () => {
         const body = await response.json();
         if (response.status !== 200) throw new Error(`create answered ${response.status}: ${JSON.stringify(body)}`);
         acknowledged.push(body.json.id);
+        // In-memory queries can settle without a macrotask: yield, or the timers below never run.
+        await new Promise((resolve) => setImmediate(resolve));
       }
     };
     const writers = [writer(), writer(), writer()];
