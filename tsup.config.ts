@@ -24,8 +24,11 @@ const entry = {
 /** The `trellis` command: bundled like the entries, started by a small executable file (dist/bin.js). */
 const cli = { cli: "presets/cli/index.ts" };
 
+/** Not an export: the embedded database thread's module, loaded from beside `embedded.js` (kernel/embedded/worker/host.ts). */
+const internal = { "embedded-thread": "kernel/embedded/worker/thread.ts" };
+
 export default defineConfig({
-  entry: { ...entry, ...cli },
+  entry: { ...entry, ...cli, ...internal },
   format: ["esm"],
   clean: true,
   target: "node20",

@@ -1,5 +1,5 @@
 import type { AppDatabase } from "./db/database.js";
-import type { SessionUser, UserSession } from "./session.js";
+import type { SessionUser, UserSession } from "./request/session.js";
 import type { AppKV, AppSecrets, AppStorage } from "./contracts/resources.js";
 
 /** What every procedure and route receives as `context`. */

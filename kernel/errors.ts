@@ -10,7 +10,7 @@ import type { Logger } from "./log/logger.js";
 export { ORPCError as RpcError };
 
 /** Where an unexpected failure happened. */
-export type ErrorSource = "rpc" | "rest" | "route" | "mcp";
+export type ErrorSource = "rpc" | "rest" | "route" | "mcp" | "job";
 
 /** What `onError` learns about a failure: its surface and, when it served a request, which one. */
 export interface ErrorInfo {

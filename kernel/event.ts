@@ -1,16 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { ORPCError } from "@orpc/server";
-import { resolveSession, type SessionResolver, type SessionState } from "./session.js";
+import { resolveSession, type SessionResolver, type SessionState } from "./request/session.js";
+import type { RequestFacts } from "./request/facts.js";
 
 /** The header a request id travels in, both ways. */
 export const REQUEST_ID_HEADER = "x-request-id";
 /** A caller's id is kept when it is a plain token (no spaces, quotes or separators a log could trip on). */
 const SANE_REQUEST_ID = /^[\w.:/+=@-]{1,128}$/;
 
-export interface RequestFacts {
-  /** The caller's network address, as `handle(request, { clientAddress })` was told it. */
-  clientAddress?: string;
-}
+export type { RequestFacts } from "./request/facts.js";
 
 /**
  * One incoming request as middleware and routes see it. Built once per request; `url` is parsed
@@ -49,12 +47,14 @@ export class RequestEvent {
   #url: URL | undefined;
   #responseHeaders: Headers | undefined;
   #requestId: string | undefined;
+  readonly #facts: RequestFacts | undefined;
 
   constructor(request: Request, facts?: RequestFacts) {
     this.request = request;
     this.method = request.method.toUpperCase();
     this.path = pathOf(request.url);
     this.clientAddress = facts?.clientAddress;
+    this.#facts = facts;
   }
 
   /**
@@ -72,7 +72,7 @@ export class RequestEvent {
    */
   get requestId(): string {
     if (this.#requestId === undefined) {
-      const incoming = this.request.headers.get(REQUEST_ID_HEADER);
+      const incoming = this.#facts?.requestId !== undefined ? this.#facts.requestId : this.request.headers.get(REQUEST_ID_HEADER);
       this.#requestId = incoming !== null && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     }
     return this.#requestId;

@@ -2,7 +2,7 @@ import { AsyncSeriesBailHook, AsyncSeriesHook, SyncBailHook, SyncHook } from "ta
 import type { ORPCError } from "@orpc/server";
 import type { AppRpcContext } from "./context.js";
 import type { RequestEvent } from "./event.js";
-import type { SessionState } from "./session.js";
+import type { SessionState } from "./request/session.js";
 import type { SealedApp } from "./sealed.js";
 import type { ChangeEvent } from "./db/changes.js";
 

@@ -12,7 +12,7 @@ export { RequestEvent } from "./event.js";
 export { compose, type HttpMiddleware } from "./middleware.js";
 export type { RouteDefinition, RouteHandler, RouteMethod } from "./router.js";
 export type { AppRpcContext } from "./context.js";
-export { carriesCredential, type SessionUser, type UserSession, type SessionState } from "./session.js";
+export { carriesCredential, type SessionUser, type UserSession, type SessionState } from "./request/session.js";
 export { RpcError, TrellisError, errorBody, errorResponse, type OnError, type ErrorSource, type ErrorInfo } from "./errors.js";
 export { underTestRunner, type Logger, type LogFn, type LoggerOption } from "./log/logger.js";
 export type { AppOverview } from "./introspection/overview.js";
@@ -46,9 +46,13 @@ export { toPlainJson } from "./wire/plain-json.js";
 export { missingPeers, installLine, importPeer } from "./runtime/peers.js";
 export { within } from "./runtime/within.js";
 export type { AppKV, AppSecrets, AppStorage, DatabaseAbout, DatabaseConfig, DatabaseKind, LiveProvider } from "./contracts/resources.js";
+export { readStream, writeStream, type ByteRange } from "./storage/streams.js";
 export { mcp, type McpMeta, type McpTag, type McpToolOptions, type McpResourceOptions, type McpPromptOptions } from "./meta/mcp.js";
 export type { RateLimitHit, RateLimitStore } from "./kv/counter-store.js";
 export type { AppDatabase } from "./db/database.js";
+// The one walk of `where`'s boolean shape: a plugin that refuses a column reads what it yields.
+export { whereColumns, type WhereColumn } from "./db/where-walk.js";
+export type { QueryLimits } from "./db/query-limits.js";
 export { primaryKeyOf, COLUMN_TYPES } from "./schema/model.js";
 export type { SchemaModel, TableModel, ColumnModel, RelationModel, ColumnType } from "./schema/model.js";
 // The value codec: one set of value rules for every family (what resources, admin and files store).

@@ -37,6 +37,8 @@ export interface PluginResources {
   readonly kv: AppKV | undefined;
   /** The auth instance, once the auth plugin has built (undefined without `.auth()`). */
   readonly auth: unknown;
+  /** The database's own liveness check (`DatabaseConfig.probe`), when it has one. */
+  readonly probe: (() => Promise<void>) | undefined;
 }
 
 export interface PluginContext {

@@ -1,6 +1,6 @@
 import { os, ORPCError, type BuilderWithMiddlewares, type Middleware, type Schema } from "@orpc/server";
 import type { AppRpcContext } from "./context.js";
-import type { SessionUser } from "./session.js";
+import type { SessionUser } from "./request/session.js";
 
 /** Metadata procedures may carry (surfaces such as MCP read their own keys from it). */
 export type ProcedureMeta = Record<string, unknown>;

@@ -4,7 +4,7 @@ import { compose, type HttpMiddleware } from "./middleware.js";
 import type { OrderedPlugin } from "./order.js";
 import { TIER, type RouteDefinition, type TieredRouter } from "./router.js";
 import { REQUEST_ID_HEADER, RequestEvent, withHeader, withHeaders, type RequestFacts } from "./event.js";
-import { resolveSession, type SessionResolver, type SessionState } from "./session.js";
+import { resolveSession, type SessionResolver, type SessionState } from "./request/session.js";
 import { RpcError, TrellisError, errorResponse, report, type ErrorSource, type OnError } from "./errors.js";
 import { unavailable, UNAVAILABLE_MESSAGES, type AppState } from "./availability.js";
 import { createRpcHandler } from "./rpc.js";
@@ -159,7 +159,9 @@ export class Running {
           response = self.#failure(error, event);
         }
         // Every answer (errors too) carries the request id, unless middleware set its own.
-        if (!event.hasResponseHeaders) response = withHeader(response, REQUEST_ID_HEADER, event.requestId);
+        // Under serve() the id goes on Node's response, leaving a plain Response on the adapter's fast path.
+        if (!event.hasResponseHeaders && facts?.response) facts.response.setHeader(REQUEST_ID_HEADER, event.requestId);
+        else if (!event.hasResponseHeaders) response = withHeader(response, REQUEST_ID_HEADER, event.requestId);
         else {
           if (!event.responseHeaders.has(REQUEST_ID_HEADER)) event.responseHeaders.set(REQUEST_ID_HEADER, event.requestId);
           response = withHeaders(response, event.responseHeaders);

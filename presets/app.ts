@@ -24,8 +24,11 @@ import { openapiPlugin, type OpenapiConfig } from "../plugins/openapi/index.js";
 import { mcpPlugin, type McpConfig } from "../plugins/mcp/index.js";
 import { adminPlugin, type AdminConfig } from "../plugins/admin/index.js";
 import { filesPlugin, type FileProcedures, type FilesConfig } from "../plugins/files/index.js";
+import { jobsPlugin, type JobDefinitionOptions, type JobRun, type JobsConfig, type JobsPlugin } from "../plugins/jobs/index.js";
+import { webhooksPlugin, type WebhooksConfig } from "../plugins/webhooks/index.js";
 import { mailPlugin, type MailConfig, type Mailer } from "../plugins/mail/index.js";
 import { defaultPreset, type PresetOptions } from "./default.js";
+import type { CronOptions, JobOutput, WithJob, WithJobs } from "./job-types.js";
 import type { AppAdminRouter, BuiltApp, ContextOf, NestName } from "./types.js";
 
 export interface AppOptions {
@@ -98,6 +101,7 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
   /** The builder procedures receive: the root builder plus every `.middleware()` so far. */
   #base: ProcedureBase<any> = rootBuilder();
   #resources: ResourcesPlugin | undefined;
+  #jobs: JobsPlugin | undefined;
 
   constructor(options: AppOptions) {
     this.options = options;
@@ -212,6 +216,47 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
   files(config: FilesConfig<Ctx<S, Extra>> = {}): App<S, Extra, Router & { file: FileProcedures }> {
     this.kernel.use(filesPlugin(config as FilesConfig<any>));
     return this as never;
+  }
+
+  /**
+   * Background jobs and cron on pg-boss, in the app's own PostgreSQL database (embedded or a
+   * server; SQLite is refused at build). Adds `context.jobs`. Needs the optional peer `pg-boss` 10.
+   */
+  jobs(config: JobsConfig = {}): App<S, WithJobs<Extra>, Router> {
+    if (this.#jobs) this.#jobs.reconfigure(config);
+    else this.kernel.use((this.#jobs = jobsPlugin(config)));
+    return this as never;
+  }
+
+  /**
+   * Defines a job kind; procedures registered after this call can `context.jobs.send(name, data)`,
+   * typed by `input`. The handler gets `{ data, context, job, signal }`.
+   */
+  job<const N extends string, O extends JobDefinitionOptions<any>>(
+    name: N,
+    options: O,
+    handler: (run: JobRun<JobOutput<O>, Ctx<S, WithJob<Extra, N, O>>>) => unknown,
+  ): App<S, WithJob<Extra, N, O>, Router> {
+    this.#jobsPlugin().job(name, options, handler as never);
+    return this as never;
+  }
+
+  /** Runs `handler` on a cron schedule (`"*\/5 * * * *"`), once per tick across every replica. */
+  cron(name: string, expression: string, handler: (run: JobRun<undefined, Ctx<S, WithJobs<Extra>>>) => unknown, options: CronOptions = {}): App<S, WithJobs<Extra>, Router> {
+    this.#jobsPlugin().cron(name, expression, handler as never, options);
+    return this as never;
+  }
+
+  /** Outgoing webhooks: each committed change on the endpoints' tables, delivered and signed (Standard Webhooks). */
+  webhooks(config: WebhooksConfig): App<S, WithJobs<Extra>, Router> {
+    this.#jobsPlugin();
+    this.kernel.use(webhooksPlugin(config));
+    return this as never;
+  }
+
+  #jobsPlugin(): JobsPlugin {
+    if (!this.#jobs) this.kernel.use((this.#jobs = jobsPlugin()));
+    return this.#jobs;
   }
 
   /**

@@ -1,4 +1,7 @@
-import { underTestRunner, type AppOverview, type Logger } from "../kernel/index.js";
+import { underTestRunner, type AppOverview, type Logger, type ServiceOf } from "../kernel/index.js";
+
+/** What the jobs service says about itself (`.jobs()`): queue names and cron schedules. */
+export type JobsOverview = ReturnType<NonNullable<ServiceOf<"jobs">>["describe"]>;
 
 /**
  * The start banner: one block a person reads in a terminal, saying where the app listens, what
@@ -13,6 +16,11 @@ export function formatBanner(url: string, about: AppOverview, notes: BannerNotes
     ["plugins", about.plugins.join(" > ") || "(none)"],
     ["procedures", String(about.procedures)],
   ];
+  const { jobs } = notes;
+  if (jobs) {
+    rows.push(["queues", jobs.queues.join(", ") || "(none)"]);
+    if (jobs.schedules.length) rows.push(["schedules", jobs.schedules.map(({ name, cron, tz }) => `${name} "${cron}"${tz === "UTC" ? "" : ` ${tz}`}`).join(", ")]);
+  }
   const surfaces = about.surfaces.map(({ owner, routes }) => `${(owner === "app" ? "routes" : owner).padEnd(12)}${summarise(routes).join(", ")}`);
   const lines = [`${about.name} is listening on ${url}`, ...rows.map(([label, value]) => `  ${label.padEnd(12)}${value}`)];
   surfaces.forEach((line, index) => lines.push(`  ${(index === 0 ? "surfaces" : "").padEnd(12)}${line}`));
@@ -25,6 +33,8 @@ export function formatBanner(url: string, about: AppOverview, notes: BannerNotes
 /** What the banner says beyond the overview: things the operator should act on. */
 export interface BannerNotes {
   warnings?: string[];
+  /** The job queues and cron schedules (`.jobs()`); `announce` reads them from the jobs service when absent. */
+  jobs?: JobsOverview;
 }
 
 /** The pages a person opens in a browser or points a client at, when their plugins are on. */
@@ -85,12 +95,13 @@ function schemaLine(schema: AppOverview["schema"]): string {
  * logs stay one record per line), handed to a function, or not at all. Returns the text.
  */
 export function announce(
-  built: { overview(): AppOverview; sealed: { logger: Logger | undefined } },
+  built: { overview(): AppOverview; sealed: { logger: Logger | undefined; service<K extends string>(key: K): ServiceOf<K> | undefined } },
   url: string,
   option: boolean | ((text: string) => void) | undefined,
-  notes: BannerNotes = {},
+  given: BannerNotes = {},
 ): string {
   const about = built.overview();
+  const notes: BannerNotes = { ...given, jobs: given.jobs ?? built.sealed.service("jobs")?.describe() };
   const text = formatBanner(url, about, notes);
   if (option === false || (option === undefined && underTestRunner())) return text;
   if (typeof option === "function") {
@@ -100,7 +111,8 @@ export function announce(
   const logger = built.sealed.logger;
   const terminal = process.stdout.isTTY && process.env.NODE_ENV !== "production";
   const warnings = notes.warnings?.length ? { warnings: notes.warnings } : {};
-  if (logger && !terminal) logger.info({ url, ...about, ...warnings }, `${about.name} is listening on ${url}`);
+  const jobs = notes.jobs ? { jobs: notes.jobs } : {};
+  if (logger && !terminal) logger.info({ url, ...about, ...warnings, ...jobs }, `${about.name} is listening on ${url}`);
   else process.stdout.write(`${text}\n\n`);
   return text;
 }

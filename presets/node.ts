@@ -52,12 +52,18 @@ export async function serve(app: App<any, any, any> | BuiltApp<any, any>, option
   await assertPortFree(options.port ?? 3000, options.hostname ?? "localhost");
   const built = app instanceof App ? await app.start() : app;
   // The address travels beside the request, never in a copy of it (no per-request allocation).
+  // Node has already parsed the headers: the request id is read there, and written on Node's response,
+  // so a request whose handler never reads a header builds no `Headers` either way (docs/performance.md).
   const fetch = (request: Request, env: HttpBindings) => {
-    const incoming = env.incoming;
-    const forwarded = incoming.headers["x-forwarded-for"];
+    const { incoming, outgoing } = env;
+    const headers = incoming.headers;
+    const forwarded = headers["x-forwarded-for"];
+    const requestId = headers["x-request-id"];
     return built.handle(request, {
       // Empty, never undefined, when the socket is gone: the headers must not stand in for it.
       clientAddress: addressOf(incoming.socket.remoteAddress, Array.isArray(forwarded) ? forwarded.join(",") : (forwarded ?? null)) ?? "",
+      requestId: typeof requestId === "string" ? requestId : null,
+      response: outgoing,
     });
   };
   const server = await new Promise<Server>((resolve) => {

@@ -28,6 +28,8 @@ export type {
   HttpMiddleware,
 } from "../kernel/index.js";
 export type { CorsConfig } from "../plugins/cors/index.js";
+export type { JobsConfig, JobsService, JobDefinitionOptions, JobRun, JobInfo, SendOptions, JobRecord, JobState } from "../plugins/jobs/index.js";
+export type { WebhooksConfig, WebhookEndpoint, WebhookEvent } from "../plugins/webhooks/index.js";
 export {
   memoryRateLimitStore,
   type MemoryRateLimitStore,

@@ -11,7 +11,7 @@ import { authSecret } from "./secret.js";
 export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = {}) {
   const baseUrl = options.baseUrl ?? process.env.APP_BASE_URL ?? "http://localhost:3000";
   // Files live in memory unless a store is given (server.ts keeps them on disk).
-  return new App({ name: "Trellis Blog", baseUrl, db, storage: memoryStorage(), ...options })
+  const blog = new App({ name: "Trellis Blog", baseUrl, db, storage: memoryStorage(), ...options })
     .schema(v1)
     .schema(v2)
     .schema(v3)
@@ -80,4 +80,11 @@ export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = 
       const posts = await context.db.query.post.count({ where: { status: "published" } });
       return { name: "Trellis Blog", publishedPosts: posts, signedIn: context.user !== null };
     });
+  // Expired sessions are deleted at the top of every hour, on one replica whatever their number.
+  // Jobs live in PostgreSQL (the embedded one or a server), so a blog on SQLite goes without.
+  if (db.kind !== "postgres") return blog;
+  return blog.cron("session.cleanup", "0 * * * *", async ({ context, logger }) => {
+    const removed = await context.db.deleteFrom("session").where("expiresAt", "<", new Date()).executeTakeFirst();
+    logger?.info({ removed: Number(removed.numDeletedRows) }, "expired sessions removed");
+  }) as unknown as typeof blog;
 }

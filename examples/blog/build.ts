@@ -9,7 +9,7 @@ import { buildDashboard } from "../../plugins/admin/assets.js";
 
 const out = new URL("../../.app/blog/", import.meta.url);
 // unstorage stays a runtime import: its fs driver pulls CommonJS (anymatch) that an ESM bundle cannot require.
-await build({ entry: { server: "examples/blog/server.ts" }, outDir: ".app/blog", format: ["esm"], target: "node20", sourcemap: true, silent: true, config: false, external: [/^unstorage/] });
+await build({ entry: { server: "examples/blog/server.ts", "embedded-thread": "kernel/embedded/worker/thread.ts" }, outDir: ".app/blog", format: ["esm"], target: "node20", sourcemap: true, silent: true, config: false, external: [/^unstorage/] });
 const dashboard = new URL("admin-ui/", out);
 const assets = await buildDashboard();
 await mkdir(dashboard, { recursive: true });

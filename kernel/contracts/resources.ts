@@ -1,4 +1,5 @@
 import type { Dialect } from "kysely";
+import type { QueryLimits } from "../db/query-limits.js";
 
 /** The two database families Trellis generates DDL, auth schema and error mapping for. */
 export type DatabaseKind = "postgres" | "sqlite";
@@ -28,18 +29,22 @@ export interface DatabaseConfig {
   /** Must match the dialect: it drives DDL, the auth adapter and database error mapping. */
   kind: DatabaseKind;
   live?: LiveProvider;
+  /** Bounds on the work one `db.query` call (so one list request) may ask for; see docs/security.md. */
+  limits?: QueryLimits;
   /** The engine and where the data lives, for the start banner (else read from `dialect.about`). */
   about?: DatabaseAbout;
   /** Releases what the dialect holds beyond Kysely's own `destroy()` (the embedded factory sets it). */
   close?: () => Promise<void>;
+  /**
+   * A liveness check that does not queue behind running statements, for a single-connection
+   * database whose connection may be busy (the embedded database thread sets it); the health
+   * probe uses it instead of `select 1`.
+   */
+  probe?: () => Promise<void>;
 }
 
-/** Object store for file bytes. */
-export interface AppStorage {
-  get(key: string): Promise<Uint8Array | null>;
-  set(key: string, bytes: Uint8Array): Promise<void>;
-  delete(key: string): Promise<void>;
-}
+/** Object store for file bytes (the contract lives beside the adapters). */
+export type { AppStorage } from "../storage/contract.js";
 
 /** Read access to environment secrets. */
 export interface AppSecrets<T extends Record<string, unknown> = Record<string, string | undefined>> {

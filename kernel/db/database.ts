@@ -3,6 +3,7 @@ import type { SchemaModel } from "../schema/model.js";
 import type { DatabaseKind } from "../contracts/resources.js";
 import { createQueryApi, type QueryApi } from "./query.js";
 import type { LiveHub } from "./live.js";
+import { DEFAULT_QUERY_LIMITS, type QueryLimits } from "./query-limits.js";
 
 /**
  * `context.db`: the Kysely instance itself (so `db.selectFrom(...)` and every other builder method
@@ -29,6 +30,7 @@ export function createAppDatabase<DB = any>(
   model: SchemaModel,
   transact?: Transact,
   hub?: LiveHub,
+  limits: Required<QueryLimits> = DEFAULT_QUERY_LIMITS,
 ): AppDatabase<DB> {
   const run: Transact = transact ?? ((fn) => (kysely as Kysely<any>).transaction().execute(fn));
   const outer: AppDatabase<DB>["transact"] = (fn) =>
@@ -37,17 +39,24 @@ export function createAppDatabase<DB = any>(
       // becomes a savepoint of the open transaction. Kysely's own transactions cannot nest, so
       // without it a nested call joins the open transaction.
       const nested: AppDatabase<DB>["transact"] = transact ? outer : (inner) => inner(handle);
-      const handle: AppDatabase<DB> = attach(trx as Kysely<DB>, kind, model, nested, hub);
+      const handle: AppDatabase<DB> = attach(trx as Kysely<DB>, kind, model, nested, hub, limits);
       return fn(handle);
     });
-  return attach(kysely, kind, model, outer, hub);
+  return attach(kysely, kind, model, outer, hub, limits);
 }
 
-function attach<DB>(instance: Kysely<DB>, kind: DatabaseKind, model: SchemaModel, transact: AppDatabase<DB>["transact"], hub: LiveHub | undefined): AppDatabase<DB> {
+function attach<DB>(
+  instance: Kysely<DB>,
+  kind: DatabaseKind,
+  model: SchemaModel,
+  transact: AppDatabase<DB>["transact"],
+  hub: LiveHub | undefined,
+  limits: Required<QueryLimits>,
+): AppDatabase<DB> {
   if (Object.hasOwn(instance, "query")) return instance as AppDatabase<DB>;
   if (Object.isFrozen(instance)) throw new TypeError("The Kysely instance is frozen; cannot attach query and transact");
   Object.defineProperties(instance, {
-    query: { value: createQueryApi<DB>(instance as Kysely<any>, kind, model, hub), enumerable: false },
+    query: { value: createQueryApi<DB>(instance as Kysely<any>, kind, model, hub, limits), enumerable: false },
     transact: { value: transact, enumerable: false },
   });
   return instance as AppDatabase<DB>;

@@ -9,6 +9,8 @@ import type { ChangeFeed } from "./changes.js";
 import { LiveHub } from "./live.js";
 import { checkHistory } from "./history-check.js";
 import { readVersions, type VersionRecord } from "./version-record.js";
+import { resolveQueryLimits } from "./query-limits.js";
+import { touchUpdatedAt } from "./touch-updated-at.js";
 
 /** The app's database: the typed `db`, its migrator, committed changes, and shutdown. */
 export interface Datastore {
@@ -31,10 +33,10 @@ export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaMo
   // Refuses unsafe steps (a changed type, a removed column) before anything touches the database.
   validateHistory(schemas);
   const wrapped = reentrant(config.dialect);
-  const kysely = new Kysely<any>({ dialect: wrapped.dialect });
   const latest = schemas.at(-1) ?? EMPTY_SCHEMA;
+  const kysely = new Kysely<any>({ dialect: wrapped.dialect, plugins: [touchUpdatedAt(latest, config.kind)] });
   const live = new LiveHub(() => wrapped.changes.listen((change) => live.notify(change)));
-  const db = createAppDatabase(kysely, config.kind, latest, (fn) => wrapped.transact(kysely, fn), live);
+  const db = createAppDatabase(kysely, config.kind, latest, (fn) => wrapped.transact(kysely, fn), live, resolveQueryLimits(config.limits));
   wrapped.changes.keyOf = (table) => {
     const model = latest.tables[table];
     return model ? primaryKeyOf(model) : undefined;

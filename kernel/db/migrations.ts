@@ -42,6 +42,8 @@ export function createMigrationProvider(kind: DatabaseKind, models: readonly Sch
     const model = models[step.index]!;
     migrations[name] = {
       up: async (db: Kysely<any>) => {
+        // A step may build an index over a large table: the pool's statement_timeout is for requests.
+        if (kind === "postgres") await sql`set local statement_timeout = 0`.execute(db);
         for (const [index, statement] of statements.entries()) {
           try {
             await sql.raw(statement).execute(db);

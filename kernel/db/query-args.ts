@@ -5,6 +5,7 @@ import { QueryError, isPlainObject } from "./query-error.js";
 import type { Direction, Ordering } from "./select-sql.js";
 import { RELATED } from "./relations.js";
 import { compileWhere } from "./where.js";
+import { DEFAULT_QUERY_LIMITS, QueryBudget, type QueryLimits } from "./query-limits.js";
 
 /** `findMany`/`findFirst`/`count` arguments checked against the schema, ready to compile. */
 export interface FindPlan {
@@ -24,19 +25,28 @@ export interface IncludePlan {
 
 const FIND_KEYS = new Set(["where", "orderBy", "take", "skip", "include"]);
 
-export function planFind(kind: DatabaseKind, model: SchemaModel, table: TableModel, args: unknown, allowed = FIND_KEYS): FindPlan {
+/** `limits` bound the whole query: its `where` and every include's `where` share one budget. */
+export function planFind(
+  kind: DatabaseKind,
+  model: SchemaModel,
+  table: TableModel,
+  args: unknown,
+  allowed = FIND_KEYS,
+  limits: Required<QueryLimits> = DEFAULT_QUERY_LIMITS,
+): FindPlan {
   if (args === undefined || args === null) args = {};
   if (!isPlainObject(args)) throw new QueryError("args", "expected an object");
   for (const key of Object.keys(args)) {
     if (!allowed.has(key)) throw new QueryError(key, `unknown argument (use ${[...allowed].join(", ")})`);
   }
-  const where = compileWhere(kind, table, args.where, { qualifier: table.name });
+  const budget = new QueryBudget(limits);
+  const where = compileWhere(kind, table, args.where, { qualifier: table.name, budget });
   return {
     ...(where ? { where } : {}),
     ordering: ordering(table, args.orderBy),
     ...count("take", args.take),
     ...count("skip", args.skip),
-    include: relations(kind, model, table, args.include),
+    include: relations(kind, model, table, args.include, budget),
   };
 }
 
@@ -71,7 +81,7 @@ function count(name: "take" | "skip", value: unknown): { take?: number } | { ski
   return { [name]: value };
 }
 
-function relations(kind: DatabaseKind, model: SchemaModel, table: TableModel, include: unknown): IncludePlan[] {
+function relations(kind: DatabaseKind, model: SchemaModel, table: TableModel, include: unknown, budget: QueryBudget): IncludePlan[] {
   if (include === undefined || include === null) return [];
   if (!isPlainObject(include)) throw new QueryError("include", "expected an object of { relation: true }");
   const declared = model.relations[table.name] ?? {};
@@ -83,15 +93,15 @@ function relations(kind: DatabaseKind, model: SchemaModel, table: TableModel, in
       throw new QueryError(`include.${name}`, `unknown relation "${name}" on table "${table.name}"${known.length ? ` (use ${known.join(", ")})` : ""}`);
     }
     if (wanted === true) out.push({ relation });
-    else if (isPlainObject(wanted)) out.push(filtered(kind, model, relation, wanted, `include.${name}`));
+    else if (isPlainObject(wanted)) out.push(filtered(kind, model, relation, wanted, `include.${name}`, budget));
     else if (wanted !== false && wanted !== undefined) throw new QueryError(`include.${name}`, "expected true or { where }");
   }
   return out;
 }
 
 /** `{ where }`: only related rows that match are included (the parent rows are not filtered). */
-function filtered(kind: DatabaseKind, model: SchemaModel, relation: RelationModel, args: Record<string, unknown>, path: string): IncludePlan {
+function filtered(kind: DatabaseKind, model: SchemaModel, relation: RelationModel, args: Record<string, unknown>, path: string, budget: QueryBudget): IncludePlan {
   for (const key of Object.keys(args)) if (key !== "where") throw new QueryError(`${path}.${key}`, "unknown argument (use where)");
-  const where = compileWhere(kind, model.tables[relation.target]!, args.where, { qualifier: RELATED, path: `${path}.where` });
+  const where = compileWhere(kind, model.tables[relation.target]!, args.where, { qualifier: RELATED, path: `${path}.where`, budget });
   return where ? { relation, where } : { relation };
 }

@@ -6,6 +6,7 @@ import { findManySqlite, findManySqliteStatement } from "./find-sqlite.js";
 import { planFind } from "./query-args.js";
 import type { Where } from "./where.js";
 import type { LiveHub } from "./live.js";
+import { DEFAULT_QUERY_LIMITS, type QueryLimits } from "./query-limits.js";
 
 /**
  * `db.query.<table>`: relational reads over the schema model. Arguments are validated against the
@@ -70,16 +71,23 @@ export type QueryApi<DB> = { readonly [T in keyof DB & string]: TableQuery<Selec
 
 const COUNT_KEYS = new Set(["where"]);
 
-export function createQueryApi<DB = any>(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, hub?: LiveHub): QueryApi<DB> {
+export function createQueryApi<DB = any>(
+  db: Kysely<any>,
+  kind: DatabaseKind,
+  model: SchemaModel,
+  hub?: LiveHub,
+  limits: Required<QueryLimits> = DEFAULT_QUERY_LIMITS,
+): QueryApi<DB> {
   const api: Record<string, TableQuery<any>> = {};
-  for (const table of Object.values(model.tables)) api[table.name] = tableQuery(db, kind, model, table, hub);
+  for (const table of Object.values(model.tables)) api[table.name] = tableQuery(db, kind, model, table, hub, limits);
   return Object.freeze(api) as QueryApi<DB>;
 }
 
-function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, table: TableModel, hub: LiveHub | undefined): TableQuery<any> {
+function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, table: TableModel, hub: LiveHub | undefined, limits: Required<QueryLimits>): TableQuery<any> {
+  const plan = (args: unknown, allowed?: ReadonlySet<string>) => planFind(kind, model, table, args, allowed as Set<string> | undefined, limits);
   const findMany = async (args?: unknown): Promise<any[]> => {
-    const plan = planFind(kind, model, table, args);
-    return kind === "postgres" ? findManyPostgres(db, model, table, plan) : findManySqlite(db, model, table, plan);
+    const found = plan(args);
+    return kind === "postgres" ? findManyPostgres(db, model, table, found) : findManySqlite(db, model, table, found);
   };
   return Object.freeze({
     findMany,
@@ -90,19 +98,19 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
     live(args?: unknown, options?: { signal?: AbortSignal }) {
       if (!hub) throw new Error("Live queries need the app's database (context.db or built.db)");
       // Validated now, so a bad argument throws at the call rather than inside the stream.
-      const plan = planFind(kind, model, table, args);
-      const tables = [table.name, ...plan.include.flatMap(({ relation }) => (relation.via ? [relation.target, relation.via] : [relation.target]))];
+      const checked = plan(args);
+      const tables = [table.name, ...checked.include.flatMap(({ relation }) => (relation.via ? [relation.target, relation.via] : [relation.target]))];
       return hub.subscribe(`${table.name}\u0000${JSON.stringify(args ?? {})}`, tables, () => findMany(args), options?.signal);
     },
     compile(args?: unknown): CompiledFind {
-      const plan = planFind(kind, model, table, args);
-      const statement = kind === "postgres" ? findManyPostgresStatement(model, table, plan) : findManySqliteStatement(table, plan);
+      const checked = plan(args);
+      const statement = kind === "postgres" ? findManyPostgresStatement(model, table, checked) : findManySqliteStatement(table, checked);
       const { sql: text, parameters } = statement.compile(db);
       return { sql: text, parameters };
     },
     async count(args?: unknown) {
-      const plan = planFind(kind, model, table, args, COUNT_KEYS);
-      const where = plan.where ? sql` where ${plan.where}` : sql``;
+      const checked = plan(args, COUNT_KEYS);
+      const where = checked.where ? sql` where ${checked.where}` : sql``;
       const { rows } = await sql<{ count: unknown }>`select count(*) as "count" from ${sql.id(table.name)}${where}`.execute(db);
       // Postgres' count is a bigint (a string through pg); a count fits a JS number.
       return Number(rows[0]?.count ?? 0);

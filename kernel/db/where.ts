@@ -4,8 +4,11 @@ import type { DatabaseKind } from "../contracts/resources.js";
 import { WhereError, isPlainObject } from "./query-error.js";
 import { ValueError, encodeValue } from "./values.js";
 import { compare, likePattern, textMatch, type TextOperator } from "./where-text.js";
+import { MAX_WHERE_DEPTH, foldWhere } from "./where-walk.js";
+import { MAX_IN_VALUES, QueryBudget } from "./query-limits.js";
 
 export { WhereError } from "./query-error.js";
+export { MAX_IN_VALUES, MAX_QUERY_VALUES as MAX_WHERE_VALUES } from "./query-limits.js";
 
 /**
  * Compiles the `where` language (DESIGN.md section 5) into a Kysely expression for one table.
@@ -19,7 +22,9 @@ export { WhereError } from "./query-error.js";
  * - `contains`/`startsWith`/`endsWith` are case-sensitive on both families and match the value
  *   literally: Postgres uses LIKE with `%`, `_` and `\` escaped and an explicit ESCAPE clause;
  *   SQLite uses GLOB with its wildcards bracketed, because SQLite's LIKE ignores ASCII case.
- * - Every value is validated against the column type and bound as a parameter, never spliced.
+ * - Every value is validated against the column type and bound as a parameter, never spliced, and
+ *   counted against the query's budget (query-limits.ts), text operands by their length too.
+ * - The boolean shape is walked by `foldWhere` (where-walk.ts), the same walk every column check uses.
  * - Keys `AND`, `OR` and `NOT` are always logical, even where a table has columns so named.
  */
 
@@ -33,6 +38,8 @@ export interface WhereOptions {
    * @default "where"
    */
   path?: string;
+  /** What the whole query may still bind; shared by a query's `where` and its includes' `where`. */
+  budget?: QueryBudget;
 }
 
 /** Matches-everything and matches-nothing are kept apart so `AND`/`OR` can fold them away. */
@@ -41,11 +48,6 @@ type Predicate = RawBuilder<SqlBool> | true | false;
 const OPERATORS = new Set(["equals", "not", "in", "notIn", "lt", "lte", "gt", "gte", "contains", "startsWith", "endsWith", "isNull"]);
 const ORDERED_TYPES = new Set(["serial", "integer", "real", "bigint", "decimal", "timestamp", "date"]);
 const TEXT_TYPES = new Set(["text", "varchar", "uuid"]);
-/** Longest `in`/`notIn` list: far below both families' bound-parameter limits, so a 400, not a 500. */
-export const MAX_IN_VALUES = 5000;
-const MAX_DEPTH = 32;
-/** Bound values in one `where`: under SQLite's 32766 and Postgres' 65535 parameter limits. */
-export const MAX_WHERE_VALUES = 20_000;
 
 /**
  * The predicate of `where` for `table`, or undefined when it constrains nothing (absent, `{}`,
@@ -59,42 +61,26 @@ export function compileWhere(
 ): RawBuilder<SqlBool> | undefined {
   if (where === undefined || where === null) return undefined;
   const path = options.path ?? "where";
-  const compiled = new WhereCompiler(kind, table, options.qualifier, path).node(where, path, 0);
+  const compiler = new WhereCompiler(kind, table, options.qualifier, path, options.budget ?? new QueryBudget());
+  const compiled = foldWhere<Predicate>(
+    where,
+    { column: (name, value, at) => compiler.column(name, value, at), and, or, none: (parts) => and(parts.map(negate)) },
+    path,
+  );
   if (compiled === true) return undefined;
   return compiled === false ? sql<SqlBool>`1 = 0` : compiled;
 }
 
 class WhereCompiler {
-  #values = 0;
-
   constructor(
     private readonly kind: DatabaseKind,
     private readonly table: TableModel,
     private readonly qualifier: string | undefined,
     private readonly root: string,
+    private readonly budget: QueryBudget,
   ) {}
 
-  node(where: unknown, path: string, depth: number): Predicate {
-    if (!isPlainObject(where)) throw new WhereError(path, "expected an object of columns and operators");
-    if (depth > MAX_DEPTH) throw new WhereError(path, `nested more than ${MAX_DEPTH} levels deep`);
-    const parts: Predicate[] = [];
-    for (const [key, value] of Object.entries(where)) {
-      if (value === undefined) continue;
-      const at = `${path}.${key}`;
-      if (key === "AND") parts.push(and(this.list(value, at, depth)));
-      else if (key === "OR") parts.push(or(this.list(value, at, depth)));
-      else if (key === "NOT") parts.push(and(this.list(value, at, depth).map((p) => this.negate(p))));
-      else parts.push(this.column(key, value, at));
-    }
-    return and(parts);
-  }
-
-  private list(value: unknown, path: string, depth: number): Predicate[] {
-    if (Array.isArray(value)) return value.map((item, i) => this.node(item, `${path}[${i}]`, depth + 1));
-    return [this.node(value, path, depth + 1)];
-  }
-
-  private column(name: string, value: unknown, path: string): Predicate {
+  column(name: string, value: unknown, path: string): Predicate {
     const column = Object.hasOwn(this.table.columns, name) ? this.table.columns[name] : undefined;
     if (!column) throw new WhereError(path, `unknown column "${name}" on table "${this.table.name}"`);
     if (isPlainObject(value)) return this.operators(name, column, value, path);
@@ -116,6 +102,8 @@ class WhereCompiler {
     const isNull = sql<SqlBool>`${ref} is null`;
     if (op === "isNull") {
       if (typeof value !== "boolean") throw new WhereError(path, "expected true or false");
+      // Binds nothing, but is a clause to compile and evaluate: it counts like any operand.
+      this.budget.value(this.root);
       return value ? isNull : sql<SqlBool>`${ref} is not null`;
     }
     if (column.type === "jsonb" && !(value === null && (op === "equals" || op === "not"))) {
@@ -123,10 +111,11 @@ class WhereCompiler {
     }
     if (op === "not" && isPlainObject(value)) {
       // `not` nests inside an operator object, beside the depth `node` counts: bound it too.
-      if (path.split(".not").length - 1 > MAX_DEPTH) throw new WhereError(path, `nested more than ${MAX_DEPTH} levels deep`);
-      return this.negate(this.operators(name, column, value, path));
+      if (path.split(".not").length - 1 > MAX_WHERE_DEPTH) throw new WhereError(path, `nested more than ${MAX_WHERE_DEPTH} levels deep`);
+      return negate(this.operators(name, column, value, path));
     }
     if (value === null) {
+      if (op === "equals" || op === "not") this.budget.value(this.root);
       if (op === "equals") return isNull;
       if (op === "not") return sql<SqlBool>`${ref} is not null`;
       throw new WhereError(path, "null is only allowed with equals and not (or use isNull)");
@@ -154,13 +143,14 @@ class WhereCompiler {
       default: {
         if (!TEXT_TYPES.has(column.type)) throw new WhereError(path, `${op} applies to text columns, not to a ${column.type} column`);
         if (typeof value !== "string") throw new WhereError(path, "expected a string");
+        this.budget.text(path, this.root, value.length);
         return textMatch(this.kind, column, ref, likePattern(this.kind, op as TextOperator, value));
       }
     }
   }
 
   private encode(column: ColumnModel, value: unknown, path: string): unknown {
-    if (++this.#values > MAX_WHERE_VALUES) throw new WhereError(this.root, `at most ${MAX_WHERE_VALUES} values in one where`);
+    this.budget.value(this.root);
     try {
       return encodeValue(this.kind, column, value);
     } catch (error) {
@@ -177,23 +167,39 @@ class WhereCompiler {
       return this.encode(column, item, `${path}[${i}]`);
     });
   }
+}
 
-  private negate(inner: Predicate): Predicate {
-    if (typeof inner === "boolean") return !inner;
-    return sql<SqlBool>`not ${inner}`;
-  }
+function negate(inner: Predicate): Predicate {
+  if (typeof inner === "boolean") return !inner;
+  return sql<SqlBool>`not ${inner}`;
 }
 
 function and(parts: Predicate[]): Predicate {
   if (parts.includes(false)) return false;
   const real = parts.filter((p): p is RawBuilder<SqlBool> => p !== true);
   if (real.length === 0) return true;
-  return real.length === 1 ? real[0]! : sql<SqlBool>`(${sql.join(real, sql` and `)})`;
+  return balanced(real, sql` and `);
 }
 
 function or(parts: Predicate[]): Predicate {
   if (parts.includes(true)) return true;
   const real = parts.filter((p): p is RawBuilder<SqlBool> => p !== false);
   if (real.length === 0) return false;
-  return real.length === 1 ? real[0]! : sql<SqlBool>`(${sql.join(real, sql` or `)})`;
+  return balanced(real, sql` or `);
 }
+
+/**
+ * `(a op b op c ...)` grouped as a balanced tree of at most 64 terms per group: SQLite parses a flat
+ * chain as an expression as deep as it is long and refuses past 1000 (an `OR` of 1,001 equalities
+ * was a 500); grouped, 20,000 terms nest three levels deep.
+ */
+function balanced(parts: RawBuilder<SqlBool>[], op: RawBuilder<unknown>): RawBuilder<SqlBool> {
+  if (parts.length === 1) return parts[0]!;
+  if (parts.length <= GROUP) return sql<SqlBool>`(${sql.join(parts, op)})`;
+  const size = Math.ceil(parts.length / GROUP);
+  const groups: RawBuilder<SqlBool>[] = [];
+  for (let i = 0; i < parts.length; i += size) groups.push(balanced(parts.slice(i, i + size), op));
+  return balanced(groups, op);
+}
+
+const GROUP = 64;

@@ -16,7 +16,11 @@ interface Dumpable {
  * A transaction still open at that moment is in the WAL uncommitted and is rolled back when the
  * backup is restored, exactly as after a crash.
  */
-export async function backupEmbedded(client: Dumpable): Promise<Uint8Array> {
+export async function backupEmbedded(client: Partial<Dumpable>): Promise<Uint8Array> {
+  if (typeof client.dumpDataDir !== "function" || typeof client.exec !== "function") {
+    // The database thread has no dump message yet: the in-process instance has.
+    throw new TrellisError("DB_BACKUP_UNSUPPORTED", 'backup() needs the embedded database in this process: open it with embedded({ thread: "main" }) to take backups.');
+  }
   await client.exec("checkpoint");
   const tarball = await client.dumpDataDir("gzip");
   return new Uint8Array(await tarball.arrayBuffer());

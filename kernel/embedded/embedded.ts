@@ -1,19 +1,20 @@
-import { accessSync, constants, existsSync, mkdirSync } from "node:fs";
-import { TrellisError } from "../errors.js";
-import { join, resolve } from "node:path";
-import { PGlite } from "@electric-sql/pglite";
-// `live` is part of @electric-sql/pglite itself (a dependency), so it is always there.
-import { live, type LiveNamespace } from "@electric-sql/pglite/live";
+import { accessSync, constants, mkdirSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Dialect } from "kysely";
-import { pgliteTypeOptions } from "../db/dialect/family.js";
+import { TrellisError } from "../errors.js";
 import type { DatabaseAbout } from "../contracts/resources.js";
-import { PGliteDialect } from "../db/dialect/pglite.js";
+import { PGliteDialect, type PGliteLike } from "../db/dialect/pglite.js";
 import { reentrant } from "../db/dialect/reentrant.js";
 import { backupEmbedded } from "./backup.js";
-import { lazyVector, loadVector } from "./extensions.js";
 import { lockDataDir } from "./lock.js";
-import { memoryTemplate, PendingBlob } from "./template.js";
-import { freshCluster } from "./fresh-cluster.js";
+import { MEMORY, openInstance, type EmbeddedClient } from "./instance.js";
+import { ThreadClient } from "./worker/client.js";
+import { databaseThread, threadModule } from "./worker/host.js";
+
+export type { EmbeddedClient } from "./instance.js";
+
+/** Where SQL runs: on the thread that serves requests, or on a database thread beside it. */
+export type EmbeddedThread = "main" | "worker";
 
 export interface EmbeddedConfig {
   /**
@@ -30,26 +31,42 @@ export interface EmbeddedConfig {
    * @default "16MB"
    */
   sharedBuffers?: string;
+  /**
+   * `"worker"`: PGlite runs on a database thread (Node's `worker_threads`) and the dialect talks to
+   * it over a message port, so the request thread parses, validates and encodes while SQL runs, and
+   * a long query does not hold up other requests. `"main"`: PGlite runs on the request thread.
+   * The environment variable `TRELLIS_EMBEDDED_THREAD` (`main` or `worker`) changes the default.
+   * @default "worker" (docs/performance.md has the figures)
+   */
+  thread?: EmbeddedThread;
 }
 
-/** The PGlite instance, with the `live` extension's namespace. */
-export type EmbeddedClient = PGlite & { live: LiveNamespace };
+/**
+ * The instance as the request thread reaches it: the PGlite instance itself in-thread, or a
+ * client of the database thread (`query`, `exec`, `transaction`, `close`, `closed`, `waitReady`).
+ */
+export type EmbeddedQueryClient = PGliteLike;
 
-/** Live provider for the live-query plugin: the instance and its `live` namespace. */
-export type EmbeddedLiveProvider = {
+/** Live provider for the live-query plugin: the instance (with its `live` namespace when in-thread). */
+export type EmbeddedLiveProvider<Client extends EmbeddedQueryClient = EmbeddedQueryClient> = {
   readonly kind: "pglite";
-  readonly client: EmbeddedClient;
+  readonly client: Client;
 };
 
-export interface EmbeddedDatabase {
+export interface EmbeddedDatabase<Client extends EmbeddedQueryClient = EmbeddedQueryClient> {
   /** Kysely dialect over the instance; reentrant, waits for `ready()` before the first query. */
   readonly dialect: Dialect;
   readonly kind: "postgres";
-  readonly live: EmbeddedLiveProvider;
+  readonly live: EmbeddedLiveProvider<Client>;
+  /** Where SQL runs (the `thread` option, or its default). */
+  readonly thread: EmbeddedThread;
   /** The engine and the absolute data directory, for the start banner. */
   readonly about: DatabaseAbout;
-  /** The PGlite instance. Queries on it wait for start-up, not for `ready()`. */
-  readonly client: EmbeddedClient;
+  /**
+   * In-thread, the PGlite instance with its `live` namespace; on the database thread, a client
+   * with its `query`, `exec`, `transaction` and `close`. Queries on it wait for start-up, not for `ready()`.
+   */
+  readonly client: Client;
   /** Resolves once the instance is started and its extensions exist (`vector` created). */
   ready(): Promise<void>;
   /**
@@ -62,11 +79,22 @@ export interface EmbeddedDatabase {
    * calls it, and so does destroying a Kysely instance built on `dialect`.
    */
   close(): Promise<void>;
+  /**
+   * On the database thread: up at once while a statement runs there (the thread is alive and
+   * working; a second statement would only wait for it), else `select 1`. The health probe
+   * uses it, so `/health` answers during a long query. Undefined in-thread, where nothing
+   * answers while a statement runs.
+   */
+  readonly probe?: () => Promise<void>;
 }
 
 /** An embedded PostgreSQL (PGlite) with the `vector` and `live` extensions. */
-export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase {
+export function embedded(config: EmbeddedConfig & { thread: "main" }): EmbeddedDatabase<EmbeddedClient>;
+export function embedded(config?: EmbeddedConfig): EmbeddedDatabase;
+export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase<any> {
   const dataDir = resolveDataDir(config.dataDir);
+  const buffers = sharedBuffers(config.sharedBuffers);
+  const thread = threadOf(config.thread);
   let releaseLock = () => {};
   if (dataDir !== MEMORY) {
     try {
@@ -82,25 +110,20 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase {
     }
     releaseLock = lockDataDir(dataDir).release;
   }
-  let client: EmbeddedClient;
+  let client: PGliteLike;
+  let started: Promise<void>;
   try {
-    client = new PGlite(dataDir, {
-      ...pgliteTypeOptions,
-      extensions: { vector: lazyVector, live },
-      postgresqlconf: [`shared_buffers = ${sharedBuffers(config.sharedBuffers)}`],
-      loadDataDir: dataDir === MEMORY ? new PendingBlob(memoryTemplate) : isNewCluster(dataDir) ? new PendingBlob(freshCluster) : undefined,
-    }) as EmbeddedClient;
+    if (thread === "worker") {
+      const host = databaseThread();
+      client = new ThreadClient(host.thread, host.db, dataDir, buffers);
+      started = client.waitReady;
+    } else {
+      ({ client, started } = openInstance(dataDir, buffers));
+    }
   } catch (error) {
     releaseLock();
     throw error;
   }
-
-  // Started now, so `create extension` is queued ahead of anything a caller sends.
-  const started = (async () => {
-    await client.waitReady;
-    if (await loadVector()) await client.exec("create extension if not exists vector");
-  })();
-  started.catch(() => {}); // reported to whoever awaits ready(), not as an unhandled rejection
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -123,19 +146,43 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase {
     }),
   );
   const about = { engine: "embedded PostgreSQL (PGlite)", location: dataDir === MEMORY ? "memory:// (gone at exit)" : dataDir };
+  const probe =
+    client instanceof ThreadClient
+      ? async () => {
+          if (client.closed) throw new Error("PGlite is closed");
+          if (!client.busy) await client.query("select 1");
+        }
+      : undefined;
   const backup = async () => {
     await started;
-    return backupEmbedded(client);
+    return backupEmbedded(client as unknown as Parameters<typeof backupEmbedded>[0]);
   };
-  return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, about, ready: () => started, backup, close };
+  return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, thread, about, ready: () => started, backup, close, probe };
 }
 
-const MEMORY = "memory://";
-
-/** A directory PostgreSQL has not initialised yet (no `PG_VERSION`). */
-function isNewCluster(dataDir: string): boolean {
-  return !existsSync(join(dataDir, "PG_VERSION"));
+/**
+ * The thread option, else `TRELLIS_EMBEDDED_THREAD`, else the database thread where its module
+ * can be found (a bundle that left it out runs in-thread).
+ */
+function threadOf(option: EmbeddedThread | undefined): EmbeddedThread {
+  const wanted = option ?? process.env.TRELLIS_EMBEDDED_THREAD;
+  if (wanted !== undefined && wanted !== "main" && wanted !== "worker") {
+    throw new Error(`embedded(): thread must be "main" or "worker", not "${wanted}"`);
+  }
+  if (wanted === "worker" && !threadModule()) {
+    throw new TrellisError(
+      "EMBEDDED_THREAD_MISSING",
+      'embedded({ thread: "worker" }): the database thread\'s module (embedded-thread.js) is not beside the code that loads it (a bundle that left it out?). Ship it beside the bundle, or use thread: "main".',
+    );
+  }
+  return wanted ?? (threadModule() ? DEFAULT_THREAD : "main");
 }
+
+/** The default where the database thread can run; docs/performance.md has the figures behind it. */
+const DEFAULT_THREAD: EmbeddedThread = "worker";
+
+
+
 
 function sharedBuffers(value = "16MB"): string {
   if (!/^\d+\s*(kB|MB|GB)$/.test(value)) throw new Error(`embedded(): sharedBuffers must look like "16MB", "512kB" or "1GB", not "${value}"`);

@@ -10,6 +10,12 @@ import { readCachedTemplate, templateCachePath, writeCachedTemplate } from "./te
  * template is also kept on disk (template-cache.ts), so later processes skip initdb altogether.
  */
 let template: Promise<Blob> | undefined;
+/** @internal where this process's template came from, for tests and the start-up figures. */
+let origin: "disk" | "built" | undefined;
+
+export function templateOrigin(): "disk" | "built" | undefined {
+  return origin;
+}
 
 export function memoryTemplate(): Promise<Blob> {
   template ??= buildTemplate().catch((error: unknown) => {
@@ -23,12 +29,16 @@ async function buildTemplate(): Promise<Blob> {
   const vector = await loadVector();
   const cachePath = templateCachePath(vector ? "vector" : "");
   const cached = readCachedTemplate(cachePath);
-  if (cached) return cached;
+  if (cached) {
+    origin = "disk";
+    return cached;
+  }
   const pglite = await PGlite.create("memory://", { extensions: vector ? { vector } : {} });
   try {
     if (vector) await pglite.exec("create extension if not exists vector");
     const dump = await pglite.dumpDataDir("none");
     await writeCachedTemplate(cachePath, dump);
+    origin = "built";
     return dump;
   } finally {
     await pglite.close();

@@ -2,4 +2,5 @@
 export { memoryStorage } from "./memory.js";
 export { fromStore, type RawStore } from "./unstorage.js";
 export { fromObjectStore, type ObjectStoreClient, type ObjectStoreCommands } from "./object-store.js";
-export type { AppStorage } from "../contracts/resources.js";
+export { readStream, writeStream } from "./streams.js";
+export type { AppStorage, ByteRange } from "./contract.js";

@@ -10,7 +10,8 @@ export interface AdminColumn {
   unique: boolean;
   /** Has a database default (the value may be left out on create). */
   hasDefault: boolean;
-  references?: { table: string; column: string };
+  /** The foreign key as the schema declares it, its `onDelete`/`onUpdate` actions included. */
+  references?: { table: string; column: string; onDelete?: string; onUpdate?: string };
   enum?: { values: string[]; multiple: boolean };
   /** A credential: redacted in every output, refused in filters and orderings. */
   secret: boolean;
@@ -87,7 +88,7 @@ function tableInfo(table: AdminTable, rows: number, sealed: SealedApp): AdminTab
       primaryKey: column.primaryKey,
       unique: column.unique,
       hasDefault: column.default !== undefined,
-      ...(column.references && { references: { table: column.references.table, column: column.references.column } }),
+      ...(column.references && { references: { ...column.references } }),
       ...(column.enum && { enum: { values: [...column.enum.values], multiple: column.enum.multiple } }),
       secret: secrets.includes(name),
       readonly: !table.settable.includes(name),

@@ -1,4 +1,4 @@
-import { RpcError } from "../../kernel/index.js";
+import { RpcError, whereColumns } from "../../kernel/index.js";
 
 /**
  * Columns whose values are credentials: never sent by the admin API, and never usable in a filter
@@ -29,17 +29,12 @@ export function redact<T extends Record<string, unknown>>(table: string, row: T)
   return out as T;
 }
 
-/** 400 when `where` (at any depth of AND/OR/NOT) names a secret column. */
+/** 400 when `where` names a secret column, under any boolean form (the kernel's one walk of `where`). */
 export function refuseSecretFilter(table: string, where: unknown, path = "where"): void {
   const secrets = secretColumns(table);
-  if (secrets.length === 0 || typeof where !== "object" || where === null) return;
-  for (const [key, value] of Object.entries(where)) {
-    if (key === "AND" || key === "OR" || key === "NOT") {
-      for (const [i, item] of (Array.isArray(value) ? value : [value]).entries()) refuseSecretFilter(table, item, `${path}.${key}[${i}]`);
-    } else if (secrets.includes(key)) {
-      throw new RpcError("BAD_REQUEST", { message: `${path}.${key}: "${key}" is a secret column of "${table}" and cannot be filtered on` });
-    }
-  }
+  if (secrets.length === 0) return;
+  const found = whereColumns(where, path).find((column) => secrets.includes(column.name));
+  if (found) throw new RpcError("BAD_REQUEST", { message: `${found.path}: "${found.name}" is a secret column of "${table}" and cannot be filtered on` });
 }
 
 /** 400 when an ordering names a secret column. */

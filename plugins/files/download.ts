@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { RpcError, errorResponse, type AppStorage, type RouteDefinition } from "../../kernel/index.js";
+import { RpcError, errorResponse, readStream, type AppStorage, type RouteDefinition } from "../../kernel/index.js";
 import { fileNotFound, type FileAccess } from "./access.js";
 import { contentDisposition } from "./file-name.js";
-import { rendersActive } from "./media-type.js";
+import { rendersInline } from "./media-type.js";
 import type { FilePermission } from "./options.js";
 import { matchesEtag, requestedRange } from "./ranges.js";
 import type { FileRows, StoredFile } from "./records.js";
@@ -13,7 +13,8 @@ function etagOf(key: string): string {
 }
 
 /**
- * `GET <path>`: the bytes, as an attachment when a browser would run them, never sniffed, sandboxed.
+ * `GET <path>`: the bytes streamed from the store, inline only for types safe to render (else as an
+ * attachment), never sniffed, sandboxed.
  * With `owner`, everyone but the owner (and `roles`) gets 404, signed in or not, exactly as for an
  * id that does not exist.
  */
@@ -30,11 +31,8 @@ export function downloadRoute(path: string, rule: FilePermission<any>, deps: { r
       const etag = etagOf(found.key);
       const headers = fileHeaders(found, etag, rule, event.url.searchParams.has("download"));
       if (matchesEtag(event.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
-      const bytes = await storage.get(found.key);
-      if (!bytes) throw new Error(`File ${found.record.id} has a row but no bytes in storage`);
-      const size = bytes.byteLength;
+      const size = found.record.size;
       const range = requestedRange(event.headers.get("range"), event.headers.get("if-range"), etag, size);
-      const head = event.method === "HEAD";
       if (range === "unsatisfiable") {
         const response = errorResponse(new RpcError("RANGE_NOT_SATISFIABLE", { status: 416, message: `Range not satisfiable for ${size} bytes` }), false);
         response.headers.set("content-range", `bytes */${size}`);
@@ -43,29 +41,19 @@ export function downloadRoute(path: string, rule: FilePermission<any>, deps: { r
       if (range) {
         headers.set("content-range", `bytes ${range.start}-${range.end}/${size}`);
         headers.set("content-length", String(range.end - range.start + 1));
-        return new Response(head ? null : oneChunk(bytes.subarray(range.start, range.end + 1)), { status: 206, headers });
-      }
-      headers.set("content-length", String(size));
-      return new Response(head ? null : oneChunk(bytes), { status: 200, headers });
+      } else headers.set("content-length", String(size));
+      const status = range ? 206 : 200;
+      if (event.method === "HEAD") return new Response(null, { status, headers });
+      // Streamed from the store as the client reads: a file is never held whole in memory.
+      const body = await readStream(storage, found.key, range);
+      if (!body) throw new Error(`File ${found.record.id} has a row but no bytes in storage`);
+      return new Response(body, { status, headers });
     },
   };
 }
 
-/**
- * The bytes as a stream of one chunk: handed on as they are, where a `Uint8Array` body is copied
- * again by the Fetch implementation (measured: about 6x slower for 10 MB read back in process).
- */
-function oneChunk(bytes: Uint8Array): ReadableStream<Uint8Array> {
-  return new ReadableStream({
-    start(controller) {
-      controller.enqueue(bytes);
-      controller.close();
-    },
-  });
-}
-
 function fileHeaders({ record }: StoredFile, etag: string, rule: FilePermission<any>, download: boolean): Headers {
-  const attachment = download || rendersActive(record.type);
+  const attachment = download || !rendersInline(record.type);
   return new Headers({
     "content-type": record.type,
     "content-disposition": contentDisposition(attachment ? "attachment" : "inline", record.name),

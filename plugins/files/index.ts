@@ -1,11 +1,13 @@
-import { TrellisError, definePlugin, type AppPlugin, type AppStorage } from "../../kernel/index.js";
+import { TrellisError, definePlugin, type AppPlugin, type AppStorage, type RouteDefinition, type SealedApp } from "../../kernel/index.js";
 import { FileAccess } from "./access.js";
 import { Attachments } from "./attachments.js";
 import { downloadRoute } from "./download.js";
 import { FILES_BAD_OPTION, FILES_BAD_PATH, FILES_NO_STORAGE, FILES_NO_TABLE, FILES_OWNER_WITHOUT_COLUMN } from "./errors.js";
 import { FILE_ACTIONS, resolveConfig, type FilesConfig } from "./options.js";
-import { fileProcedures } from "./procedures.js";
+import { ENVELOPE_BYTES, fileProcedures } from "./procedures.js";
+import { restUploadRoute } from "./rest-upload.js";
 import { outageAware } from "./storage-outage.js";
+import { streamingUploads } from "./upload-request.js";
 import { FileRows } from "./records.js";
 
 export type { FileAction, FilePermission, FilePermissionFn, FileRecord, FilesConfig } from "./options.js";
@@ -66,9 +68,18 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
         base: ctx.base,
         report: (error, source) => ctx.report(error, source),
       });
+      const routes: RouteDefinition[] = [downloadRoute(resolved.path, resolved.permissions.get, { rows, access, storage: outageAware(storage!, ctx.report, "route") })];
+      const limits = { fileBytes: resolved.maxBytes, fieldBytes: ENVELOPE_BYTES };
+      // With the REST surface, uploads take plain multipart there too (the document lists the route).
+      if (ctx.plugins.includes("openapi")) {
+        let sealed: SealedApp | undefined;
+        ctx.hooks.sealed.tap((app) => (sealed = app));
+        routes.push(restUploadRoute(limits, resolved.maxBytes + ENVELOPE_BYTES, () => sealed!));
+      }
       return {
         procedures: { file: procedures } as never,
-        routes: [downloadRoute(resolved.path, resolved.permissions.get, { rows, access, storage: outageAware(storage!, ctx.report, "route") })],
+        routes,
+        middleware: [streamingUploads("/rpc/file/upload", limits)],
       };
     },
   });

@@ -1,4 +1,4 @@
-/** Media types: what is stored for an upload, what `accept` admits, and what must never render inline. */
+/** Media types: what is stored for an upload, what `accept` admits, and what may render inline. */
 
 const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\u0000-\\u001f\\u007f]*"))*$`);
@@ -32,14 +32,17 @@ export function accepts(patterns: readonly string[], type: string): boolean {
   });
 }
 
-/** Types a browser would run as a document (scripts in HTML, SVG, XML): always sent as attachments. */
-export function rendersActive(type: string): boolean {
+/** Raster image types a browser only ever draws as a picture. SVG is not one (it runs scripts). */
+const INLINE_IMAGES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"]);
+
+/**
+ * Whether a download may be served `inline`: an allowlist of types a browser renders as media or
+ * plain text (raster images, audio, video, `text/plain`). Everything else, unknown types included
+ * (`text/xsl`, `application/xml`, `text/html`), is sent as an attachment.
+ */
+export function rendersInline(type: string): boolean {
   const essence = essenceOf(type);
-  return (
-    essence === "text/html" ||
-    essence === "application/xhtml+xml" ||
-    essence === "image/svg+xml" ||
-    essence.endsWith("/xml") ||
-    essence.endsWith("+xml")
-  );
+  if (essence === "text/plain" || INLINE_IMAGES.has(essence)) return true;
+  const [main, sub] = essence.split("/");
+  return (main === "audio" || main === "video") && !!sub && !sub.endsWith("+xml");
 }

@@ -19,8 +19,8 @@ export interface FilesConfig<Ctx = AppRpcContext> {
    */
   storage?: AppStorage;
   /**
-   * Largest file accepted, counted on the bytes received; larger uploads get 413. Files are
-   * buffered in memory while they are stored.
+   * Largest file accepted, counted on the bytes as they arrive; larger uploads get 413, the rest
+   * of the body unread. Files stream into the storage, never held whole in memory.
    * @default 10485760 (10 MiB)
    */
   maxBytes?: number;

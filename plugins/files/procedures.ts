@@ -1,11 +1,12 @@
 import { z } from "zod";
-import { RpcError, type AppDatabase, type AppStorage, type ErrorSource, type ProcedureBase } from "../../kernel/index.js";
+import { RpcError, whereColumns, writeStream, type AppDatabase, type AppStorage, type ErrorSource, type ProcedureBase } from "../../kernel/index.js";
 import { fileNotFound, type FileAccess } from "./access.js";
 import type { Attachment, Attachments } from "./attachments.js";
 import { cleanName } from "./file-name.js";
 import { accepts, storedType } from "./media-type.js";
 import type { FileAction, FilePermission, FileRecord, ResolvedFilesConfig } from "./options.js";
 import { FileRows } from "./records.js";
+import { StreamedFile } from "./streamed-file.js";
 
 /** Room for the RPC envelope around the file in a multipart body (field names, JSON, boundaries). */
 export const ENVELOPE_BYTES = 64 * 1024;
@@ -60,11 +61,13 @@ export function fileProcedures(deps: FileProcedureDeps) {
   const scope = (action: FileAction, context: Parameters<FileAccess["ownerScope"]>[1]) => access.ownerScope(rules[action], context);
 
   const upload = gated(rules.upload)
-    .meta({ bodyLimit: config.maxBytes + ENVELOPE_BYTES })
+    // `rest.multipart`: the files plugin serves `POST /rest/file/upload` itself; the OpenAPI document lists it.
+    .meta({ bodyLimit: config.maxBytes + ENVELOPE_BYTES, rest: { multipart: true } })
     .input(uploadInput)
     .handler(async ({ input, context }): Promise<FileRecord> => {
       const { file, attach } = input;
-      if (file.size > config.maxBytes) throw tooLarge(config.maxBytes);
+      // A file still arriving (`StreamedFile`) has no size yet: its bytes are counted as they pass.
+      if (!(file instanceof StreamedFile) && file.size > config.maxBytes) throw tooLarge(config.maxBytes);
       const type = storedType(file.type);
       if (config.accept && !accepts(config.accept, type)) {
         throw new RpcError("UNSUPPORTED_MEDIA_TYPE", { status: 415, message: `File type "${type}" is not accepted; accepted: ${config.accept.join(", ")}` });
@@ -74,12 +77,31 @@ export function fileProcedures(deps: FileProcedureDeps) {
       if (attach && entity) await attachments.authorize("update", attach.table, entity.id, context);
 
       const { id, key } = FileRows.newIdentity();
-      const bytes = new Uint8Array(await file.arrayBuffer());
-      if (bytes.byteLength > config.maxBytes) throw tooLarge(config.maxBytes);
+      // A streamed file was counted (and bounded) by the multipart parser; any other is counted here.
+      let counted = 0;
+      const body =
+        file instanceof StreamedFile
+          ? file.stream()
+          : file.stream().pipeThrough(
+              new TransformStream<Uint8Array, Uint8Array>({
+                transform(chunk, controller) {
+                  counted += chunk.byteLength;
+                  if (counted > config.maxBytes) throw tooLarge(config.maxBytes);
+                  controller.enqueue(chunk);
+                },
+              }),
+            );
       // Bytes first, then the row: a failure in between leaves at worst an unreferenced blob, never
-      // a row without bytes; a failed insert removes the blob again.
-      await storage.set(key, bytes);
-      const values = { id, key, name: cleanName(file.name), type, size: bytes.byteLength, ...(access.owned ? { userId: context.user?.id ?? null } : {}) };
+      // a row without bytes; a failed insert removes the blob again. A stream that fails (too large,
+      // cut off) leaves no bytes (the storage contract) and no row.
+      try {
+        await writeStream(storage, key, body);
+      } catch (error) {
+        await storage.delete(key).catch((cause) => deps.report(cause, "rpc"));
+        throw error;
+      }
+      const size = file instanceof StreamedFile ? file.received() : counted;
+      const values = { id, key, name: cleanName(file.name), type, size, ...(access.owned ? { userId: context.user?.id ?? null } : {}) };
       try {
         if (!attach || !entity) return (await rows.insert(db, values)).record;
         return await db.transact(async (trx) => {
@@ -187,12 +209,11 @@ function tooLarge(maxBytes: number) {
   return new RpcError("PAYLOAD_TOO_LARGE", { status: 413, message: `File is larger than ${maxBytes} bytes` });
 }
 
-/** The storage key never leaves the server, so it cannot be filtered on either (no guessing by prefix). */
+/**
+ * The storage key never leaves the server, so it cannot be filtered on either (no guessing by
+ * prefix), under any boolean form: the kernel's one walk of `where` finds it wherever it sits.
+ */
 function refuseKeyColumn(where: unknown): void {
-  if (!where || typeof where !== "object") return;
-  for (const [name, value] of Object.entries(where)) {
-    if (name === "AND" || name === "OR") for (const nested of Array.isArray(value) ? value : [value]) refuseKeyColumn(nested);
-    else if (name === "NOT") refuseKeyColumn(value);
-    else if (name === "key") throw new RpcError("BAD_REQUEST", { message: `where: "key" is not a filterable column of file`, data: { path: "where.key" } });
-  }
+  const found = whereColumns(where).find((column) => column.name === "key");
+  if (found) throw new RpcError("BAD_REQUEST", { message: `${found.path}: "key" is not a filterable column of file`, data: { path: found.path } });
 }

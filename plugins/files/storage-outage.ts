@@ -12,13 +12,18 @@ export function outageAware(storage: AppStorage, report: (error: unknown, source
     try {
       return await work();
     } catch (error) {
+      // A deliberate answer raised while the body streamed in (413 over maxBytes) stays what it is.
+      if (error instanceof RpcError) throw error;
       report(error, source);
       throw new RpcError("SERVICE_UNAVAILABLE", { status: 503, message: STORAGE_UNAVAILABLE_MESSAGE, cause: error });
     }
   };
+  const { getStream, setStream } = storage;
   return {
     get: (key) => guard(() => storage.get(key)),
     set: (key, bytes) => guard(() => storage.set(key, bytes)),
     delete: (key) => guard(() => storage.delete(key)),
+    ...(getStream ? { getStream: (key, range) => guard(() => getStream.call(storage, key, range)) } : {}),
+    ...(setStream ? { setStream: (key, body) => guard(() => setStream.call(storage, key, body)) } : {}),
   };
 }

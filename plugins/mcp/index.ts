@@ -75,6 +75,9 @@ export function mcpPlugin(config: McpConfig = {}): AppPlugin {
         const { mcpRuntime } = await import("./server.js");
         runtime = mcpRuntime(sealed!, mcpCatalog(sealed!.procedures), config);
       });
+      ctx.hooks.close.tap(async () => {
+        await runtime?.close();
+      });
       // POST only: stateless Streamable HTTP has no stream to open (GET) or session to end (DELETE),
       // so those get the kernel's 405. One message per request: a batch is refused (see batch.ts).
       const handler = async (event: RequestEvent, context: AppRpcContext) => (await refuseBatch(event)) ?? runtime!.handle(event, context);

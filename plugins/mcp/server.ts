@@ -13,6 +13,7 @@ import {
   type GetPromptResult,
   type Prompt,
   type Resource,
+  type RequestId,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
@@ -20,15 +21,17 @@ import { ZodToJsonSchemaConverter } from "@orpc/zod/zod4";
 import { errorBody, toPlainJson, type AppRpcContext, type RequestEvent, type SealedApp } from "../../kernel/index.js";
 import type { McpEntry } from "./catalog.js";
 import type { McpConfig } from "./index.js";
+import { RequestRouter } from "./requests.js";
 
 /**
  * The MCP runtime, loaded with the SDK once the app is sealed. Listings (names, JSON Schemas) are
- * built once; each request gets a fresh stateless server whose handlers close over the caller's
- * context, and every call runs the procedure through the kernel's gate (`sealed.call`), so the
+ * built once, and so is the server with its handlers; each HTTP request gets only the SDK's stateless
+ * transport, whose requests reach the server through one router (requests.ts), and every call runs the procedure through the kernel's gate (`sealed.call`), so the
  * session, permissions, validation and error statuses are exactly those of `/rpc`.
  */
 export interface McpRuntime {
   handle(event: RequestEvent, context: AppRpcContext): Promise<Response>;
+  close(): Promise<void>;
 }
 
 type ToolEntry = { entry: McpEntry; tool: Tool; wrapped: boolean };
@@ -68,50 +71,59 @@ export function mcpRuntime(sealed: SealedApp, entries: readonly McpEntry[], conf
   const promptList = [...prompts.values()].map(({ prompt }) => prompt);
   const info = { name: config.serverInfo?.name ?? sealed.name, version: config.serverInfo?.version ?? (sealed.schema.version || "0") };
   const capabilities = { ...(tools.size > 0 && { tools: {} }), ...(resources.size > 0 && { resources: {} }), ...(prompts.size > 0 && { prompts: {} }) };
-  // One validator for every request's server (it is only used for elicitation, which this does not send).
+  // Used only for elicitation, which this server does not send.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
+  // One server for the app's life: its handlers find the caller of each request through the router.
+  const router = new RequestRouter();
+  const server = new Server(info, { capabilities, instructions: config.instructions, jsonSchemaValidator });
+  const call = (requestId: RequestId, procedure: string, input: unknown) => {
+    const { event, context } = router.caller(requestId);
+    return sealed.call(procedure, input, { event, context, source: "mcp" });
+  };
+  if (tools.size > 0) {
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolList }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+      const found = tools.get(request.params.name);
+      if (!found) throw new McpError(ErrorCode.InvalidParams, `No tool named "${request.params.name}"`);
+      const args = request.params.arguments;
+      try {
+        const output = await call(extra.requestId, found.entry.procedure, found.wrapped ? args?.input : args);
+        const text = toPlainJson(output);
+        const structured = typeof output === "object" && output !== null && !Array.isArray(output) ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+        return { content: [{ type: "text", text }], ...(structured && { structuredContent: structured }) };
+      } catch (error) {
+        // A tool error, not a protocol error: the model sees the same code and message as /rpc.
+        const body = errorBody(sealed.toError(error, "mcp"));
+        return { isError: true, content: [{ type: "text", text: JSON.stringify(body) }], structuredContent: body };
+      }
+    });
+  }
+  if (resources.size > 0) {
+    server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resourceList }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+      const found = resources.get(request.params.uri);
+      if (!found) throw new McpError(ErrorCode.InvalidParams, `No resource at ${request.params.uri}`);
+      const output = await call(extra.requestId, found.entry.procedure, undefined).catch((error) => protocolError(sealed, error));
+      const mimeType = found.resource.mimeType!;
+      return { contents: [{ uri: found.resource.uri, mimeType, text: typeof output === "string" ? output : toPlainJson(output) }] };
+    });
+  }
+  if (prompts.size > 0) {
+    server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: promptList }));
+    server.setRequestHandler(GetPromptRequestSchema, async (request, extra): Promise<GetPromptResult> => {
+      const found = prompts.get(request.params.name);
+      if (!found) throw new McpError(ErrorCode.InvalidParams, `No prompt named "${request.params.name}"`);
+      const output = await call(extra.requestId, found.entry.procedure, request.params.arguments ?? {}).catch((error) => protocolError(sealed, error));
+      return promptResult(output, found.prompt.description);
+    });
+  }
+  const connected = server.connect(router);
 
   return {
     async handle(event, context) {
-      const call = (procedure: string, input: unknown) => sealed.call(procedure, input, { event, context, source: "mcp" });
-      const server = new Server(info, { capabilities, instructions: config.instructions, jsonSchemaValidator });
-      if (tools.size > 0) {
-        server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolList }));
-        server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-          const found = tools.get(request.params.name);
-          if (!found) throw new McpError(ErrorCode.InvalidParams, `No tool named "${request.params.name}"`);
-          const args = request.params.arguments;
-          try {
-            const output = await call(found.entry.procedure, found.wrapped ? args?.input : args);
-            const text = toPlainJson(output);
-            const structured = typeof output === "object" && output !== null && !Array.isArray(output) ? (JSON.parse(text) as Record<string, unknown>) : undefined;
-            return { content: [{ type: "text", text }], ...(structured && { structuredContent: structured }) };
-          } catch (error) {
-            // A tool error, not a protocol error: the model sees the same code and message as /rpc.
-            const body = errorBody(sealed.toError(error, "mcp"));
-            return { isError: true, content: [{ type: "text", text: JSON.stringify(body) }], structuredContent: body };
-          }
-        });
-      }
-      if (resources.size > 0) {
-        server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resourceList }));
-        server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-          const found = resources.get(request.params.uri);
-          if (!found) throw new McpError(ErrorCode.InvalidParams, `No resource at ${request.params.uri}`);
-          const output = await call(found.entry.procedure, undefined).catch((error) => protocolError(sealed, error));
-          const mimeType = found.resource.mimeType!;
-          return { contents: [{ uri: found.resource.uri, mimeType, text: typeof output === "string" ? output : toPlainJson(output) }] };
-        });
-      }
-      if (prompts.size > 0) {
-        server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: promptList }));
-        server.setRequestHandler(GetPromptRequestSchema, async (request): Promise<GetPromptResult> => {
-          const found = prompts.get(request.params.name);
-          if (!found) throw new McpError(ErrorCode.InvalidParams, `No prompt named "${request.params.name}"`);
-          const output = await call(found.entry.procedure, request.params.arguments ?? {}).catch((error) => protocolError(sealed, error));
-          return promptResult(output, found.prompt.description);
-        });
-      }
+      await connected;
+      // Stateless Streamable HTTP: the SDK's transport for this one HTTP request (JSON answers).
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,
@@ -119,13 +131,10 @@ export function mcpRuntime(sealed: SealedApp, entries: readonly McpEntry[], conf
         allowedHosts: config.allowedHosts,
         allowedOrigins: config.allowedOrigins,
       });
-      await server.connect(transport);
-      try {
-        return await transport.handleRequest(event.request);
-      } finally {
-        void server.close();
-      }
+      router.attach(transport, { event, context });
+      return transport.handleRequest(event.request);
     },
+    close: () => server.close(),
   };
 }
 

@@ -5,8 +5,11 @@ import type { RouteDefinition } from "../../kernel/index.js";
 
 export const DOCS_PACKAGE = "swagger-ui-dist";
 
-/** Only files from the package itself and our own: no CDN, no inline script. */
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'";
+/**
+ * Only files from the package itself and our own: no CDN, no inline script. Never framed: the page
+ * signs users in and sends their requests, so another site must not overlay it (clickjacking).
+ */
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'";
 
 const ASSETS: Record<string, string> = {
   "swagger-ui.css": "text/css; charset=utf-8",
@@ -27,7 +30,13 @@ export function docsRoutes(path: string, documentPath: string, title: string): R
     if (!bytes) cache.set(name, (bytes = readFile(join(directory(), name))));
     return bytes;
   };
-  const headers = (type: string) => ({ "content-type": type, "content-security-policy": CSP, "x-content-type-options": "nosniff", "cache-control": "public, max-age=3600" });
+  const headers = (type: string) => ({
+    "content-type": type,
+    "content-security-policy": CSP,
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "cache-control": "public, max-age=3600",
+  });
   const html = `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} API reference</title>

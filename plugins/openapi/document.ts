@@ -1,6 +1,6 @@
-import type { ResourceInfo, SealedApp } from "../../kernel/index.js";
+import { declaredPermission, type ResourceInfo, type SealedApp } from "../../kernel/index.js";
 import type { RestOperation } from "./operations.js";
-import { listQuerySchema, includeSchema, rowSchema, type Convert } from "./schemas.js";
+import { listQuerySchema, includeSchema, rowSchema, withExamples, type Convert } from "./schemas.js";
 
 /** The session cookie the auth library sets (with a `__Secure-` prefix over HTTPS). */
 const SESSION_COOKIE = "better-auth.session_token";
@@ -26,6 +26,7 @@ const ERROR_TEXT: Record<number, string> = {
   404: "No such row, or a row the caller does not own",
   409: "Conflicts with a unique or foreign key",
   413: "The request body is too large",
+  415: "The body or the file has a media type that is not accepted",
   429: "Rate limited (see Retry-After)",
   500: "Unexpected failure",
 };
@@ -36,7 +37,7 @@ const ERROR_TEXT: Record<number, string> = {
  * Inputs come from the procedures' own zod schemas (the ones the gate validates with), rows from the
  * table model, errors are the one body every plain surface sends.
  */
-export function openapiDocument(sealed: SealedApp, operations: readonly RestOperation[], convert: Convert): Json {
+export function openapiDocument(sealed: SealedApp, operations: readonly RestOperation[], convert: Convert, authDocs: { paths: Json; schemas: Json } = { paths: {}, schemas: {} }): Json {
   const registry = sealed.service("resource-registry");
   const auth = sealed.schema.auth;
   const securitySchemes: Record<string, Json> = {};
@@ -72,10 +73,11 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
       if (operation.resource.action === "get" && resource.includable.length > 0) {
         parameters.push({ name: "include", in: "query", required: false, style: "deepObject", explode: true, schema: includeSchema(resource.includable) });
       }
-      if (operation.resource.action === "create") item.requestBody = jsonBody(convert(procedure.inputSchema, "input"), true);
-      if (operation.resource.action === "update") item.requestBody = jsonBody(convert(shapeOf(procedure.inputSchema)?.data, "input"), true);
+      if (operation.resource.action === "create") item.requestBody = jsonBody(withExamples(structuredClone(convert(procedure.inputSchema, "input")), table), true);
+      if (operation.resource.action === "update") item.requestBody = jsonBody(withExamples(structuredClone(convert(shapeOf(procedure.inputSchema)?.data, "input")), table), true);
     } else {
-      output = convert(procedure.outputSchema, "output") as Json;
+      // Without `.output()` the answer is any JSON value: said so, rather than an empty schema.
+      output = procedure.outputSchema ? (convert(procedure.outputSchema, "output") as Json) : { description: "Any JSON value (the procedure declares no output schema)" };
       const input = convert(procedure.inputSchema, "input") as Json;
       const fields: Record<string, Json> = input.properties ?? {};
       // Path parameters are fields of the input; on GET and DELETE the other fields are the query.
@@ -86,19 +88,19 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
           const deep = schema.type === "object" || schema.type === "array";
           parameters.push({ name, in: "query", required: input.required?.includes(name) ?? false, ...(deep && { style: "deepObject", explode: true }), schema });
         }
+      } else if (operation.multipart) {
+        item.requestBody = multipartBody(input);
       } else if (procedure.inputSchema) {
         item.requestBody = jsonBody(input, !isOptional(procedure.inputSchema));
       }
     }
     if (parameters.length > 0) item.parameters = parameters;
     item.responses["200"] = { description: "OK", content: { "application/json": { schema: output } } };
-    for (const status of errorStatuses(operation, resource)) {
+    for (const status of errorStatuses(operation, resource, accessOfOperation(operation, resource, sealed.procedures.get(operation.name)!))) {
       item.responses[String(status)] = { description: ERROR_TEXT[status]!, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
     }
-    const rule = resource && operation.resource ? resource.permissions[operation.resource.action] : undefined;
     const schemes = Object.keys(securitySchemes).map((name) => ({ [name]: [] }));
-    // A public operation needs no credential but still reads one when sent (`{}` lists "none").
-    if (schemes.length > 0) item.security = rule === undefined || rule === "public" || rule === "function" ? [{}, ...schemes] : schemes;
+    if (schemes.length > 0) item.security = securityOf(accessOfOperation(operation, resource, sealed.procedures.get(operation.name)!), schemes);
     ((paths[operation.path] ??= {}) as Record<string, unknown>)[operation.method.toLowerCase()] = item;
   }
 
@@ -106,13 +108,37 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
     openapi: "3.1.1",
     info: { title: sealed.name, version: sealed.schema.version || "0" },
     servers: [{ url: `${sealed.baseUrl?.replace(/\/$/, "") ?? ""}/rest` }],
-    paths,
-    components: { schemas, ...(Object.keys(securitySchemes).length > 0 && { securitySchemes }) },
+    paths: { ...paths, ...authDocs.paths },
+    components: { schemas: { ...schemas, ...authDocs.schemas }, ...(Object.keys(securitySchemes).length > 0 && { securitySchemes }) },
   };
 }
 
-function errorStatuses(operation: RestOperation, resource: ResourceInfo | undefined): number[] {
-  if (!resource || !operation.resource) return [400, 401, 403, 500];
+/**
+ * The permission an operation answers to: its resource rule, or the rule the procedure's
+ * `permissionMiddleware` enforces (`public`, `authenticated`, `admin (roles)`, `function`).
+ */
+type Access = "public" | "authenticated" | "owner" | "admin" | "function";
+
+function accessOfOperation(operation: RestOperation, resource: ResourceInfo | undefined, procedure: Parameters<typeof declaredPermission>[0]): Access {
+  if (resource && operation.resource) return resource.permissions[operation.resource.action] as Access;
+  return declaredPermission(procedure).split(" ")[0] as Access;
+}
+
+/**
+ * Public operations need no credential (`{}`); every other permission needs one of the schemes,
+ * even a function permission (it sees the caller's session).
+ */
+function securityOf(access: Access, schemes: Json[]): Json[] {
+  return access === "public" ? [{}] : schemes;
+}
+
+function errorStatuses(operation: RestOperation, resource: ResourceInfo | undefined, access: Access): number[] {
+  if (operation.multipart) return [400, 401, 403, 404, 413, 415, 500];
+  if (!resource || !operation.resource) {
+    if (access === "public") return [400, 500];
+    if (access === "authenticated") return [400, 401, 500];
+    return [400, 401, 403, 500];
+  }
   const { action } = operation.resource;
   const rule = resource.permissions[action];
   const statuses = [400];
@@ -122,6 +148,17 @@ function errorStatuses(operation: RestOperation, resource: ResourceInfo | undefi
   if (action === "create" || action === "update" || action === "delete") statuses.push(409);
   statuses.push(500);
   return statuses;
+}
+
+/** A `multipart/form-data` body: file fields as binary strings, object fields sent as JSON text. */
+function multipartBody(input: Json): Json {
+  const properties: Record<string, Json> = {};
+  const encoding: Record<string, Json> = {};
+  for (const [name, schema] of Object.entries((input.properties ?? {}) as Record<string, Json>)) {
+    properties[name] = schema.contentMediaType ? { type: "string", format: "binary" } : schema;
+    if (schema.type === "object") encoding[name] = { contentType: "application/json" };
+  }
+  return { required: true, content: { "multipart/form-data": { schema: { ...input, properties }, ...(Object.keys(encoding).length > 0 && { encoding }) } } };
 }
 
 function jsonBody(schema: unknown, required: boolean): Json {

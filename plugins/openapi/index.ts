@@ -55,11 +55,13 @@ export function openapiPlugin(config: OpenapiConfig = {}): AppPlugin {
       // after every plugin built, before the first request.
       ctx.hooks.ready.tap(async () => {
         if (runtime) return;
-        const [{ restRuntime }, { openapiDocument }] = await Promise.all([import("./rest.js"), import("./document.js")]);
+        const [{ restRuntime }, { openapiDocument }, { authPaths }] = await Promise.all([import("./rest.js"), import("./document.js"), import("./auth-paths.js")]);
         runtime = restRuntime(sealed!, operations);
-        document = JSON.stringify(openapiDocument(sealed!, operations, runtime.convert));
+        const auth = await authPaths(sealed!, sealed!.schema.auth ? "session" : undefined);
+        document = JSON.stringify(openapiDocument(sealed!, operations, runtime.convert, auth));
       });
-      const routes: RouteDefinition[] = operations.map((operation) => ({
+      // A multipart operation's route is its own plugin's (it streams the body); only the document lists it here.
+      const routes: RouteDefinition[] = operations.filter((operation) => !operation.multipart).map((operation) => ({
         method: operation.method,
         path: operation.route,
         handler: (event, context) => runtime!.handle(operation, event, context),

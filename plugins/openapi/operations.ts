@@ -21,6 +21,11 @@ export interface RestOperation {
   resource?: { name: string; table: string; action: ResourceAction; key: string };
   /** Path parameter names (a declared route's, or the resource key). */
   params: string[];
+  /**
+   * A procedure whose meta says `rest: { multipart: true }` (`file.upload`): its own plugin serves
+   * `POST /rest/<path>` with a `multipart/form-data` body; this plugin only documents it.
+   */
+  multipart?: true;
 }
 
 const RESOURCE_ROUTES: Record<ResourceAction, { method: RestOperation["method"]; keyed: boolean }> = {
@@ -34,13 +39,23 @@ const RESOURCE_ROUTES: Record<ResourceAction, { method: RestOperation["method"];
 /**
  * Every procedure the REST surface exposes, per DESIGN.md section 9: resources as
  * `GET/POST /rest/post` and `GET/PATCH/DELETE /rest/post/{id}`; other procedures
- * `POST /rest/<a>/<b>` unless they declare a route. `_admin.*`, `file.*` and live streams stay out.
+ * `POST /rest/<a>/<b>` unless they declare a route. `_admin.*`, `file.*` and streams stay out (live
+ * resources, async generator handlers and procedures whose output is an event iterator), but for a
+ * procedure whose plugin serves its own multipart route (`file.upload`).
  */
 export function restOperations(procedures: ReadonlyMap<string, AnyProcedure>): RestOperation[] {
   const operations: RestOperation[] = [];
   for (const [name, procedure] of procedures) {
-    if (name.startsWith("_admin.") || name.startsWith("file.")) continue;
     const def = procedure["~orpc"];
+    const multipart = (def.meta as { rest?: { multipart?: boolean } }).rest?.multipart === true;
+    if (multipart) {
+      const path = `/${name.split(".").join("/")}`;
+      operations.push({ name, method: "POST", route: `/rest${path}`, path, params: [], multipart });
+      continue;
+    }
+    if (name.startsWith("_admin.") || name.startsWith("file.")) continue;
+    // A stream answers on /rpc (server-sent events); plain JSON has nothing to say for it.
+    if (streams(procedure)) continue;
     const tag = (def.meta as { resource?: ResourceTag }).resource;
     if (tag) {
       if (tag.action === "live") continue;
@@ -74,4 +89,18 @@ export function restOperations(procedures: ReadonlyMap<string, AnyProcedure>): R
     operations.push({ name, method: "POST", route: `/rest${path}`, path, params: [] });
   }
   return operations;
+}
+
+const AsyncGeneratorFunction = Object.getPrototypeOf(async function* () {}).constructor;
+
+/** True for a procedure that answers with a stream of events rather than one value. */
+export function streams(procedure: AnyProcedure): boolean {
+  const def = procedure["~orpc"];
+  return def.handler instanceof AsyncGeneratorFunction || isEventIterator(def.outputSchema);
+}
+
+/** oRPC's `eventIterator(schema)` marks its schema with this symbol (read by description: it is not exported). */
+function isEventIterator(schema: unknown): boolean {
+  const standard = (schema as { "~standard"?: object } | undefined)?.["~standard"];
+  return standard !== undefined && Object.getOwnPropertySymbols(standard).some((symbol) => symbol.description === "ORPC_EVENT_ITERATOR_DETAILS");
 }

@@ -3,7 +3,7 @@ import type { JSONSchema } from "@orpc/openapi";
 import { StandardBracketNotationSerializer } from "@orpc/openapi-client/standard";
 import { ZodToJsonSchemaConverter } from "@orpc/zod/zod4";
 import { RpcError, columnInput, errorResponse, toPlainJson, type AppRpcContext, type RequestEvent, type SealedApp, type TableModel } from "../../kernel/index.js";
-import { listQuerySchema, includeSchema, type Convert } from "./schemas.js";
+import { listQuerySchema, type Convert } from "./schemas.js";
 import type { RestOperation } from "./operations.js";
 
 /**
@@ -19,6 +19,12 @@ export interface RestRuntime {
 }
 
 type Decode = (event: RequestEvent) => Promise<unknown>;
+
+/**
+ * `include[name]=true` read as a boolean whatever the name, so the procedure, not the coercer,
+ * judges it: a relation that is not includable gets the message `/rpc` gives, naming the includable ones.
+ */
+const ANY_INCLUDE = { type: "object", additionalProperties: { type: "boolean" } } satisfies JSONSchema;
 
 export function restRuntime(sealed: SealedApp, operations: readonly RestOperation[]): RestRuntime {
   const converter = new ZodToJsonSchemaConverter();
@@ -67,7 +73,8 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
     const includable = registry?.get(resource.name)?.includable ?? [];
     switch (resource.action) {
       case "list": {
-        const schema = listQuerySchema(table, includable, convert);
+        const documented = listQuerySchema(table, includable, convert);
+        const schema = { ...(documented as object), properties: { ...documented.properties, include: ANY_INCLUDE } } as JSONSchema;
         return async (event) => {
           const args = query(event);
           return args && coerce(schema, args);
@@ -77,7 +84,7 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
         return body;
       case "get": {
         const key = keyOf(table, resource.key);
-        const include = { type: "object", properties: { include: includeSchema(includable) } } satisfies JSONSchema;
+        const include = { type: "object", properties: { include: ANY_INCLUDE } } satisfies JSONSchema;
         return async (event) => ({ ...(coerce(include, query(event) ?? {}) as object), where: { [resource.key]: key(event) } });
       }
       case "update": {
@@ -97,6 +104,12 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
       try {
         const input = await decoders.get(operation)!(event);
         const output = await sealed.call(operation.name, input, { event, context, source: "rest" });
+        if (isAsyncIterator(output)) {
+          // A stream the operation list could not foresee (a plain function returning an iterator):
+          // end it, and send the caller where streams are served.
+          await output.return?.();
+          throw new RpcError("NOT_ACCEPTABLE", { status: 406, message: `${operation.name} answers with a stream of events: call it on /rpc/${operation.name.split(".").join("/")}` });
+        }
         return new Response(toPlainJson(output, days.get(operation.name)), { headers: { "content-type": "application/json" } });
       } catch (error) {
         return errorResponse(sealed.toError(error, "rest"), false);
@@ -131,4 +144,8 @@ function withParams(input: unknown, params: Record<string, string>, names: reado
   if (names.length === 0) return input;
   const values = Object.fromEntries(names.map((name) => [name, params[name]]));
   return typeof input === "object" && input !== null && !Array.isArray(input) ? { ...input, ...values } : values;
+}
+
+function isAsyncIterator(value: unknown): value is AsyncIterator<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function";
 }

@@ -11,12 +11,12 @@ export type Convert = (schema: unknown, strategy: "input" | "output") => JSONSch
 /** A row as plain JSON returns it (DESIGN.md section 5: values on the wire). */
 export function rowSchema(table: TableModel): JSONSchema {
   const properties: Record<string, JSONSchema> = {};
-  for (const [name, column] of Object.entries(table.columns)) properties[name] = outputColumn(column);
+  for (const [name, column] of Object.entries(table.columns)) properties[name] = outputColumn(column, name);
   return { type: "object", properties, required: Object.keys(properties) };
 }
 
-function outputColumn(column: ColumnModel): JSONSchema {
-  const schema = outputValue(column);
+function outputColumn(column: ColumnModel, name: string): JSONSchema {
+  const schema = { ...outputValue(column), examples: [exampleOf(column, name)] };
   if (!column.nullable) return schema;
   return typeof schema.type === "string" ? { ...(schema as object), type: [schema.type, "null"] } : { anyOf: [schema, { type: "null" }] };
 }
@@ -51,6 +51,49 @@ function outputValue(column: ColumnModel): Exclude<JSONSchema, boolean> {
 }
 
 const TEXT_TYPES = new Set(["text", "varchar", "uuid"]);
+
+/**
+ * A value of the column a reader could send as it is, so the reference page shows `"A title"` and
+ * `"2026-01-02T03:04:05.000Z"` rather than `"string"`.
+ */
+export function exampleOf(column: ColumnModel, name: string): unknown {
+  if (column.enum) return column.enum.values[0];
+  switch (column.type) {
+    case "serial":
+    case "integer":
+      return 1;
+    case "real":
+      return 1.5;
+    case "boolean":
+      return true;
+    case "timestamp":
+      return "2026-01-02T03:04:05.000Z";
+    case "date":
+      return "2026-01-02";
+    case "uuid":
+      return "6f1c1a2e-1111-4222-8333-444455556666";
+    case "bigint":
+      return "9007199254740993";
+    case "decimal":
+      return "10.50";
+    case "bytes":
+      return "aGVsbG8=";
+    case "jsonb":
+      return { key: "value" };
+    default:
+      return `A ${name.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase()}`;
+  }
+}
+
+/** Adds each column's example to a converted body schema's properties (in place, where absent). */
+export function withExamples(schema: JSONSchema, table: TableModel): JSONSchema {
+  const properties = typeof schema === "object" ? (schema.properties as Record<string, Exclude<JSONSchema, boolean>> | undefined) : undefined;
+  for (const [name, property] of Object.entries(properties ?? {})) {
+    const column = table.columns[name];
+    if (column && typeof property === "object" && property.examples === undefined) property.examples = [exampleOf(column, name)];
+  }
+  return schema;
+}
 
 /**
  * A list's `where` as a JSON Schema: per column a value or an operator object, plus `AND`/`OR`

@@ -52,6 +52,9 @@ describe.each(families())("the _admin API on %s", (family) => {
     const session = body.tables.find((table: any) => table.name === "session");
     expect(session.writable).toBe(false);
     expect(session.columns.find((column: any) => column.name === "token").secret).toBe(true);
+    // What the schema declares, foreign-key actions included; a plain reference carries none.
+    expect(session.columns.find((column: any) => column.name === "userId").references).toEqual({ table: "user", column: "id", onDelete: "cascade" });
+    expect(post.columns[4].references).toEqual({ table: "user", column: "id" });
     expect(body.tables.find((table: any) => table.name === "account").columns.filter((c: any) => c.secret).map((c: any) => c.name)).toEqual([
       "accessToken",
       "refreshToken",

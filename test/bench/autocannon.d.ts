@@ -15,9 +15,12 @@ declare module "autocannon" {
       /** Stop after this many requests instead of after `duration`. */
       amount?: number;
       requests?: Request[];
+      /** Drive from this many worker threads instead of the calling thread. */
+      workers?: number;
     }
     interface Result {
       requests: { average: number; total: number };
+      latency: { p50: number; p99: number; max: number };
       non2xx: number;
       errors: number;
     }

@@ -12,13 +12,44 @@ import { measure, print, type Stats } from "./measure.js";
 
 /**
  * Files: upload and download of 1 MB and 10 MB through `handle()` (multipart in, bytes out) against
- * writing and reading the same bytes with the storage adapter directly; and the peak RSS growth
- * during a 10 MB upload. Run on the unstorage fs adapter (bytes on disk, as `npm start` keeps them)
- * and on the memory adapter (nothing but Trellis' own work on top of a copy).
+ * writing and reading the same bytes with the storage adapter directly; the peak RSS growth during a
+ * 10 MB upload and download; and how much of a 200 MB upload against a 10 MB limit is read. Run on
+ * the unstorage fs adapter (bytes on disk, as `npm start` keeps them) and on the memory adapter
+ * (nothing but Trellis' own work on top of a copy).
+ *
+ * Requests carry their body as `serve()` hands it over: a stream of 64 KiB chunks with a declared
+ * length. Responses are drained chunk by chunk, as a socket writes them, never gathered.
  */
 
 const model = schema("1").files({ owner: false }).build();
 const ORIGIN = "http://localhost";
+const SOCKET_CHUNK = 64 * 1024;
+
+/** Bytes already received, as a socket's chunks: views, never copies. */
+function socketStream(bytes: Uint8Array, onPull?: (length: number) => void): ReadableStream<Uint8Array> {
+  let offset = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (offset >= bytes.byteLength) return controller.close();
+      const chunk = bytes.subarray(offset, offset + SOCKET_CHUNK);
+      offset += chunk.byteLength;
+      onPull?.(chunk.byteLength);
+      controller.enqueue(chunk);
+    },
+  });
+}
+
+/** A response body read to its end a chunk at a time; its length. */
+async function drain(body: ReadableStream<Uint8Array> | null): Promise<number> {
+  if (!body) return 0;
+  const reader = body.getReader();
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return length;
+    length += value.byteLength;
+  }
+}
 
 export async function run(): Promise<void> {
   const base = await mkdtemp(join(tmpdir(), "trellis-bench-files-"));
@@ -26,6 +57,7 @@ export async function run(): Promise<void> {
     // First, while no 10 MB buffer was ever allocated in this process.
     await memoryGrowth("fs adapter (unstorage)", fromStore(createStorage({ driver: fsDriver({ base }) })));
     await memoryGrowth("memory adapter (the stored copy counts)", memoryStorage());
+    await oversized(fromStore(createStorage({ driver: fsDriver({ base }) })));
     await suite("fs adapter (unstorage)", fromStore(createStorage({ driver: fsDriver({ base }) })), () => rm(base, { recursive: true, force: true }));
     await suite("memory adapter", memoryStorage(), async () => {});
   } finally {
@@ -49,9 +81,10 @@ async function encodedUpload(payload: Uint8Array<ArrayBuffer>): Promise<() => Re
   form.set("data", JSON.stringify({ json: { file: {} }, maps: [["file"]] }));
   form.set("0", new Blob([payload], { type: "application/octet-stream" }), "payload.bin");
   const encoded = new Request(`${ORIGIN}/rpc/file/upload`, { method: "POST", body: form });
-  const headers = { "content-type": encoded.headers.get("content-type")! };
+  const headers = { "content-type": encoded.headers.get("content-type")!, "content-length": "" };
   const body = new Uint8Array(await encoded.arrayBuffer());
-  return () => new Request(`${ORIGIN}/rpc/file/upload`, { method: "POST", body, headers: { ...headers, "content-length": String(body.byteLength) } });
+  headers["content-length"] = String(body.byteLength);
+  return () => new Request(`${ORIGIN}/rpc/file/upload`, { method: "POST", body: socketStream(body), headers, duplex: "half" } as RequestInit);
 }
 
 async function suite(label: string, storage: AppStorage, clear: () => Promise<void>): Promise<void> {
@@ -97,10 +130,11 @@ async function suite(label: string, storage: AppStorage, clear: () => Promise<vo
       const key = (await app.db.selectFrom("file").select("key").where("id", "=", record.json.id).executeTakeFirstOrThrow()).key as string;
       const download = async () => {
         const response = await app.handle(new Request(`${ORIGIN}${record.json.url}`));
-        if ((await response.arrayBuffer()).byteLength !== size) throw new Error("short download");
+        if ((await drain(response.body)) !== size) throw new Error("short download");
       };
       const read = () => storage.get(key);
       const downloads = [await best(`direct storage.get ${mb}`, read, false), await best(`GET /files/:id through handle() ${mb}`, download, false)];
+      downloads.push(await best(`direct storage.getStream drained ${mb}`, async () => drain(await storage.getStream!(key)), false));
       print(`files, ${label}: download ${mb}`, downloads, { of: `GET /files/:id through handle() ${mb}`, to: `direct storage.get ${mb}`, target: size >= 10 * 1024 * 1024 ? 0.7 : 0 });
       await clear();
     }
@@ -127,13 +161,69 @@ async function memoryGrowth(label: string, storage: AppStorage): Promise<void> {
     let peak = before;
     const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 1);
     const response = await app.handle(request);
-    await response.arrayBuffer();
+    const record = (await response.json()) as { json: { url: string } };
     clearInterval(timer);
     peak = Math.max(peak, process.memoryUsage().rss);
     const growth = peak - before;
     const ratio = growth / size;
-    console.log(`\n## files, ${label}: peak RSS growth during a 10 MB upload`);
-    console.log(`  ${(growth / 1024 / 1024).toFixed(1)} MB = ${ratio.toFixed(2)}x the file (target < 3x) ${ratio < 3 ? "OK" : "ABOVE TARGET"}`);
+    console.log(`\n## files, ${label}: peak RSS growth during a 10 MB upload, then a 10 MB download`);
+    console.log(`  upload:   ${(growth / 1024 / 1024).toFixed(1)} MB = ${ratio.toFixed(2)}x the file (target < 1.5x) ${ratio < 1.5 ? "OK" : "ABOVE TARGET"}`);
+    (globalThis as { gc?: () => void }).gc?.();
+    const beforeDownload = process.memoryUsage().rss;
+    let downloadPeak = beforeDownload;
+    const sampler = setInterval(() => (downloadPeak = Math.max(downloadPeak, process.memoryUsage().rss)), 1);
+    await drain((await app.handle(new Request(`${ORIGIN}${record.json.url}`))).body);
+    clearInterval(sampler);
+    downloadPeak = Math.max(downloadPeak, process.memoryUsage().rss);
+    const downloadRatio = (downloadPeak - beforeDownload) / size;
+    console.log(`  download: ${((downloadPeak - beforeDownload) / 1024 / 1024).toFixed(1)} MB = ${downloadRatio.toFixed(2)}x the file (target < 1.5x) ${downloadRatio < 1.5 ? "OK" : "ABOVE TARGET"}`);
+  } finally {
+    await app.close();
+  }
+}
+
+/**
+ * A 200 MB upload against a 10 MB limit, generated as it is read: with a declared length (refused
+ * before the body is read) and chunked (counted as it arrives). Target: at most the limit plus one
+ * chunk read past the route's allowance.
+ */
+async function oversized(storage: AppStorage): Promise<void> {
+  const limit = 10 * 1024 * 1024;
+  const app = await new App({ db: sqliteMemory(), storage, health: false })
+    .schema(model)
+    .files({ maxBytes: limit, permissions: { upload: "public", list: "public", get: "public", delete: "public" } })
+    .start();
+  try {
+    console.log("\n## files: a 200 MB upload against a 10 MB limit");
+    const total = 200 * 1024 * 1024;
+    const boundary = "----trellis-bench";
+    const head = new TextEncoder().encode(
+      `--${boundary}\r\nContent-Disposition: form-data; name="data"\r\n\r\n{"json":{"file":{}},"maps":[["file"]]}\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="0"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    );
+    const allowance = limit + 64 * 1024; // the route's body limit: maxBytes plus the envelope
+    for (const [label, headers] of [
+      ["declared Content-Length", { "content-length": String(total + head.byteLength) }],
+      ["chunked", { "transfer-encoding": "chunked" }],
+    ] as const) {
+      let read = 0;
+      const filler = new Uint8Array(SOCKET_CHUNK).fill(7);
+      let sentHead = false;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const chunk = sentHead ? filler : head;
+          sentHead = true;
+          read += chunk.byteLength;
+          if (read > total) return controller.close();
+          controller.enqueue(chunk);
+        },
+      });
+      const response = await app.handle(
+        new Request(`${ORIGIN}/rpc/file/upload`, { method: "POST", body, headers: { ...headers, "content-type": `multipart/form-data; boundary=${boundary}` }, duplex: "half" } as RequestInit),
+      );
+      const ok = response.status === 413 && read <= allowance + SOCKET_CHUNK;
+      console.log(`  ${label.padEnd(24)} ${response.status}, read ${(read / 1024 / 1024).toFixed(2)} MB (target: 413 after at most ${((allowance + SOCKET_CHUNK) / 1024 / 1024).toFixed(2)} MB) ${ok ? "OK" : "ABOVE TARGET"}`);
+    }
   } finally {
     await app.close();
   }

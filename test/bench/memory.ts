@@ -56,7 +56,11 @@ const detail = (u: Usage) => `(JS heap ${mb(u.heapUsed)} of ${mb(u.heapTotal)}, 
 
 export async function run(): Promise<void> {
   const outDir = fileURLToPath(new URL("../../.app/bench", import.meta.url));
-  await build({ entry: { "memory-child": fileURLToPath(new URL("./memory-child.ts", import.meta.url)) }, outDir, format: ["esm"], target: "node20", silent: true, config: false });
+  await build({ entry: {
+      "memory-child": fileURLToPath(new URL("./memory-child.ts", import.meta.url)),
+      // The embedded database thread's module, beside the bundle as the package ships it.
+      "embedded-thread": fileURLToPath(new URL("../../kernel/embedded/worker/thread.ts", import.meta.url)),
+    }, outDir, format: ["esm"], target: "node20", silent: true, config: false });
   const child = fork(`${outDir}/memory-child.js`, [], { execArgv: [...(process.env.MEMORY_GC ? ["--expose-gc"] : []), ...(process.env.MEMORY_NODE_FLAGS ?? NPM_START_FLAGS).split(" ").filter(Boolean)], env: { ...process.env, ...(process.env.MEMORY_ARENAS ? { MALLOC_ARENA_MAX: process.env.MEMORY_ARENAS } : {}) }, stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const { url, cookie } = await new Promise<{ url: string; cookie: string }>((resolve, reject) => {
     child.once("message", (message) => resolve(message as { url: string; cookie: string }));

@@ -20,6 +20,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   types: () => import("./types.js"),
   files: () => import("./files.js"),
   memory: () => import("./memory.js"),
+  jobs: () => import("./jobs.js"),
   mail: () => import("./mail.js"),
   chaos: () => import("./chaos.js"),
   soak: () => import("./soak.js"),

@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -186,6 +186,34 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
       expect(drift.stdout).toContain("pinned");
     } finally {
       await writeFile(schemaFile, original);
+    }
+  });
+
+  it.runIf(name === "embedded")("dev serves the app and reloads it when a source file changes", { timeout: 180_000 }, async () => {
+    const port = String(20_000 + Math.floor(Math.random() * 20_000));
+    const server = spawn(process.execPath, [tsx, cli, "dev"], { cwd: dir, env: { ...process.env, ...env(), PORT: port, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    let output = "";
+    server.stdout.on("data", (chunk) => (output += chunk));
+    server.stderr.on("data", (chunk) => (output += chunk));
+    const appFile = join(dir, "src/app.ts");
+    const original = await readFile(appFile, "utf8");
+    const until = async (path: string, status: number) => {
+      for (let attempt = 0; attempt < 400; attempt++) {
+        const response = await fetch(`http://localhost:${port}${path}`).catch(() => undefined);
+        if (response?.status === status) return response;
+        await new Promise((wait) => setTimeout(wait, 250));
+      }
+      throw new Error(`GET ${path} never answered ${status}:\n${output}`);
+    };
+    try {
+      await until("/health", 200);
+      expect((await fetch(`http://localhost:${port}/ping`)).status).toBe(404);
+      await writeFile(appFile, original.replace(".procedure(\n", '.route("GET", "/ping", () => ({ pong: true }))\n    .procedure(\n'));
+      const ping = await until("/ping", 200);
+      expect(await ping.json()).toEqual({ pong: true });
+    } finally {
+      process.kill(-server.pid!, "SIGTERM");
+      await writeFile(appFile, original);
     }
   });
 

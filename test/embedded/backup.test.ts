@@ -13,7 +13,7 @@ import { App, type BuiltApp } from "../../presets/trellis.js";
 const v1 = schema("1").table("note", (t) => ({ id: t.serial().primaryKey(), body: t.text() })).build();
 
 describe("embedded backups", () => {
-  const database = embedded({ dataDir: "memory://" });
+  const database = embedded({ dataDir: "memory://", thread: "main" });
   let app: BuiltApp<any, any>;
   let backup: Uint8Array;
   const acknowledged: number[] = [];

@@ -50,4 +50,4 @@ it("defaults to <cwd>/.app/embedded, takes over a stale lock, and keeps data acr
   await second.close();
   expect(existsSync(lockPath)).toBe(false);
   await reopened.destroy(); // after close(): nothing left to do, and no error
-}, 60_000);
+}, 120_000); // initdb in a child process, then the database thread starts: slow on a loaded machine

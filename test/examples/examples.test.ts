@@ -1,33 +1,33 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { embedded } from "../../kernel/embedded/index.js";
+import type { InferRouter } from "trellis";
+import { testApp, type Actor, type TestApp } from "trellis/testing";
 import { createBlog } from "../../examples/blog/app.js";
 import { createSlimApp } from "../../examples/custom-preset/app.js";
 import { createAppWithRequestIds } from "../../examples/in-house-plugin/app.js";
 import { request, rpc, sqliteMemory } from "../support/app.js";
-import { signUp, type SignedIn } from "../support/auth.js";
 
-describe("examples/blog: the App facade on the default preset, embedded database", () => {
-  let app: Awaited<ReturnType<ReturnType<typeof createBlog>["start"]>>;
-  let ada: SignedIn;
-  let bo: SignedIn;
+describe("examples/blog: the App facade on the default preset, embedded database, tested with trellis/testing", () => {
+  let t: TestApp<InferRouter<ReturnType<typeof createBlog>>>;
+  let ada: Actor<InferRouter<ReturnType<typeof createBlog>>>;
+  let bo: Actor<InferRouter<ReturnType<typeof createBlog>>>;
   beforeAll(async () => {
-    app = await createBlog(embedded({ dataDir: "memory://" }), { onError: () => {} }).start();
-    ada = await signUp(app, "ada@example.test");
-    bo = await signUp(app, "bo@example.test");
+    t = await testApp(({ db }) => createBlog(db, { onError: () => {} }));
+    ada = await t.signUp({ email: "ada@example.test" });
+    bo = await t.signUp({ email: "bo@example.test" });
   });
   afterAll(async () => {
-    await app?.close();
+    await t?.close();
   });
 
   it("mounts every first-party plugin in a fixed, resolved order", () => {
-    expect(app.describe().plugins).toMatchSnapshot();
-    expect(app.describe().procedures).toEqual(expect.arrayContaining(["me", "post.publish", "post.list", "comment.delete"]));
+    expect(t.app.describe().plugins).toMatchSnapshot();
+    expect(t.app.describe().procedures).toEqual(expect.arrayContaining(["me", "post.publish", "post.list", "comment.delete"]));
   });
 
   it("migrated every schema version", async () => {
-    const { results } = await app.migrator.migrateToLatest();
+    const { results } = await t.app.migrator.migrateToLatest();
     expect(results).toEqual([]);
-    const migrations = await app.migrator.getMigrations();
+    const migrations = await t.app.migrator.getMigrations();
     expect(migrations.map((m) => [m.name, m.executedAt !== undefined])).toEqual([
       ["0001_1", true],
       ["0002_2", true],
@@ -36,36 +36,33 @@ describe("examples/blog: the App facade on the default preset, embedded database
   });
 
   it("lets a signed-in author write, publish and comment, and protects posts by owner", async () => {
-    const created = await rpc(app, "post.create", { title: "Hello", slug: "hello" }, { cookie: ada.cookie });
-    expect(created).toMatchObject({ status: 200, body: { title: "Hello", authorId: ada.userId, status: "draft" } });
-    const id = created.body.id;
-    expect((await rpc(app, "post.update", { where: { id }, data: { title: "Mine now" } }, { cookie: bo.cookie })).status).toBe(404);
-    expect((await rpc(app, "post.publish", { id }, { cookie: ada.cookie })).body).toEqual({ id, status: "published" });
-    expect((await rpc(app, "comment.create", { postId: id, body: "Nice" }, { cookie: bo.cookie })).status).toBe(200);
-    const withComments = await rpc(app, "post.get", { where: { id }, include: { comments: true } });
-    expect(withComments.body.comments).toHaveLength(1);
-    expect(await request(app, "GET", "/")).toMatchObject({ status: 200, body: { publishedPosts: 1, signedIn: false } });
-    expect((await rpc(app, "me", undefined, { cookie: ada.cookie })).body).toEqual({ id: ada.userId, email: "ada@example.test" });
+    const created = await ada.client.post.create({ title: "Hello", slug: "hello" });
+    expect(created).toMatchObject({ title: "Hello", authorId: ada.user.id, status: "draft" });
+    const id = created.id;
+    await expect(bo.client.post.update({ where: { id }, data: { title: "Mine now" } })).rejects.toMatchObject({ status: 404 });
+    expect(await ada.client.post.publish({ id })).toEqual({ id, status: "published" });
+    await bo.client.comment.create({ postId: id, body: "Nice" });
+    const withComments = await t.anonymous.client.post.get({ where: { id }, include: { comments: true } });
+    expect(withComments.comments).toHaveLength(1);
+    const home = await t.anonymous.fetch("/");
+    expect(home.status).toBe(200);
+    expect(await home.json()).toMatchObject({ publishedPosts: 1, signedIn: false });
+    expect(await ada.client.me()).toEqual({ id: ada.user.id, email: "ada@example.test" });
   });
 
   it("uploads an image attached to the author's post, lists it on the post and serves it to anyone", async () => {
-    const post = (await rpc(app, "post.create", { title: "With a picture" }, { cookie: ada.cookie })).body;
-    const form = new FormData();
-    form.set("data", JSON.stringify({ json: { file: {}, attach: { table: "post", entityId: post.id, role: "cover" } }, maps: [["file"]] }));
-    form.set("0", new Blob([new Uint8Array([0x89, 0x50, 0x4e, 0x47])], { type: "image/png" }), "cover.png");
-    const sent = await app.handle(new Request("http://localhost:3000/rpc/file/upload", { method: "POST", headers: { cookie: ada.cookie }, body: form }));
-    expect(sent.status).toBe(200);
-    const image = (await sent.json()).json;
-    expect(image).toMatchObject({ name: "cover.png", type: "image/png", size: 4, userId: ada.userId });
-    const listed = await rpc(app, "file.list", { attachedTo: { table: "post", entityId: post.id } });
-    expect(listed.body.map((file: { id: string }) => file.id)).toEqual([image.id]);
-    const download = await request(app, "GET", image.url);
+    const post = await ada.client.post.create({ title: "With a picture" });
+    const image = await ada.client.file.upload({ file: new File([new Uint8Array([0x89, 0x50, 0x4e, 0x47])], "cover.png", { type: "image/png" }), attach: { table: "post", entityId: post.id, role: "cover" } });
+    expect(image).toMatchObject({ name: "cover.png", type: "image/png", size: 4, userId: ada.user.id });
+    const listed = await t.anonymous.client.file.list({ attachedTo: { table: "post", entityId: post.id } });
+    expect(listed.map((file) => file.id)).toEqual([image.id]);
+    const download = await t.anonymous.fetch(image.url);
     expect(download.status).toBe(200);
     expect(download.headers.get("content-type")).toBe("image/png");
     // Bo may not attach his image to Ada's post, nor upload anything but images.
-    const bos = await app.client({ cookie: bo.cookie }).file.upload({ file: new File(["x"], "b.png", { type: "image/png" }) });
-    expect((await rpc(app, "file.attach", { fileId: bos.id, table: "post", entityId: post.id }, { cookie: bo.cookie })).status).toBe(404);
-    expect(await app.client({ cookie: bo.cookie }).file.upload({ file: new File(["<p>"], "x.html", { type: "text/html" }) }).catch((error) => error.status)).toBe(415);
+    const bos = await bo.client.file.upload({ file: new File(["x"], "b.png", { type: "image/png" }) });
+    await expect(bo.client.file.attach({ fileId: bos.id, table: "post", entityId: post.id })).rejects.toMatchObject({ status: 404 });
+    await expect(bo.client.file.upload({ file: new File(["<p>"], "x.html", { type: "text/html" }) })).rejects.toMatchObject({ status: 415 });
   });
 });
 

@@ -12,8 +12,9 @@ import tsupConfig from "../../tsup.config.js";
 const root = resolve(import.meta.dirname, "../..");
 const pkg = JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as { exports: Record<string, { types: string; import: string }>; bin: Record<string, string> };
 const tsconfig = ts.readConfigFile(resolve(root, "tsconfig.json"), ts.sys.readFile).config as { compilerOptions: { paths: Record<string, string[]> } };
-// `cli` is built for the `trellis` bin, not imported: it has no export of its own.
-const { cli, ...entry } = (tsupConfig as { entry: Record<string, string> }).entry;
+// `cli` is built for the `trellis` bin and `embedded-thread` for the embedded database's worker:
+// neither is imported, so neither has an export of its own.
+const { cli, "embedded-thread": thread, ...entry } = (tsupConfig as { entry: Record<string, string> }).entry;
 const build = ts.readConfigFile(resolve(root, "tsconfig.build.json"), ts.sys.readFile).config as { include: string[] };
 
 /** `.` is `index`; `./node` is `node`. */
@@ -24,6 +25,7 @@ describe("entry points", () => {
   it("the trellis bin starts the built CLI", () => {
     expect(pkg.bin).toEqual({ trellis: "./dist/bin.js" });
     expect(cli).toBe("presets/cli/index.ts");
+    expect(thread).toBe("kernel/embedded/worker/thread.ts");
   });
 
   it("every export is built from the source its tsconfig path names, with its declarations", () => {

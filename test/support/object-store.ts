@@ -57,9 +57,10 @@ export async function startObjectStore(bucket = "trellis-test"): Promise<ObjectS
     forcePathStyle: true,
     credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
   });
-  const { GetObjectCommand, PutObjectCommand, DeleteObjectCommand } = sdk;
+  const { GetObjectCommand, PutObjectCommand, DeleteObjectCommand, CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand, AbortMultipartUploadCommand } = sdk;
+  const commands = { GetObjectCommand, PutObjectCommand, DeleteObjectCommand, CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand, AbortMultipartUploadCommand };
   return {
-    storage: fromObjectStore(client, { GetObjectCommand, PutObjectCommand, DeleteObjectCommand }, bucket),
+    storage: fromObjectStore(client, commands, bucket),
     bucket,
     endpoint,
     stop,

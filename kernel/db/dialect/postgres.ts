@@ -5,11 +5,17 @@ import { reentrant, type ReentrantDialect } from "./reentrant.js";
 import { explainConnectError, parsePostgresUrl, type PostgresTarget } from "./postgres-url.js";
 import { importPeer } from "../../runtime/peers.js";
 
+/**
+ * The server cancels a statement running longer than this (`statement_timeout`, a pool option), so
+ * one heavy query cannot hold a connection indefinitely; migrations lift it for their own steps.
+ */
+export const STATEMENT_TIMEOUT_MS = 30_000;
+
 export type PostgresDialectOptions =
   | {
       /** `postgres://user:password@host:port/database` */
       connectionString: string;
-      /** Further pg Pool options (`max`, `options`, `ssl`, ...). */
+      /** Further pg Pool options (`max`, `options`, `ssl`, `statement_timeout` (default 30000), ...). */
       poolConfig?: Omit<PoolConfig, "connectionString" | "types">;
     }
   | {
@@ -35,7 +41,7 @@ export function postgresDialect(options: PostgresDialectOptions): ReentrantDiale
         const pool =
           "pool" in options
             ? options.pool
-            : new pg.Pool({ connectionTimeoutMillis: 10_000, ...options.poolConfig, connectionString: options.connectionString, types });
+            : new pg.Pool({ connectionTimeoutMillis: 10_000, statement_timeout: STATEMENT_TIMEOUT_MS, ...options.poolConfig, connectionString: options.connectionString, types });
         // An idle pooled connection dropped by the server (a restart, a failover, an admin's
         // pg_terminate_backend) is an 'error' event on the pool; unhandled, it would end the
         // process. The pool has already discarded that client and the next query opens a new one;

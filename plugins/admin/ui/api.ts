@@ -61,3 +61,40 @@ export const mailAdmin = (client as unknown as {
     };
   };
 })._admin.mail;
+
+/** A job as `_admin.jobs.*` lists it. */
+export interface JobSummary {
+  id: string;
+  queue: string;
+  state: "created" | "retry" | "active" | "completed" | "cancelled" | "failed";
+  data: unknown;
+  attempts: number;
+  maxAttempts: number;
+  error: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  completedAt: Date | null;
+}
+
+/** A queue as `_admin.jobs.queues` lists it. */
+export interface QueueSummary {
+  name: string;
+  kind: "job" | "cron";
+  cron: string | null;
+  tz: string | null;
+  counts: Record<JobSummary["state"], number>;
+}
+
+/**
+ * `_admin.jobs.*`, served when the app has `.jobs()` (its section of `_admin`). Typed here by its
+ * shape, as the mail section is: the admin plugin does not import the jobs plugin's files.
+ */
+export const jobsAdmin = (client as unknown as {
+  _admin: {
+    jobs: {
+      queues(): Promise<QueueSummary[]>;
+      failed(input: { queue?: string; take?: number }): Promise<JobSummary[]>;
+      retry(input: { queue: string; id: string }): Promise<JobSummary>;
+    };
+  };
+})._admin.jobs;

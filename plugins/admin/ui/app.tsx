@@ -4,6 +4,7 @@ import { SignIn } from "./sign-in.js";
 import { Overview } from "./overview.js";
 import { Browse } from "./browse.js";
 import { MailView } from "./mail.js";
+import { Jobs } from "./jobs.js";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta };
 
@@ -17,6 +18,7 @@ export function App() {
   const [state, setState] = useState<State>({ kind: "loading" });
   const [table, setTable] = useState<string | undefined>(tableInHash());
   const [mailInHash, setMailInHash] = useState(location.hash === "#/mail");
+  const [jobsInHash, setJobsInHash] = useState(location.hash === "#/jobs");
 
   const load = async () => {
     try {
@@ -34,6 +36,7 @@ export function App() {
     const onHash = () => {
       setTable(tableInHash());
       setMailInHash(location.hash === "#/mail");
+      setJobsInHash(location.hash === "#/jobs");
     };
     addEventListener("hashchange", onHash);
     return () => removeEventListener("hashchange", onHash);
@@ -72,6 +75,9 @@ export function App() {
   const current = meta.tables.find((t) => t.name === table);
   const mail = meta.plugins.includes("mail");
   const mailOpen = mail && mailInHash;
+  // `_admin.jobs.*` exists only on apps with `.jobs()`.
+  const jobs = meta.plugins.includes("jobs");
+  const jobsOpen = jobs && jobsInHash;
   return (
     <div class="layout">
       <header class="top">
@@ -79,8 +85,9 @@ export function App() {
         <button type="button" class="quiet" onClick={leave}>Sign out</button>
       </header>
       <nav aria-label="Tables" class="side">
-        <a href="#/" aria-current={current || mailOpen ? undefined : "page"}>Overview</a>
+        <a href="#/" aria-current={current || mailOpen || jobsOpen ? undefined : "page"}>Overview</a>
         {mail && <a href="#/mail" aria-current={mailOpen ? "page" : undefined}>Mail</a>}
+        {jobs && <a href="#/jobs" aria-current={jobsOpen ? "page" : undefined}>Jobs</a>}
         <h2>Tables</h2>
         <ul>
           {meta.tables.map((t) => (
@@ -93,7 +100,7 @@ export function App() {
         </ul>
       </nav>
       <main class="content">
-        {current ? <Browse key={current.name} table={current} mail={mail} onChanged={load} /> : mailOpen ? <MailView /> : <Overview meta={meta} />}
+        {current ? <Browse key={current.name} table={current} mail={mail} onChanged={load} /> : mailOpen ? <MailView /> : jobsOpen ? <Jobs /> : <Overview meta={meta} />}
       </main>
     </div>
   );

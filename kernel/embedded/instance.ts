@@ -1,0 +1,40 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+// `live` is part of @electric-sql/pglite itself (a dependency), so it is always there.
+import { live, type LiveNamespace } from "@electric-sql/pglite/live";
+import { pgliteTypeOptions } from "../db/dialect/family.js";
+import { lazyVector, loadVector } from "./extensions.js";
+import { freshCluster } from "./fresh-cluster.js";
+import { memoryTemplate, PendingBlob } from "./template.js";
+
+/** The PGlite instance, with the `live` extension's namespace. */
+export type EmbeddedClient = PGlite & { live: LiveNamespace };
+
+export const MEMORY = "memory://";
+
+/**
+ * One PGlite instance as `embedded()` configures it, on whichever thread calls this: the
+ * request thread (`thread: "main"`) or the database thread (worker/thread.ts). `started`
+ * resolves once it runs and the `vector` extension exists; it is started at once, so
+ * `create extension` is queued ahead of anything a caller sends.
+ */
+export function openInstance(dataDir: string, sharedBuffers: string): { client: EmbeddedClient; started: Promise<void> } {
+  const client = new PGlite(dataDir, {
+    ...pgliteTypeOptions,
+    extensions: { vector: lazyVector, live },
+    postgresqlconf: [`shared_buffers = ${sharedBuffers}`],
+    loadDataDir: dataDir === MEMORY ? new PendingBlob(memoryTemplate) : isNewCluster(dataDir) ? new PendingBlob(freshCluster) : undefined,
+  }) as EmbeddedClient;
+  const started = (async () => {
+    await client.waitReady;
+    if (await loadVector()) await client.exec("create extension if not exists vector");
+  })();
+  started.catch(() => {}); // reported to whoever awaits it, not as an unhandled rejection
+  return { client, started };
+}
+
+/** A directory PostgreSQL has not initialised yet (no `PG_VERSION`). */
+function isNewCluster(dataDir: string): boolean {
+  return !existsSync(join(dataDir, "PG_VERSION"));
+}

@@ -1,0 +1,98 @@
+import type { Results, Transaction } from "@electric-sql/pglite";
+import type { PGliteLike } from "../../db/dialect/pglite.js";
+import type { DatabaseThread } from "./host.js";
+
+/**
+ * One embedded database on the database thread, seen from the request thread: the part of a PGlite
+ * instance the dialect uses (`query`, `exec`, `transaction`, `close`), each call a message to the
+ * thread. A transaction stays on the thread's single connection from BEGIN to COMMIT; its
+ * statements name it, so nothing else can run inside it.
+ */
+export class ThreadClient implements PGliteLike {
+  #closed = false;
+  #closing: Promise<void> | undefined;
+  #transactions = 0;
+  #running = 0;
+  readonly waitReady: Promise<void>;
+
+  constructor(
+    private readonly thread: DatabaseThread,
+    private readonly db: number,
+    dataDir: string,
+    sharedBuffers: string,
+  ) {
+    this.waitReady = thread.call({ op: "open", db, dataDir, sharedBuffers });
+    this.waitReady.catch(() => {}); // reported to whoever awaits it
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** True while a statement sent to the thread has not answered yet. */
+  get busy(): boolean {
+    return this.#running > 0;
+  }
+
+  #track<T>(pending: Promise<T>): Promise<T> {
+    this.#running++;
+    const done = () => void this.#running--;
+    pending.then(done, done);
+    return pending;
+  }
+
+  query<T>(sql: string, params: unknown[] = []): Promise<Results<T>> {
+    return this.#query(sql, params);
+  }
+
+  exec(sql: string): Promise<Array<Results>> {
+    return this.#exec(sql);
+  }
+
+  #query<T>(sql: string, params: unknown[] = [], tx?: number): Promise<Results<T>> {
+    if (this.#closed) return Promise.reject(new Error("PGlite is closed"));
+    return this.#track(this.thread.call({ op: "query", db: this.db, tx, sql, params }));
+  }
+
+  #exec(sql: string, tx?: number): Promise<Array<Results>> {
+    if (this.#closed) return Promise.reject(new Error("PGlite is closed"));
+    return this.#track(this.thread.call({ op: "exec", db: this.db, tx, sql }));
+  }
+
+  async transaction<T>(callback: (tx: Transaction) => Promise<T>): Promise<T> {
+    if (this.#closed) throw new Error("PGlite is closed");
+    const id = ++this.#transactions;
+    await this.thread.call({ op: "begin", db: this.db, tx: id });
+    let rolledBack = false;
+    const tx: Transaction = {
+      query: <R>(sql: string, params?: unknown[]) => this.#query<R>(sql, params, id),
+      exec: (sql: string) => this.#exec(sql, id),
+      rollback: async () => {
+        rolledBack = true;
+        await this.thread.call({ op: "rollback", db: this.db, tx: id });
+      },
+      sql: () => Promise.reject(new Error("tx.sql is not available on the embedded database thread; use tx.query")),
+      listen: () => Promise.reject(new Error("LISTEN is not available on the embedded database thread")),
+      get closed() {
+        return rolledBack;
+      },
+    };
+    let value: T;
+    try {
+      value = await callback(tx);
+    } catch (error) {
+      await this.thread.call({ op: "end", db: this.db, tx: id, commit: false }).catch(() => {});
+      throw error;
+    }
+    await this.thread.call({ op: "end", db: this.db, tx: id, commit: !rolledBack });
+    return value;
+  }
+
+  close(): Promise<void> {
+    this.#closed = true;
+    return (this.#closing ??= this.waitReady
+      .catch(() => {})
+      .then(() => this.thread.call<void>({ op: "close", db: this.db }))
+      .catch(() => {}));
+  }
+}

@@ -1,0 +1,76 @@
+import { RequestEvent, type AppRpcContext, type Logger, type SealedApp } from "../../kernel/index.js";
+import type { Definition } from "./registry.js";
+import type { StandardSchema } from "./options.js";
+
+/** A job as pg-boss hands it to a worker (`includeMetadata`). */
+export interface FetchedJob {
+  id: string;
+  name: string;
+  data: unknown;
+  retryCount: number;
+  retryLimit: number;
+}
+
+export interface RunDeps {
+  sealed: () => SealedApp;
+  logger: Logger | undefined;
+  complete(name: string, id: string, output: unknown): Promise<unknown>;
+  fail(name: string, id: string, error: { message: string; name?: string; code?: string }): Promise<unknown>;
+  report(error: unknown): void;
+  /** Signals of running handlers, aborted at shutdown once the grace period is over. */
+  running: Set<AbortController>;
+}
+
+/** Marks a failure that is part of normal operation (a webhook receiver answered 500): retried, logged, not reported to `onError`. */
+export const EXPECTED_FAILURE = Symbol.for("trellis.jobs.expected");
+
+/**
+ * Runs one job: validates its data, builds a request-less context, runs the handler under its
+ * timeout, then completes or fails it. Each job of a batch settles on its own, so one failure never
+ * fails its neighbours.
+ */
+export async function runJob(definition: Definition, job: FetchedJob, deps: RunDeps): Promise<void> {
+  const controller = new AbortController();
+  const timeoutMs = (definition.policy.expireInSeconds - 1) * 1000;
+  const timer = setTimeout(() => controller.abort(new Error(`job "${definition.name}" timed out after ${timeoutMs / 1000} s`)), timeoutMs);
+  deps.running.add(controller);
+  try {
+    const data = definition.input ? await parse(definition.input, job.data, definition.name) : job.data;
+    const context = await deps.sealed().createContext(new RequestEvent(new Request(`http://trellis.internal/jobs/${encodeURIComponent(definition.name)}`)));
+    const info = { id: job.id, name: job.name, attempt: job.retryCount + 1, attempts: job.retryLimit + 1 };
+    const result = await Promise.race([
+      Promise.resolve().then(() => definition.handler({ data, context: context as AppRpcContext, job: info, signal: controller.signal, logger: deps.logger })),
+      aborted(controller.signal),
+    ]);
+    await deps.complete(definition.name, job.id, result ?? null);
+  } catch (error) {
+    const failure = error instanceof Error ? error : new Error(String(error));
+    // A failure to record the failure (the database went away) leaves the job active: it runs
+    // again once its timeout passes, as after a crash.
+    await deps.fail(definition.name, job.id, { message: failure.message, name: failure.name, code: (failure as { code?: string }).code }).catch(deps.report);
+    const last = job.retryCount >= job.retryLimit;
+    if ((failure as unknown as Record<symbol, unknown>)[EXPECTED_FAILURE]) {
+      deps.logger?.warn({ job: job.id, queue: definition.name, attempt: job.retryCount + 1, error: failure.message }, `job ${definition.name} failed${last ? " for good" : ", will retry"}`);
+    } else {
+      deps.report(failure);
+    }
+  } finally {
+    clearTimeout(timer);
+    deps.running.delete(controller);
+  }
+}
+
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
+}
+
+/** Validates with a Standard Schema; the error names the job and every issue's path. */
+export async function parse(schema: StandardSchema, value: unknown, name: string): Promise<unknown> {
+  const result = await schema["~standard"].validate(value);
+  if (!result.issues) return result.value;
+  const issues = result.issues.map((issue) => {
+    const path = (issue.path ?? []).map((part) => String(typeof part === "object" ? part.key : part)).join(".");
+    return path ? `${path}: ${issue.message}` : issue.message;
+  });
+  throw Object.assign(new Error(`job "${name}": invalid data (${issues.join("; ")})`), { issues });
+}

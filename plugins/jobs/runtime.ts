@@ -1,0 +1,199 @@
+import type { Kysely } from "kysely";
+import { RpcError, TrellisError, importPeer, type Logger, type SealedApp } from "../../kernel/index.js";
+import { engineDb, type EngineDb } from "./engine-db.js";
+import { JOBS_BAD_DATA, JOBS_UNKNOWN } from "./errors.js";
+import { JobTable, describeDefinitions, queueInfos, totals } from "./inspect.js";
+import type { JobDefinitionOptions, JobsSettings } from "./options.js";
+import { Definitions } from "./registry.js";
+import { parse, runJob, type FetchedJob } from "./run-job.js";
+import type { JobHandler, JobRecord, JobState, JobsService, QueueInfo, SendOptions, StateCounts } from "./types.js";
+
+type PgBoss = import("pg-boss");
+
+export interface RuntimeDeps {
+  kysely: Kysely<any>;
+  settings: JobsSettings;
+  logger: Logger | undefined;
+  report(error: unknown): void;
+}
+
+/**
+ * pg-boss on the app's database. Definitions are collected while the app builds; the `ready` hook
+ * starts the engine (installs or migrates its schema, creates one queue per kind, schedules the
+ * crons, starts one worker per kind) and `close()` stops it gracefully.
+ */
+export class JobsRuntime implements JobsService {
+  readonly #db: EngineDb;
+  readonly #table: JobTable;
+  readonly #running = new Set<AbortController>();
+  readonly #workers = new Map<string, string>();
+  #boss: PgBoss | undefined;
+  #sealed: SealedApp | undefined;
+  #closed = false;
+
+  constructor(
+    readonly definitions: Definitions,
+    private readonly deps: RuntimeDeps,
+  ) {
+    this.#db = engineDb(deps.kysely);
+    this.#table = new JobTable(this.#db, deps.settings.schema);
+  }
+
+  attach(sealed: SealedApp): void {
+    this.#sealed = sealed;
+  }
+
+  define<Data>(name: string, options: JobDefinitionOptions<Data>, handler: JobHandler<Data>): void {
+    this.definitions.define("plugin", name, options, handler as JobHandler<any>);
+  }
+
+  async start(): Promise<void> {
+    if (this.#boss) return;
+    const { settings } = this.deps;
+    const { default: PgBossClass } = await importPeer<{ default: typeof import("pg-boss") }>("pg-boss", ".jobs()");
+    this.definitions.seal();
+    const definitions = this.definitions.all();
+    const crons = definitions.filter((definition) => definition.cron);
+    const boss = new PgBossClass({
+      db: this.#db,
+      schema: settings.schema,
+      supervise: settings.work,
+      schedule: settings.work && crons.length > 0,
+      maintenanceIntervalSeconds: settings.maintenanceInterval,
+      cronMonitorIntervalSeconds: settings.cronInterval,
+      cronWorkerIntervalSeconds: Math.min(45, Math.max(1, Math.ceil(settings.pollingInterval))),
+      pollingIntervalSeconds: settings.pollingInterval,
+    } as ConstructorParameters<typeof PgBossClass>[0]);
+    boss.on("error", (error) => this.deps.report(error));
+    await boss.start();
+    try {
+      // Dead-letter targets are foreign keys: every queue exists before any policy names one.
+      for (const { name } of definitions) if (!(await boss.getQueue(name))) await boss.createQueue(name).catch(() => undefined);
+      for (const { name, policy } of definitions) await boss.updateQueue(name, { name, ...policy });
+      for (const { name, cron } of crons) await boss.schedule(name, cron!.expression, {}, { tz: cron!.tz });
+      for (const schedule of await boss.getSchedules()) {
+        if (!crons.some(({ name }) => name === schedule.name)) await boss.unschedule(schedule.name);
+      }
+      if (this.#closed) throw new Error("The app was closed while the jobs engine started");
+      this.#boss = boss;
+      if (settings.work) for (const definition of definitions) await this.#work(boss, definition);
+    } catch (error) {
+      // A failed start leaves no timers behind; the app's next `ready()` starts a fresh engine.
+      this.#boss = undefined;
+      await boss.stop({ graceful: false, close: false, wait: true }).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async #work(boss: PgBoss, definition: ReturnType<Definitions["all"]>[number]): Promise<void> {
+    const deps = {
+      sealed: () => this.#sealed!,
+      logger: this.deps.logger,
+      complete: (name: string, id: string, output: unknown) => boss.complete(name, id, output as object),
+      fail: (name: string, id: string, error: object) => boss.fail(name, id, error),
+      report: this.deps.report,
+      running: this.#running,
+    };
+    const batchSize = definition.concurrency;
+    const id = await boss.work(definition.name, { batchSize, includeMetadata: true, pollingIntervalSeconds: this.deps.settings.pollingInterval }, async (jobs) => {
+      await Promise.all(jobs.map((job) => runJob(definition, job as unknown as FetchedJob, deps)));
+      // A full batch means more may be waiting: fetch again at once instead of sleeping a poll.
+      if (jobs.length >= batchSize) boss.notifyWorker(id);
+    });
+    this.#workers.set(definition.name, id);
+  }
+
+  async stop(): Promise<void> {
+    this.#closed = true;
+    const boss = this.#boss;
+    this.#boss = undefined;
+    if (boss) {
+      const timeout = this.deps.settings.shutdownTimeout * 1000;
+      // Handlers still running when the grace period ends are told so; pg-boss fails their jobs,
+      // which run again later (on another replica, or after a restart).
+      const abort = setTimeout(() => {
+        for (const controller of this.#running) controller.abort(new Error("the app shut down"));
+      }, timeout);
+      try {
+        await boss.stop({ graceful: true, wait: true, close: false, timeout });
+      } finally {
+        clearTimeout(abort);
+      }
+    }
+    await this.#db.close();
+  }
+
+  async send(name: string, data?: unknown, options: SendOptions = {}): Promise<string | null> {
+    const definition = this.definitions.get(name);
+    if (!definition) throw new TrellisError(JOBS_UNKNOWN, `send("${name}"): no job of that name is defined (define it with .job(), .cron() or jobs.define())`, { plugin: "jobs" });
+    let value = data;
+    if (definition.input) {
+      try {
+        value = await parse(definition.input, data, name);
+      } catch (error) {
+        throw new RpcError("BAD_REQUEST", { message: (error as Error).message, data: { code: JOBS_BAD_DATA, issues: (error as { issues?: string[] }).issues } });
+      }
+    }
+    const boss = await this.#started();
+    // pg-boss checks the keys present, not their values: only the options given are passed.
+    const { startAfter, singletonKey, priority } = options;
+    const sendOptions: Record<string, unknown> = {};
+    if (startAfter !== undefined) sendOptions.startAfter = startAfter instanceof Date ? startAfter.toISOString() : startAfter;
+    if (singletonKey !== undefined) Object.assign(sendOptions, { singletonKey, singletonSeconds: options.singletonSeconds ?? 60 });
+    if (priority !== undefined) sendOptions.priority = priority;
+    const id = await boss.send(name, JSON.stringify(value ?? null) as never, sendOptions);
+    // Wakes this process's worker; on PGlite its fetch queues behind an open transaction, so it
+    // sees the job right after the commit.
+    const worker = this.#workers.get(name);
+    if (id && worker) boss.notifyWorker(worker);
+    return id;
+  }
+
+  async #started(): Promise<PgBoss> {
+    if (!this.#boss) await this.#sealed?.ready();
+    if (!this.#boss) throw new Error("The jobs engine is not running (the app is closed or not ready)");
+    return this.#boss;
+  }
+
+  async cancel(name: string, id: string): Promise<boolean> {
+    const boss = await this.#started();
+    if (!UUID.test(id) || !this.definitions.get(name)) return false;
+    const result = (await boss.cancel(name, id)) as unknown as { affected: number };
+    return result.affected > 0;
+  }
+
+  async retry(name: string, id: string): Promise<boolean> {
+    const boss = await this.#started();
+    if (!UUID.test(id) || !this.definitions.get(name)) return false;
+    const result = (await boss.retry(name, id)) as unknown as { affected: number };
+    if (result.affected === 0) return false;
+    const worker = this.#workers.get(name);
+    if (worker) boss.notifyWorker(worker);
+    return true;
+  }
+
+  async get(name: string, id: string): Promise<JobRecord | null> {
+    await this.#started();
+    return this.#table.get(name, id);
+  }
+
+  async list(options: { queue?: string; state?: JobState; take?: number; skip?: number }): Promise<JobRecord[]> {
+    await this.#started();
+    return this.#table.list({ queue: options.queue, state: options.state, take: options.take ?? 50, skip: options.skip ?? 0 });
+  }
+
+  async queues(): Promise<QueueInfo[]> {
+    await this.#started();
+    return queueInfos(this.definitions.all(), this.#table);
+  }
+
+  async counts(): Promise<StateCounts> {
+    return totals(await this.queues());
+  }
+
+  describe(): { queues: string[]; schedules: { name: string; cron: string; tz: string }[] } {
+    return describeDefinitions(this.definitions.all());
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

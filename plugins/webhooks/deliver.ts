@@ -1,0 +1,56 @@
+import type { ResolvedEndpoint } from "./options.js";
+
+/** What a delivery job carries: the message, never the secret (that stays in the config). */
+export interface Delivery {
+  /** The endpoint's url, looked up again at delivery (a removed endpoint is skipped). */
+  url: string;
+  /** `webhook-id`: the same on every attempt, so receivers can drop duplicates. */
+  id: string;
+  /** The Standard Webhooks payload: `{ type, timestamp, data }`. */
+  payload: { type: string; timestamp: string; data: { table: string; op: string; keys?: readonly unknown[] } };
+}
+
+interface Signer {
+  sign(msgId: string, timestamp: Date, payload: string): string;
+}
+
+/** Jobs treat this failure as expected: retried and logged, not reported to `onError`. */
+const EXPECTED_FAILURE = Symbol.for("trellis.jobs.expected");
+
+/**
+ * One attempt: POST the payload signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`
+ * of this attempt, `webhook-signature`). A 2xx answer completes the job; anything else, a timeout
+ * or a network error fails the attempt, and the jobs engine retries it with backoff.
+ */
+export async function deliver(delivery: Delivery, endpoint: ResolvedEndpoint, signer: Signer, signal: AbortSignal): Promise<{ status: number }> {
+  const body = JSON.stringify(delivery.payload);
+  const now = new Date();
+  let response: Response;
+  try {
+    response = await fetch(endpoint.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "user-agent": "trellis-webhooks",
+        "webhook-id": delivery.id,
+        "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
+        "webhook-signature": signer.sign(delivery.id, now, body),
+      },
+      body,
+      // A redirect is an answer, not a new destination: the signature was made for this url.
+      redirect: "manual",
+      signal: AbortSignal.any([signal, AbortSignal.timeout(endpoint.timeout * 1000)]),
+    });
+  } catch (error) {
+    const reason = (error as Error).name === "TimeoutError" ? `no answer within ${endpoint.timeout} s` : (error as Error).message;
+    throw expected(`webhook ${delivery.id} to ${endpoint.url}: ${reason}`);
+  }
+  // Read (and drop) the body so the connection is reused.
+  await response.arrayBuffer().catch(() => undefined);
+  if (response.status < 200 || response.status > 299) throw expected(`webhook ${delivery.id} to ${endpoint.url}: answered ${response.status}`);
+  return { status: response.status };
+}
+
+function expected(message: string): Error {
+  return Object.assign(new Error(message), { [EXPECTED_FAILURE]: true });
+}

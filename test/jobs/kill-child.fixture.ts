@@ -1,0 +1,21 @@
+// A replica that is killed while its handler runs: it sends one job and reports when the handler
+// starts, then waits for the SIGKILL. `postgres <appSchema> <jobsSchema>` or `pglite <dataDir>`.
+import pg from "pg";
+import { postgresDialect } from "../../kernel/db/dialect/entry.js";
+import { embedded } from "../../kernel/embedded/index.js";
+import { App } from "../../presets/trellis.js";
+
+const [family, first, second] = process.argv.slice(2);
+const db =
+  family === "pglite"
+    ? embedded({ dataDir: first })
+    : { dialect: postgresDialect({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 2, options: `-c search_path=${first}` }) }), kind: "postgres" as const };
+const app = new App({ db, onError: () => undefined })
+  .jobs({ schema: second ?? "pgboss", pollingInterval: 0.5 })
+  .job("slow", { timeout: 1, retry: 2, backoff: false }, async ({ job }) => {
+    process.stdout.write(`started ${job.id} ${job.attempt}\n`);
+    await new Promise((resolve) => setTimeout(resolve, 60_000));
+  })
+  .build();
+await app.sealed.ready();
+await app.sealed.service("jobs")!.send("slow", { from: "child" });

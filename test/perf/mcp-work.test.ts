@@ -1,0 +1,59 @@
+/**
+ * MCP's per-request work, counted: the server, its handlers and the tool listing (JSON Schemas
+ * from zod) are built once per app, never per request.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { ZodToJsonSchemaConverter } from "@orpc/zod/zod4";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { App, mcp } from "../../presets/trellis.js";
+import { sqliteMemory } from "../support/app.js";
+
+const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" };
+const post = (built: any, body: unknown, extra: Record<string, string> = {}) =>
+  built.handle(new Request("http://localhost/mcp", { method: "POST", headers: { ...headers, ...extra }, body: JSON.stringify(body) })).then(async (response: Response) => ({ status: response.status, body: await response.json() }));
+
+describe("MCP work per request", () => {
+  let built: any;
+  const conversions = vi.spyOn(ZodToJsonSchemaConverter.prototype, "convert");
+  const handlers = vi.spyOn(Server.prototype, "setRequestHandler");
+
+  beforeAll(async () => {
+    built = await new App({ name: "work", db: sqliteMemory(), onError: () => {} })
+      .procedure("math.add", (base) => base.meta(mcp.tool()).input(z.object({ a: z.number(), b: z.number() })).handler(({ input }) => input.a + input.b))
+      .procedure("whoami", (base) => base.meta(mcp.tool()).handler(({ context }) => context.headers.get("x-caller")))
+      .mcp()
+      .start();
+  });
+  afterAll(async () => {
+    await built.close();
+    conversions.mockRestore();
+    handlers.mockRestore();
+  });
+
+  it("builds the listing and the server once per process, not per request", async () => {
+    const listed = conversions.mock.calls.length;
+    const registered = handlers.mock.calls.length;
+    expect(listed).toBe(1); // the one tool with an input schema, at start
+    for (let i = 0; i < 5; i++) {
+      expect((await post(built, { jsonrpc: "2.0", id: i, method: "tools/list" })).body.result.tools).toHaveLength(2);
+      expect((await post(built, { jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "math_add", arguments: { a: i, b: 1 } } })).body.result.content[0].text).toBe(String(i + 1));
+    }
+    expect(conversions.mock.calls.length).toBe(listed);
+    expect(handlers.mock.calls.length).toBe(registered);
+  });
+
+  it("answers concurrent requests that share a JSON-RPC id each with its own caller's result", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => post(built, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "whoami", arguments: {} } }, { "x-caller": `caller-${i}` })),
+    );
+    expect(answers.map((answer) => [answer.status, answer.body.id, JSON.parse(answer.body.result.content[0].text)])).toEqual(
+      Array.from({ length: 20 }, (_, i) => [200, 1, `caller-${i}`]),
+    );
+  });
+
+  it("answers an unknown method with the JSON-RPC error under the client's id", async () => {
+    const answer = await post(built, { jsonrpc: "2.0", id: "abc", method: "nope/nothing" });
+    expect(answer.body).toEqual({ jsonrpc: "2.0", id: "abc", error: { code: -32601, message: "Method not found" } });
+  });
+});
