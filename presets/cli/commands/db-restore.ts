@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { restoreEmbedded } from "../../../kernel/embedded/backup.js";
 import { CliError, green, say } from "../output.js";
@@ -33,9 +33,15 @@ export async function dbRestore(backup: string, options: RestoreOptions): Promis
     throw new CliError("CLI_NO_RESTORE", "This app's database is not an embedded database with a data directory, and DATABASE_URL is not set.", "Restore into an app using embedded({ dataDir }), or set DATABASE_URL for PostgreSQL.");
   }
   const dataDir = db.about.location;
-  // Loading the app took the data directory's lock; the restore takes it again itself.
+  // Loading the app opened the directory, and a new one gets a fresh cluster written into it as
+  // the instance starts: whether it was empty is read now, before any of that lands.
+  const wasEmpty = !existsSync(dataDir) || readdirSync(dataDir).length === 0;
   await db.close?.();
-  await restoreEmbedded(readFileSync(file), dataDir, { force: options.force });
+  if (!wasEmpty && !options.force) {
+    throw new CliError("DB_RESTORE_NOT_EMPTY", `Cannot restore into ${dataDir}: it is not empty.`, "Restore into an empty data directory, or pass --force to replace what it holds (with the server stopped).");
+  }
+  // Loading the app took the data directory's lock; the restore takes it again itself.
+  await restoreEmbedded(readFileSync(file), dataDir, { force: true });
   say(`${green("restored")} ${file} into ${dataDir}`);
   return 0;
 }
