@@ -36,6 +36,7 @@ export class RequestEvent {
    * `procedureName` also derives it from an `/rpc` path.
    */
   procedure: string | undefined = undefined;
+  route: string | undefined = undefined; // the matched route's path template (`/files/:id`), set by the router
   /** @internal true for a request that came through `handle()` (not one built in process for `client()`). */
   served = false;
   /** @internal the error the request answered with, for its log line. */

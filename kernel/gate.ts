@@ -6,7 +6,7 @@ import { report, type ErrorSource, type OnError } from "./errors.js";
 import { isConnectionLost, unavailable, UNAVAILABLE_MESSAGES } from "./availability.js";
 import { diskFull, isDiskFull } from "./db/disk-full.js";
 import { isSchemaMismatch, schemaMismatch } from "./db/schema-mismatch.js";
-import { formatIssue } from "./log/describe-error.js";
+import { invalidInputMessage } from "./log/describe-error.js";
 import type { RequestEvent } from "./event.js";
 import type { SchemaModel } from "./schema/model.js";
 
@@ -24,6 +24,7 @@ export interface ErrorRules {
   onError: OnError;
   schema?: SchemaModel;
   map?: ErrorMapper;
+  instrumentation?: { procedure?<T>(name: string, source: ErrorSource, run: () => Promise<T>): Promise<T> }; // observers (kernel/observe)
 }
 
 /**
@@ -66,18 +67,6 @@ function validationError(error: ORPCError<any, any>, cause: ValidationError, onE
   return new ORPCError("BAD_REQUEST", { message: invalidInputMessage(cause.issues), data: error.data, cause });
 }
 
-/**
- * `Invalid input: title: expected string, received undefined (and 1 more issue)`. Zod's own
- * messages often start with "Invalid input" already; it is said once.
- */
-export function invalidInputMessage(issues: ValidationError["issues"]): string {
-  const first = issues[0];
-  if (!first) return "Invalid input";
-  const detail = formatIssue({ path: first.path, message: first.message.replace(/^Invalid input(: |$)/, "") || "not accepted" });
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more issue${issues.length > 2 ? "s" : ""})` : "";
-  return `Invalid input: ${detail}${more}`;
-}
-
 /** Errors raised by Trellis' own input checks (the query API and the value codec), and no others. */
 function isInputError(error: unknown): error is Error & { path?: string } {
   return error instanceof QueryError || error instanceof ValueError;
@@ -104,8 +93,8 @@ export function eventOf(context: object | undefined): RequestEvent | undefined {
  */
 export function gateInterceptor(rules: ErrorRules, source: ErrorSource) {
   // A promise chain rather than an async function: one frame less on every call.
-  return <T>({ next, context }: { next: () => Promise<T>; context?: object }): Promise<T> =>
-    next().then(
+  return <T>({ next, context, path }: { next: () => Promise<T>; context?: object; path?: readonly string[] }): Promise<T> =>
+    (rules.instrumentation?.procedure && path ? rules.instrumentation.procedure(path.join("."), source, next) : next()).then(
       (output) => {
         if (context) (context as Record<symbol, boolean>)[RETURNED] = true;
         return isAsyncIterator(output) ? (mapIteratorErrors(output, rules, source, eventOf(context)) as T) : output;

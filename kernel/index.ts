@@ -45,6 +45,7 @@ export { BYTES_TYPE_ID, customJsonSerializers, toBase64, fromBase64 } from "./wi
 export { toPlainJson } from "./wire/plain-json.js";
 export { missingPeers, installLine, importPeer } from "./runtime/peers.js";
 export { within } from "./runtime/within.js";
+export { Instrumentation, observedStorage, type Observer, type StorageOperation } from "./observe/index.js";
 export type { AppKV, AppSecrets, AppStorage, DatabaseAbout, DatabaseConfig, DatabaseKind, LiveProvider } from "./contracts/resources.js";
 export { readStream, writeStream, type ByteRange } from "./storage/streams.js";
 export { mcp, type McpMeta, type McpTag, type McpToolOptions, type McpResourceOptions, type McpPromptOptions } from "./meta/mcp.js";

@@ -141,7 +141,7 @@ export class Kernel {
     this.#assertOpen("build");
     this.#built = true;
     const ordered = resolveOrder(this.#plugins);
-    const store = openDatastore(this.options.db, this.#schemas);
+    const store = openDatastore(this.options.db, this.#schemas, this.#services.get("instrumentation") as never);
     const contexts = new Map(ordered.map((entry) => [entry.plugin.name, this.#pluginContext(entry, ordered, store)]));
 
     const problems: TrellisError[] = [];

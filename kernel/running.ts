@@ -94,6 +94,7 @@ export class Running {
       onError: this.#onError,
       schema: this.#schema,
       map: hooks.error.isUsed() ? (error) => hooks.error.call(error) : undefined,
+      instrumentation: services.get("instrumentation") as never,
     };
     const rpc = createRpcHandler(tree, this.#rules);
     for (const [name, procedure] of procedures) {
@@ -312,7 +313,7 @@ export class Running {
       if (match === undefined) return answer(new RpcError("NOT_FOUND", { message: `No route for ${event.method} ${event.path}` }), event);
       if (match === "method") return answer(new RpcError("METHOD_NOT_SUPPORTED", { status: 405, message: `${event.method} is not allowed on ${event.path}` }), event);
       if (match.params) event.params = match.params;
-      route = match.route;
+      event.route = (route = match.route).path;
     }
     if (route.context === false) return respond(route.handler(event, undefined as unknown as AppRpcContext));
     const context = this.createContext(event);

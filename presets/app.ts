@@ -1,6 +1,8 @@
 import type { Middleware } from "@orpc/server";
 import {
+  Instrumentation,
   Kernel,
+  observedStorage,
   permissionMiddleware,
   rootBuilder,
   type AppKV,
@@ -69,6 +71,12 @@ export interface AppOptions {
   bodyLimit?: number;
   /** Per-caller rate limit on `/rpc/**` and `/rest/**` (fixed window). Off by default. */
   rateLimit?: PresetOptions["rateLimit"];
+  /**
+   * Traces through `@opentelemetry/api` (on when an SDK is registered) and Prometheus metrics at
+   * `/metrics` (off until `metrics` is set); `false` leaves the telemetry plugin out. See docs/observability.md.
+   * @default { traces: "auto", metrics: false }
+   */
+  telemetry?: PresetOptions["telemetry"];
 }
 
 /**
@@ -105,9 +113,12 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
 
   constructor(options: AppOptions) {
     this.options = options;
-    const { storage, secrets, kv } = options;
+    const { secrets, kv } = options;
+    // Storage calls are observed (spans, metrics) through the kernel's instrumentation.
+    const instrumentation = new Instrumentation();
+    const storage = options.storage && observedStorage(options.storage, instrumentation);
     // The constructor's stores are services like any other: on every request context under their names.
-    this.kernel = new Kernel({ ...options, services: { storage, secrets, kv } });
+    this.kernel = new Kernel({ ...options, services: { storage, secrets, kv, instrumentation } });
     // SPEC: `_admin` belongs to the admin plugin, whether or not `.admin()` is called.
     this.kernel.reserve("_admin", "admin");
     for (const plugin of defaultPreset(options)) this.kernel.use(plugin);

@@ -3,6 +3,7 @@ import { bodyLimitPlugin } from "../plugins/body-limit/index.js";
 import { corsPlugin, type CorsConfig } from "../plugins/cors/index.js";
 import { healthPlugin, type HealthConfig } from "../plugins/health/index.js";
 import { rateLimitPlugin, type RateLimitConfig } from "../plugins/rate-limit/index.js";
+import { telemetryPlugin, type TelemetryConfig } from "../plugins/telemetry/index.js";
 
 export interface PresetOptions {
   cors?: CorsConfig;
@@ -11,6 +12,8 @@ export interface PresetOptions {
   bodyLimit?: number;
   /** Per-caller limit on `/rpc/**` and `/rest/**`. Off by default. */
   rateLimit?: RateLimitConfig;
+  /** Traces (when an OpenTelemetry SDK is registered) and `/metrics` (off by default); `false` drops the plugin. */
+  telemetry?: TelemetryConfig | false;
 }
 
 /**
@@ -19,7 +22,10 @@ export interface PresetOptions {
  * by stage at build, so the call order never matters.
  */
 export function defaultPreset(options: PresetOptions): AppPlugin[] {
-  const plugins: AppPlugin[] = [corsPlugin(options.cors)];
+  const plugins: AppPlugin[] = [];
+  // First of all: its request span and timings wrap every other plugin's work, 429s and 404s included.
+  if (options.telemetry !== false) plugins.push(telemetryPlugin(options.telemetry));
+  plugins.push(corsPlugin(options.cors));
   // After CORS (a 429 must be readable by the browser), before the body limit reads anything.
   if (options.rateLimit) plugins.push(rateLimitPlugin(options.rateLimit));
   plugins.push(bodyLimitPlugin({ maxBytes: options.bodyLimit }));

@@ -9,6 +9,7 @@ import type { ChangeFeed } from "./changes.js";
 import { LiveHub } from "./live.js";
 import { checkHistory } from "./history-check.js";
 import { readVersions, type VersionRecord } from "./version-record.js";
+import { observedDialect, type Instrumentation } from "../observe/index.js";
 import { resolveQueryLimits } from "./query-limits.js";
 import { touchUpdatedAt } from "./touch-updated-at.js";
 
@@ -29,12 +30,12 @@ export interface Datastore {
   close(): Promise<void>;
 }
 
-export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaModel[]): Datastore {
+export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaModel[], instrumentation?: Instrumentation): Datastore {
   // Refuses unsafe steps (a changed type, a removed column) before anything touches the database.
   validateHistory(schemas);
   const wrapped = reentrant(config.dialect);
   const latest = schemas.at(-1) ?? EMPTY_SCHEMA;
-  const kysely = new Kysely<any>({ dialect: wrapped.dialect, plugins: [touchUpdatedAt(latest, config.kind)] });
+  const kysely = new Kysely<any>({ dialect: instrumentation ? observedDialect(wrapped.dialect, instrumentation) : wrapped.dialect, plugins: [touchUpdatedAt(latest, config.kind)] });
   const live = new LiveHub(() => wrapped.changes.listen((change) => live.notify(change)));
   const db = createAppDatabase(kysely, config.kind, latest, (fn) => wrapped.transact(kysely, fn), live, resolveQueryLimits(config.limits));
   wrapped.changes.keyOf = (table) => {

@@ -3,16 +3,21 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { loadVector } from "./extensions.js";
 import { memoryTemplate } from "./template.js";
+import { readCachedTemplate, templateCachePath } from "./template-cache.js";
 
 /**
  * A new data directory needs initdb. Run inside the process, PGlite does it with two throwaway
  * WebAssembly instances (a helper database and initdb itself) whose memory the allocator never
  * returns: a first start held about 140 MB more than every later one. So initdb runs in a short
  * child process that hands back a dump of the new cluster, and the data directory is filled from
- * that dump, as a `memory://` database is filled from its template.
+ * that dump, as a `memory://` database is filled from its template. When the project's cache
+ * already holds that template (template-cache.ts), it is the new cluster and no initdb runs.
  */
 export async function freshCluster(): Promise<Blob> {
+  const cached = readCachedTemplate(templateCachePath((await loadVector()) ? "vector" : ""));
+  if (cached) return cached;
   const dir = await mkdtemp(join(tmpdir(), "trellis-initdb-"));
   const file = join(dir, "cluster.tar");
   try {

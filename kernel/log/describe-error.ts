@@ -1,3 +1,5 @@
+import type { ValidationError } from "@orpc/server";
+
 /**
  * Errors as people read them: the stack, validation issues as `path: message` lines (not
  * `[Object]`), and every cause below. Used by the default `onError` and the built-in logger.
@@ -52,4 +54,16 @@ export function errorFields(error: Error): Record<string, unknown> {
   if (error.cause instanceof Error) fields.cause = errorFields(error.cause);
   else if (error.cause !== undefined) fields.cause = String(error.cause);
   return fields;
+}
+
+/**
+ * `Invalid input: title: expected string, received undefined (and 1 more issue)`. Zod's own
+ * messages often start with "Invalid input" already; it is said once.
+ */
+export function invalidInputMessage(issues: ValidationError["issues"]): string {
+  const first = issues[0];
+  if (!first) return "Invalid input";
+  const detail = formatIssue({ path: first.path, message: first.message.replace(/^Invalid input(: |$)/, "") || "not accepted" });
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more issue${issues.length > 2 ? "s" : ""})` : "";
+  return `Invalid input: ${detail}${more}`;
 }

@@ -6,11 +6,16 @@ import { firstAdmin } from "./first-admin.js";
 import { dashboardRoutes } from "./dashboard.js";
 import { ADMIN_BAD_PATH } from "./errors.js";
 import { countCache } from "./count-cache.js";
+import type { AuthApi } from "./user-actions.js";
+import { ActivityRing, activityRecorder } from "./activity.js";
 import { SECTION_PLUGINS, adminSections } from "./sections.js";
 
 export type { AdminConfig } from "./options.js";
 export type { AdminRouter } from "./procedures.js";
 export type { AdminMeta, AdminTableInfo, AdminColumn } from "./meta.js";
+export type { AdminUser, AdminUserDetail } from "./users.js";
+export type { AdminHealth } from "./health.js";
+export type { ActivityEntry } from "./activity.js";
 export { REDACTED } from "./secrets.js";
 export type { AdminSection } from "./sections.js";
 
@@ -38,6 +43,9 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
       ctx.hooks.sealed.tap((app) => (sealed = app));
       if (settings.firstAdminEmail) firstAdmin(ctx, settings.firstAdminEmail, settings.roles);
       const counts = countCache();
+      const activity = settings.activity > 0 ? new ActivityRing(settings.activity) : undefined;
+      const recorder = activity && activityRecorder(activity, "/rpc/_admin/activity");
+      if (recorder) ctx.hooks.error.tap(recorder.onError);
       ctx.hooks.changed.tap((change) => counts.changed(change.table));
       const procedures = adminProcedures(ctx.base, {
         db: ctx.resources.db,
@@ -48,9 +56,17 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
         registry: () => ctx.want("resource-registry"),
         plugins: ctx.plugins,
         counts,
+        schema: ctx.schema,
+        activity,
+        services: () => ({ kv: ctx.resources.kv, storage: ctx.resources.storage }),
+        auth: () => ctx.want("auth") as AuthApi | undefined,
       });
       const sections = adminSections(ctx, gatedBase(ctx, settings.roles));
-      return { procedures: { _admin: { ...sections, ...procedures } } as never, routes: settings.ui ? dashboardRoutes(settings.path) : [] };
+      return {
+        procedures: { _admin: { ...sections, ...procedures } } as never,
+        routes: settings.ui ? dashboardRoutes(settings.path) : [],
+        middleware: recorder ? [recorder.middleware] : [],
+      };
     },
   });
 }

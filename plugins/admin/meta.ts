@@ -27,6 +27,8 @@ export interface AdminTableInfo {
   writable: boolean;
   columns: AdminColumn[];
   relations: { name: string; kind: string; target: string; from: string; to: string; via?: string }[];
+  /** The primary key, unique constraints and `.index()` indexes the schema declares. */
+  indexes: { name: string; columns: string[]; kind: "primary" | "unique" | "index" }[];
 }
 
 export interface AdminMeta {
@@ -34,7 +36,7 @@ export interface AdminMeta {
   kind: DatabaseKind;
   versions: string[];
   tables: AdminTableInfo[];
-  resources: { name: string; table: string; permissions: Record<string, string>; procedures: Record<string, string> }[];
+  resources: { name: string; table: string; permissions: Record<string, string>; procedures: Record<string, string>; ownerColumn: string | null; includable: string[] }[];
   /** Which surfaces the app serves (plugin names, plus `rpc` and the dashboard). */
   surfaces: Record<string, boolean>;
   plugins: string[];
@@ -63,6 +65,8 @@ export async function describeApp(
       table: resource.table.name,
       permissions: { ...resource.permissions },
       procedures: { ...resource.procedures } as Record<string, string>,
+      ownerColumn: resource.ownerColumn ?? null,
+      includable: [...resource.includable],
     })),
     surfaces: {
       rpc: true,
@@ -101,5 +105,14 @@ function tableInfo(table: AdminTable, rows: number, sealed: SealedApp): AdminTab
       to: relation.to,
       ...(relation.via && { via: relation.via }),
     })),
+    indexes: Object.entries(model.columns).flatMap(([name, column]): AdminTableInfo["indexes"] =>
+      column.primaryKey
+        ? [{ name: `${model.name}_pkey`, columns: [name], kind: "primary" }]
+        : column.unique
+          ? [{ name: `${model.name}_${name}_key`, columns: [name], kind: "unique" }]
+          : column.index
+            ? [{ name: `${model.name}_${name}_idx`, columns: [name], kind: "index" }]
+            : [],
+    ),
   };
 }

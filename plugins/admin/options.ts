@@ -27,6 +27,12 @@ export interface AdminConfig {
    * @default undefined (no bootstrap)
    */
   firstAdminEmail?: string;
+  /**
+   * How many of the last requests the dashboard's activity view keeps, in memory, per replica;
+   * `false` records nothing (and adds no middleware).
+   * @default 500
+   */
+  activity?: number | false;
 }
 
 export interface AdminSettings {
@@ -35,6 +41,7 @@ export interface AdminSettings {
   ui: boolean;
   path: string;
   firstAdminEmail: string | undefined;
+  activity: number;
 }
 
 /** Largest `skip`: deep offsets make the database walk every skipped row. */
@@ -49,5 +56,6 @@ export function adminSettings(config: AdminConfig = {}): AdminSettings {
     ui: config.ui ?? true,
     path: path.startsWith("/") ? path : `/${path}`,
     firstAdminEmail: config.firstAdminEmail?.trim().toLowerCase() || undefined,
+    activity: config.activity === false ? 0 : Math.max(0, Math.floor(config.activity ?? 500)),
   };
 }

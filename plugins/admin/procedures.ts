@@ -1,9 +1,13 @@
-import { permissionMiddleware, type AppDatabase, type AppRpcContext, type DatabaseKind, type ProcedureBase, type ResourceRegistry, type SealedApp } from "../../kernel/index.js";
+import { permissionMiddleware, type AppDatabase, type AppRpcContext, type DatabaseKind, type ProcedureBase, type ResourceRegistry, type SealedApp, type SchemaModel, type AppKV, type AppStorage } from "../../kernel/index.js";
 import { dataProcedures } from "./data.js";
 import { describeApp, type AdminMeta } from "./meta.js";
 import type { AdminSettings } from "./options.js";
 import type { AdminTable } from "./tables.js";
 import type { CountCache } from "./count-cache.js";
+import { userProcedures } from "./users.js";
+import { checkHealth, type AdminHealth } from "./health.js";
+import { activityProcedure, type ActivityRing } from "./activity.js";
+import type { AuthApi } from "./user-actions.js";
 
 export interface AdminDeps {
   db: AppDatabase<any>;
@@ -14,6 +18,13 @@ export interface AdminDeps {
   registry: () => ResourceRegistry | undefined;
   plugins: readonly string[];
   counts: CountCache;
+  schema: SchemaModel;
+  /** The last requests of this replica; undefined with `activity: false`. */
+  activity: ActivityRing | undefined;
+  /** The app's key/value store and file storage, read when asked. */
+  services: () => { kv: AppKV | undefined; storage: AppStorage | undefined };
+  /** The auth library instance (the `auth` service), once the app is ready. */
+  auth: () => AuthApi | undefined;
 }
 
 /**
@@ -26,10 +37,18 @@ export function adminProcedures(base: ProcedureBase<AppRpcContext>, deps: AdminD
     meta: gated.handler(
       (): Promise<AdminMeta> => describeApp(deps.sealed(), deps.db, deps.kind, deps.tables, deps.registry(), deps.plugins, deps.settings.ui),
     ),
-    migrations: gated.handler(async (): Promise<{ name: string; version: string; executedAt: Date; checksum: string | null }[]> =>
-      (await deps.sealed().migrations()).map(({ name, version, executedAt, checksum }) => ({ name, version, executedAt, checksum: checksum ?? null })),
+    /**
+     * `drift`: "verified" when the applied definition's checksum is recorded (the app checks it
+     * against the registered version at every start and refuses to start on a difference), else
+     * "unrecorded" (applied before checksums were kept).
+     */
+    migrations: gated.handler(async (): Promise<{ name: string; version: string; executedAt: Date; checksum: string | null; drift: "verified" | "unrecorded" }[]> =>
+      (await deps.sealed().migrations()).map(({ name, version, executedAt, checksum }) => ({ name, version, executedAt, checksum: checksum ?? null, drift: checksum ? "verified" : "unrecorded" })),
     ),
+    activity: activityProcedure(gated, deps.activity),
+    health: gated.handler((): Promise<AdminHealth> => checkHealth(deps.db, deps.services().kv, deps.services().storage)),
     data: dataProcedures(gated, deps.db, deps.kind, deps.tables, deps.settings, deps.counts),
+    users: userProcedures(gated, deps.db, deps.kind, deps.schema, deps.auth),
   };
 }
 

@@ -57,7 +57,7 @@ export function processQueue(
  * jobs engine, surviving a restart). A job that cannot be queued falls back to the in-process queue.
  */
 export function jobsQueue(jobs: JobsLike, delivery: Delivery, fallback: MailQueue, failed: (error: unknown) => void): MailQueue {
-  jobs.define(MAIL_JOB, { retryLimit: 5, retryDelay: 30, retryBackoff: true }, async (input) => {
+  jobs.define(MAIL_JOB, { retry: 5, backoff: { delay: 2, exponential: true } }, async (input) => {
     const mail = (isMail(input) ? input : input?.data) as QueuedMail;
     if (!(await delivery.prepare(mail))) return;
     await delivery.attempt(mail, 1);

@@ -67,6 +67,8 @@ describe.each(families())("the _admin API on %s", (family) => {
         table: "post",
         permissions: { list: "public", get: "public", create: "authenticated", update: "authenticated", delete: "admin" },
         procedures: { list: "post.list", get: "post.get", create: "post.create", update: "post.update", delete: "post.delete" },
+        ownerColumn: null,
+        includable: [],
       },
     ]);
     expect(body.surfaces).toMatchObject({ rpc: true, auth: true, resources: true, health: true, dashboard: true });

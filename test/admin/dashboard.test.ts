@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { serve, type RunningServer } from "../../presets/node.js";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
-import { signUp } from "../support/auth.js";
+import { signIn, signUp } from "../support/auth.js";
 import { adminApp } from "./fixture.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -19,6 +19,8 @@ const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backgrou
 const PASSWORD = "correct-horse-battery-staple";
 /** The committed screenshot is rewritten only on request (`UPDATE_SCREENSHOT=1`), so a test run leaves the tree clean. */
 const SCREENSHOT_DOC = new URL("../../docs/admin-dashboard.png", import.meta.url).pathname;
+/** Where a view's screenshot goes: docs/ on request, else the throwaway profile directory. */
+const shot = (name: string) => (process.env.UPDATE_SCREENSHOT ? new URL(`../../docs/${name}`, import.meta.url).pathname : join(profile, name));
 
 const profile = mkdtempSync(join(tmpdir(), "trellis-admin-chromium-"));
 let context: BrowserContext | undefined;
@@ -44,6 +46,7 @@ describe.skipIf(unavailable !== undefined)("the admin dashboard in Chromium", ()
   let running: RunningServer;
   let page: Page;
   let url: string;
+  let reader: { cookie: string; userId: string };
 
   beforeAll(async () => {
     db = await openDatabase("sqlite");
@@ -52,7 +55,7 @@ describe.skipIf(unavailable !== undefined)("the admin dashboard in Chromium", ()
     running = await serve(adminApp({ dialect: db.dialect, kind: db.kind }, {}, url), { port, hostname: "127.0.0.1", handleSignals: false });
     const app = running.app;
     const boss = await signUp(app, "boss@example.test", PASSWORD);
-    await signUp(app, "reader@example.test", PASSWORD);
+    reader = await signUp(app, "reader@example.test", PASSWORD);
     await app.db.updateTable("user").set({ role: "admin" }).where("id", "=", boss.userId).execute();
     await app.db
       .insertInto("post")
@@ -191,6 +194,121 @@ describe.skipIf(unavailable !== undefined)("the admin dashboard in Chromium", ()
     await page.getByRole("complementary", { name: "post 12" }).waitFor();
     await page.screenshot({ path: process.env.UPDATE_SCREENSHOT ? SCREENSHOT_DOC : join(profile, "dashboard.png") });
     await page.getByRole("button", { name: "Close" }).click();
+  });
+
+  /** What the reader's own cookie gets from the API now: the effect of an action, seen from outside. */
+  const readerCalls = async (name: string) =>
+    (await running.app.handle(new Request(`${url}/rpc/${name}`, { method: "POST", headers: { cookie: reader.cookie, "content-type": "application/json" }, body: "{}" }))).status;
+
+  it("users: searches, opens a user with their sessions, sets roles, bans and unbans, revokes sessions", async () => {
+    await page.getByRole("link", { name: "Users" }).click();
+    await page.getByRole("status").filter({ hasText: "of 2" }).waitFor();
+    await page.getByLabel("Email or name").fill("READER");
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.getByRole("status").filter({ hasText: "Users 1–1 of 1" }).waitFor();
+    await page.getByRole("button", { name: "reader@example.test" }).click();
+    const panel = page.getByRole("complementary", { name: "User reader@example.test" });
+    await panel.getByRole("table", { name: "sessions" }).waitFor();
+    expect(await panel.getByRole("table", { name: "sessions" }).locator("tbody tr").count()).toBe(1);
+    expect(await panel.getByText("credential (password set)").isVisible()).toBe(true);
+
+    // Roles: the reader becomes an admin on their very next request, then stops being one.
+    await panel.getByLabel("Roles").fill("user, admin");
+    await panel.getByRole("button", { name: "Save roles" }).click();
+    await panel.getByRole("status").filter({ hasText: "Roles saved" }).waitFor();
+    expect((await db$().selectFrom("user").select("role").where("id", "=", reader.userId).executeTakeFirstOrThrow()).role).toBe("user,admin");
+    expect(await readerCalls("_admin/meta")).toBe(200);
+    await panel.getByLabel("Roles").fill("user");
+    await panel.getByRole("button", { name: "Save roles" }).click();
+    await expect.poll(async () => (await db$().selectFrom("user").select("role").where("id", "=", reader.userId).executeTakeFirstOrThrow()).role).toBe("user");
+    expect(await readerCalls("_admin/meta")).toBe(403);
+
+    // Ban with a reason and an end: the row says so, the sessions are gone, the cookie is refused.
+    await panel.getByLabel("Ban reason").fill("posting spam");
+    await panel.getByLabel("Ban until").fill("2099-01-01T12:00");
+    await panel.getByRole("button", { name: "Ban" }).click();
+    await panel.getByText(/banned: posting spam \(until 2099/).waitFor();
+    const banned = await db$().selectFrom("user").selectAll().where("id", "=", reader.userId).executeTakeFirstOrThrow();
+    expect(Boolean(banned.banned)).toBe(true);
+    expect(banned.banReason).toBe("posting spam");
+    expect(await db$().selectFrom("session").select("id").where("userId", "=", reader.userId).execute()).toEqual([]);
+    expect(await readerCalls("post/create")).toBe(401);
+    await panel.getByRole("button", { name: "Unban" }).click();
+    await panel.getByText("State").waitFor();
+    await expect.poll(async () => Boolean((await db$().selectFrom("user").select("banned").where("id", "=", reader.userId).executeTakeFirstOrThrow()).banned)).toBe(false);
+
+    // A fresh sign-in, then that session revoked from the panel.
+    reader = await signIn(running.app, "reader@example.test", PASSWORD);
+    await panel.getByRole("button", { name: "Close" }).click();
+    await page.getByRole("button", { name: "reader@example.test" }).click();
+    await panel.getByRole("button", { name: /^Revoke session from/ }).click();
+    await panel.getByText("No sessions.").waitFor();
+    expect(await readerCalls("post/create")).toBe(401);
+    expect(await panel.getByRole("button", { name: "Send a password reset" }).count()).toBe(0);
+    await page.screenshot({ path: shot("admin-users.png") });
+    await panel.getByRole("button", { name: "Close" }).click();
+    reader = await signIn(running.app, "reader@example.test", PASSWORD);
+  });
+
+  it("users: creates a user who can then sign in", async () => {
+    await page.getByRole("button", { name: "New user" }).click();
+    const panel = page.getByRole("complementary", { name: "New user" });
+    await panel.getByLabel("Email").fill("made@example.test");
+    await panel.getByLabel("Name").fill("Made Here");
+    await panel.getByLabel("Password").fill("a-long-enough-password");
+    await panel.getByRole("button", { name: "Create user" }).click();
+    await page.getByRole("complementary", { name: "User made@example.test" }).waitFor();
+    const made = await db$().selectFrom("user").selectAll().where("email", "=", "made@example.test").executeTakeFirstOrThrow();
+    expect(made).toMatchObject({ name: "Made Here", role: "user" });
+    expect((await signIn(running.app, "made@example.test", "a-long-enough-password")).userId).toBe(made.id);
+    await page.getByRole("complementary", { name: "User made@example.test" }).getByRole("button", { name: "Close" }).click();
+  });
+
+  it("schema and health: reachable services, versions with checksums, columns, indexes and resource rules", async () => {
+    await page.getByRole("link", { name: "Schema and health" }).click();
+    await page.getByText(/Database: reachable/).waitFor();
+    expect(await page.getByText("Key/value store: not configured").isVisible()).toBe(true);
+    const versions = page.getByRole("table", { name: "applied versions" });
+    await versions.getByRole("cell", { name: "0002_2" }).waitFor();
+    expect(await versions.getByText("matches the code").count()).toBe(2);
+    expect(await page.getByRole("table", { name: "post columns" }).getByRole("cell", { name: "user.id" }).isVisible()).toBe(true);
+    expect(await page.getByText(/Resource rules: list public, get public, create authenticated, update authenticated, delete admin/).isVisible()).toBe(true);
+    expect(await page.getByText(/session_token_key \(unique: token\)/).isVisible()).toBe(true);
+    await page.screenshot({ path: shot("admin-schema.png"), fullPage: false });
+  });
+
+  it("activity: the last requests appear live, filterable by status and path", async () => {
+    await page.getByRole("link", { name: "Activity" }).click();
+    await page.getByText(/The last 500 requests of the replica/).waitFor();
+    await running.app.handle(new Request(`${url}/rpc/post/list`, { method: "POST", headers: { cookie: reader.cookie, "content-type": "application/json", "x-request-id": "seen-in-the-browser" }, body: "{}" }));
+    await running.app.handle(new Request(`${url}/no-such-page`, { headers: { "x-request-id": "missing-page" } }));
+    const table = page.getByRole("table", { name: "requests" });
+    await table.getByRole("cell", { name: "missing-page" }).waitFor({ timeout: 5_000 });
+    const row = table.locator("tr", { has: page.getByRole("cell", { name: "seen-in-the-browser" }) });
+    expect(await row.locator("td").allTextContents()).toEqual([expect.any(String), "POST", "/rpc/post/list", "200", expect.any(String), reader.userId, "seen-in-the-browser"]);
+    await page.getByLabel("Status").selectOption("4");
+    await page.getByLabel("Path contains").fill("no-such");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await page.getByRole("status").filter({ hasText: "1 requests shown" }).waitFor();
+    expect(await table.locator("tbody tr").first().locator("td").nth(3).textContent()).toBe("404");
+    await page.screenshot({ path: shot("admin-activity.png") });
+  });
+
+  it("is usable at 390 px wide and in the dark, and reachable by keyboard", async () => {
+    await page.setViewportSize({ width: 390, height: 800 });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.getByRole("link", { name: "Users" }).click();
+    await page.getByRole("status").filter({ hasText: "of 3" }).waitFor();
+    // Nothing wider than the screen but the tables' own scrolling boxes.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor)).not.toBe("rgb(246, 247, 249)");
+    await page.screenshot({ path: shot("admin-narrow-dark.png") });
+    // The search field and its button are reached with Tab from the field.
+    await page.getByLabel("Email or name").focus();
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Search");
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.emulateMedia({ colorScheme: "light" });
   });
 
   it("refuses a signed-in user without an admin role with a clear page", async () => {

@@ -9,14 +9,16 @@ import { os } from "@orpc/server";
 import { RPCHandler } from "@orpc/server/fetch";
 import autocannon from "autocannon";
 import { betterAuth } from "better-auth";
-import { Kysely, sql } from "kysely";
+import Database from "better-sqlite3";
+import { Kysely, SqliteDialect, sql } from "kysely";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { z } from "zod";
 import { embedded, type EmbeddedThread } from "../../kernel/embedded/index.js";
 import { schema } from "../../kernel/schema/index.js";
-import { App } from "../../presets/trellis.js";
+import { App, type AppOptions } from "../../presets/trellis.js";
 import { serve } from "../../presets/node.js";
+import { overhead, registerNoopSdk } from "./telemetry-sdk.js";
 
 /** Both apps' baseURL: the origin their auth trusts. */
 const ORIGIN = "http://127.0.0.1";
@@ -207,6 +209,59 @@ export async function run(): Promise<void> {
   for (const target of ours.values()) await target.close();
   await baseline.close();
   await transportLayer();
+  await telemetryOverhead();
+}
+
+/**
+ * The telemetry plugin over real HTTP: the same app left without it (`telemetry: false`), with it
+ * and no SDK registered (the default), with `/metrics` on, and with an SDK registered that exports
+ * to nothing. Each app serves a raw route and a procedure reading one row of SQLite in memory (so
+ * the figures are the request path's, not the embedded database's); they take turns on each case.
+ */
+export async function telemetryOverhead(): Promise<void> {
+  const body = JSON.stringify({ pong: true });
+  const make = (telemetry: AppOptions["telemetry"]) =>
+    new App({ db: { dialect: new SqliteDialect({ database: new Database(":memory:") }), kind: "sqlite" }, telemetry })
+      .route("GET", "/ping", () => new Response(body, { headers: { "content-type": "application/json" } }))
+      .procedure("read", (base) => base.handler(async ({ context }) => (await sql<{ n: number }>`select 1 as n`.execute(context.db)).rows[0]));
+  const servers = {
+    off: await serve(make(false), { port: 0, hostname: "127.0.0.1", handleSignals: false, banner: false }),
+    noSdk: await serve(make(undefined), { port: 0, hostname: "127.0.0.1", handleSignals: false, banner: false }),
+    metrics: await serve(make({ metrics: { token: "bench-token-0123456789" } }), { port: 0, hostname: "127.0.0.1", handleSignals: false, banner: false }),
+  };
+  const cases = [
+    { name: "GET raw route (10 conn)", connections: 10, requests: [{ method: "GET" as const, path: "/ping" }] },
+    { name: "procedure reading a row (10 conn)", connections: 10, requests: [post("/rpc/read", {})] },
+  ];
+  const driveCase = async (url: string, entry: (typeof cases)[number]) =>
+    (await autocannon({ url, connections: entry.connections, duration: DURATION, requests: entry.requests })).requests.average;
+  console.log(`\n## http: telemetry overhead (${DURATION} s per case and round, ${ROUNDS} alternating rounds, median req/s)`);
+  for (const server of Object.values(servers)) await driveCase(server.url, cases[0]!);
+  const run = async (names: (keyof typeof servers)[]) => {
+    const results = new Map<string, number[]>();
+    for (const entry of cases) {
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const name of names) {
+          const key = `${entry.name}|${name}`;
+          results.set(key, [...(results.get(key) ?? []), await driveCase(servers[name].url, entry)]);
+        }
+      }
+    }
+    return (entry: (typeof cases)[number], name: keyof typeof servers) => median(results.get(`${entry.name}|${name}`)!);
+  };
+  const plain = await run(["off", "noSdk", "metrics"]);
+  for (const entry of cases) {
+    console.log(overhead(`${entry.name}: no SDK registered`, plain(entry, "noSdk"), plain(entry, "off"), 2));
+    console.log(overhead(`${entry.name}: /metrics on`, plain(entry, "metrics"), plain(entry, "off"), 3));
+  }
+  const unregister = registerNoopSdk();
+  try {
+    const traced = await run(["off", "noSdk"]);
+    for (const entry of cases) console.log(overhead(`${entry.name}: SDK, no-op exporter`, traced(entry, "noSdk"), traced(entry, "off")));
+  } finally {
+    unregister();
+  }
+  await Promise.all(Object.values(servers).map((server) => server.close()));
 }
 
 /**

@@ -17,6 +17,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   "rate-limit": () => import("./rate-limit.js"),
   surfaces: () => import("./surfaces.js"),
   admin: () => import("./admin.js"),
+  dashboard: () => import("./dashboard.js"),
   types: () => import("./types.js"),
   files: () => import("./files.js"),
   memory: () => import("./memory.js"),

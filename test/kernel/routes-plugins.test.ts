@@ -83,7 +83,7 @@ describe("plugins", () => {
         .use({ name: "a", build: () => void order.push("a") }),
     );
     expect(order).toEqual(["a", "b"]);
-    expect(built.describe().plugins.map((p: { name: string }) => p.name)).toEqual(["cors", "body-limit", "a", "b", "health"]);
+    expect(built.describe().plugins.map((p: { name: string }) => p.name)).toEqual(["telemetry", "cors", "body-limit", "a", "b", "health"]);
   });
 
   it("collects every validate problem into one error", () => {

@@ -30,7 +30,7 @@ describe("the start banner", () => {
     expect(running.banner).toMatch(/database\s+embedded PostgreSQL \(PGlite\)\s+memory:\/\//);
     expect(running.banner).toMatch(/schema\s+version 3 \(3 registered\), migrations applied now: 0001_1, 0002_2, 0003_3/);
     const plugins = running.app.describe().plugins.map((plugin) => plugin.name);
-    expect(plugins.slice(0, 3)).toEqual(["cors", "body-limit", "auth"]);
+    expect(plugins.slice(0, 4)).toEqual(["telemetry", "cors", "body-limit", "auth"]);
     expect(running.banner).toContain(`plugins     ${plugins.join(" > ")}\n`);
     expect(running.banner).toMatch(new RegExp(`procedures\\s+${running.app.describe().procedures.length}\\n`));
     expect(running.banner).toMatch(/surfaces\s+routes\s+GET \/\n/);
@@ -95,7 +95,7 @@ describe("the start banner", () => {
     expect(logger.lines[0]).toMatchObject({
       level: "info",
       message: `Shop is listening on ${running.url}`,
-      fields: { url: running.url, name: "Shop", database: { kind: "sqlite", engine: "SQLite", location: ":memory:" }, procedures: 1, plugins: ["cors", "body-limit", "health"] },
+      fields: { url: running.url, name: "Shop", database: { kind: "sqlite", engine: "SQLite", location: ":memory:" }, procedures: 1, plugins: ["telemetry", "cors", "body-limit", "health"] },
     });
   });
 

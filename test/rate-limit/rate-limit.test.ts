@@ -210,7 +210,7 @@ describe("rate limit", () => {
     const app = new App({ db: sqliteMemory(), rateLimit: { max: 1, windowMs: 60_000 } });
     const built = app.build();
     const names = built.describe().plugins.map((plugin: { name: string }) => plugin.name);
-    expect(names.slice(0, 3)).toEqual(["cors", "rate-limit", "body-limit"]);
+    expect(names.slice(0, 4)).toEqual(["telemetry", "cors", "rate-limit", "body-limit"]);
     expect(built.describe().hooks.close).toContain("rate-limit");
     await built.close();
   });

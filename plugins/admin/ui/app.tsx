@@ -3,6 +3,9 @@ import { client, messageOf, signOut, statusOf, type Meta } from "./api.js";
 import { SignIn } from "./sign-in.js";
 import { Overview } from "./overview.js";
 import { Browse } from "./browse.js";
+import { Users } from "./users.js";
+import { Schema } from "./schema.js";
+import { Activity } from "./activity.js";
 import { MailView } from "./mail.js";
 import { Jobs } from "./jobs.js";
 
@@ -14,11 +17,22 @@ function tableInHash(): string | undefined {
   return match ? decodeURIComponent(match[1]!) : undefined;
 }
 
+/** The other views, each at its own address. */
+const VIEWS = [
+  { hash: "#/users", label: "Users", plugin: undefined },
+  { hash: "#/schema", label: "Schema and health", plugin: undefined },
+  { hash: "#/activity", label: "Activity", plugin: undefined },
+  // Shown only when the app has `.mail()` / `.jobs()` (their `_admin.*` sections exist only then).
+  { hash: "#/mail", label: "Mail", plugin: "mail" },
+  { hash: "#/jobs", label: "Jobs", plugin: "jobs" },
+] as const;
+
+const viewInHash = () => VIEWS.find((v) => v.hash === location.hash)?.hash;
+
 export function App() {
   const [state, setState] = useState<State>({ kind: "loading" });
   const [table, setTable] = useState<string | undefined>(tableInHash());
-  const [mailInHash, setMailInHash] = useState(location.hash === "#/mail");
-  const [jobsInHash, setJobsInHash] = useState(location.hash === "#/jobs");
+  const [view, setView] = useState<string | undefined>(viewInHash());
 
   const load = async () => {
     try {
@@ -35,8 +49,7 @@ export function App() {
     void load();
     const onHash = () => {
       setTable(tableInHash());
-      setMailInHash(location.hash === "#/mail");
-      setJobsInHash(location.hash === "#/jobs");
+      setView(viewInHash());
     };
     addEventListener("hashchange", onHash);
     return () => removeEventListener("hashchange", onHash);
@@ -74,10 +87,7 @@ export function App() {
   const { meta } = state;
   const current = meta.tables.find((t) => t.name === table);
   const mail = meta.plugins.includes("mail");
-  const mailOpen = mail && mailInHash;
-  // `_admin.jobs.*` exists only on apps with `.jobs()`.
   const jobs = meta.plugins.includes("jobs");
-  const jobsOpen = jobs && jobsInHash;
   return (
     <div class="layout">
       <header class="top">
@@ -85,9 +95,10 @@ export function App() {
         <button type="button" class="quiet" onClick={leave}>Sign out</button>
       </header>
       <nav aria-label="Tables" class="side">
-        <a href="#/" aria-current={current || mailOpen || jobsOpen ? undefined : "page"}>Overview</a>
-        {mail && <a href="#/mail" aria-current={mailOpen ? "page" : undefined}>Mail</a>}
-        {jobs && <a href="#/jobs" aria-current={jobsOpen ? "page" : undefined}>Jobs</a>}
+        <a href="#/" aria-current={current || view ? undefined : "page"}>Overview</a>
+        {VIEWS.filter((v) => !v.plugin || meta.plugins.includes(v.plugin)).map((v) => (
+          <a key={v.hash} href={v.hash} aria-current={view === v.hash ? "page" : undefined}>{v.label}</a>
+        ))}
         <h2>Tables</h2>
         <ul>
           {meta.tables.map((t) => (
@@ -100,7 +111,21 @@ export function App() {
         </ul>
       </nav>
       <main class="content">
-        {current ? <Browse key={current.name} table={current} mail={mail} onChanged={load} /> : mailOpen ? <MailView /> : jobsOpen ? <Jobs /> : <Overview meta={meta} />}
+        {view === "#/users" ? (
+          <Users passwordReset={mail} />
+        ) : view === "#/activity" ? (
+          <Activity />
+        ) : view === "#/schema" ? (
+          <Schema meta={meta} />
+        ) : view === "#/mail" && mail ? (
+          <MailView />
+        ) : view === "#/jobs" && jobs ? (
+          <Jobs />
+        ) : current ? (
+          <Browse key={current.name} table={current} mail={mail} onChanged={load} />
+        ) : (
+          <Overview meta={meta} />
+        )}
       </main>
     </div>
   );

@@ -18,7 +18,8 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
   const [skip, setSkip] = useState(0);
   const [order, setOrder] = useState<[string, "asc" | "desc"] | undefined>();
   const [filters, setFilters] = useState<Filter[]>([]);
-  const [page, setPage] = useState<{ data: Row[]; count: number }>();
+  // The page remembers the offset it was loaded for, so the pager never describes rows not yet shown.
+  const [page, setPage] = useState<{ data: Row[]; count: number; skip: number }>();
   const [error, setError] = useState<string>();
   const [panel, setPanel] = useState<Panel>();
   const filterable = table.columns.filter((c) => !c.secret && operatorsFor(c).length > 0);
@@ -28,7 +29,7 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
       ? { AND: filters.map((f) => ({ [f.column]: { [f.op]: filterValue(table.columns.find((c) => c.name === f.column)!, f.value) } })) }
       : undefined;
     try {
-      setPage(await client._admin.data.list({ table: table.name, where, orderBy: order ? [{ [order[0]]: order[1] }] : undefined, take: PAGE, skip }));
+      setPage({ ...(await client._admin.data.list({ table: table.name, where, orderBy: order ? [{ [order[0]]: order[1] }] : undefined, take: PAGE, skip })), skip });
       setError(undefined);
     } catch (e) {
       setError(messageOf(e));
@@ -115,7 +116,7 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
           </div>
           <div class="pager">
             <span role="status">
-              {page.count === 0 ? "No rows" : `Rows ${skip + 1}–${Math.min(skip + PAGE, page.count)} of ${page.count}`}
+              {page.count === 0 ? "No rows" : `Rows ${page.skip + 1}–${Math.min(page.skip + PAGE, page.count)} of ${page.count}`}
             </span>
             <button type="button" disabled={skip === 0} onClick={() => setSkip(Math.max(0, skip - PAGE))}>Previous page</button>
             <button type="button" disabled={skip + PAGE >= page.count} onClick={() => setSkip(skip + PAGE)}>Next page</button>

@@ -48,3 +48,12 @@ export function operatorsFor(column: Column): string[] {
   const text = ["text", "varchar", "uuid"].includes(column.type);
   return ["equals", "not", ...(ordered ? ["gt", "gte", "lt", "lte"] : []), ...(text ? ["contains", "startsWith", "endsWith"] : [])];
 }
+
+/** How long ago `at` was, in the largest whole unit ("3 min ago"). */
+export function age(at: Date | string, now = Date.now()): string {
+  const seconds = Math.max(0, Math.round((now - new Date(at).getTime()) / 1000));
+  if (seconds < 60) return `${seconds} s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h ago`;
+  return `${Math.floor(seconds / 86_400)} d ago`;
+}

@@ -1,0 +1,125 @@
+import { useEffect, useState } from "preact/hooks";
+import { client, mailAdmin, messageOf } from "./api.js";
+import { age, display } from "./values.js";
+
+type Detail = Awaited<ReturnType<typeof client._admin.users.get>>;
+
+
+/** One user: who they are, their sessions, keys and accounts, and the actions on them. */
+export function UserPanel({ id, passwordReset, onClose, onChanged }: { id: string; passwordReset: boolean; onClose: () => void; onChanged: () => void }) {
+  const [user, setUser] = useState<Detail>();
+  const [error, setError] = useState<string>();
+  const [notice, setNotice] = useState<string>();
+
+  const load = async () => {
+    try {
+      setUser(await client._admin.users.get({ id }));
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  };
+  useEffect(() => void load(), [id]);
+
+  /** Runs an action, then shows the user as the server now has them. */
+  const act = (what: () => Promise<unknown>, done: string) => async (event?: Event) => {
+    event?.preventDefault();
+    try {
+      await what();
+      setError(undefined);
+      setNotice(done);
+      await load();
+      onChanged();
+    } catch (e) {
+      setNotice(undefined);
+      setError(messageOf(e));
+    }
+  };
+  const field = (event: Event, name: string) => String(new FormData(event.currentTarget as HTMLFormElement).get(name) ?? "").trim();
+
+  return (
+    <aside class="panel" aria-label={user ? `User ${user.email}` : "User"}>
+      <div class="title">
+        <h2>{user?.email ?? "User"}</h2>
+        <button type="button" class="quiet" onClick={onClose}>Close</button>
+      </div>
+      {error && <p role="alert" class="error">{error}</p>}
+      {notice && <p role="status" class="note">{notice}</p>}
+      {user && (
+        <>
+          <dl class="facts">
+            <dt>Name</dt><dd>{user.name}</dd>
+            <dt>Id</dt><dd>{user.id}</dd>
+            <dt>Email verified</dt><dd>{user.emailVerified ? "yes" : "no"}</dd>
+            <dt>Created</dt><dd>{display(user.createdAt)}</dd>
+            <dt>State</dt>
+            <dd>{user.banned ? `banned: ${user.banReason ?? ""}${user.banExpires ? ` (until ${display(user.banExpires)})` : " (no end)"}` : "active"}</dd>
+          </dl>
+
+          <form class="inline" onSubmit={(e) => act(() => client._admin.users.setRoles({ id, roles: field(e, "roles").split(",").map((r) => r.trim()).filter(Boolean) }), "Roles saved")(e)}>
+            <label>Roles<input name="roles" defaultValue={user.roles.join(", ")} key={user.roles.join()} /></label>
+            <button type="submit">Save roles</button>
+          </form>
+
+          {user.banned ? (
+            <button type="button" onClick={act(() => client._admin.users.unban({ id }), "Unbanned")}>Unban</button>
+          ) : (
+            <form class="inline" aria-label="Ban" onSubmit={(e) => {
+              const until = field(e, "until");
+              return act(() => client._admin.users.ban({ id, reason: field(e, "reason") || undefined, expiresAt: until ? new Date(until) : undefined }), "Banned; their sessions are ended")(e);
+            }}>
+              <label>Ban reason<input name="reason" /></label>
+              <label>Ban until<input name="until" type="datetime-local" aria-describedby="until-hint" /></label>
+              <small id="until-hint" class="note">Empty: no end.</small>
+              <button type="submit" class="danger">Ban</button>
+            </form>
+          )}
+          {/* HOOK (mail): the mail plugin's `_admin.mail.sendPasswordReset`, shown only when the app has `.mail()`. */}
+          {passwordReset && (
+            <button type="button" onClick={act(() => mailAdmin.sendPasswordReset({ userId: id }), "Password reset sent")}>Send a password reset</button>
+          )}
+
+          <h3>Sessions</h3>
+          {user.sessions.length === 0 ? <p class="note">No sessions.</p> : (
+            <table aria-label="sessions">
+              <thead><tr><th scope="col">Client address</th><th scope="col">Age</th><th scope="col">Agent</th><th scope="col"><span class="sr">Action</span></th></tr></thead>
+              <tbody>
+                {user.sessions.map((s) => (
+                  <tr key={s.id}>
+                    <td>{s.ipAddress ?? "unknown"}</td>
+                    <td title={display(s.createdAt)}>{age(s.createdAt)}</td>
+                    <td title={s.userAgent ?? ""}>{s.userAgent ?? ""}</td>
+                    <td><button type="button" class="quiet" aria-label={`Revoke session from ${s.ipAddress ?? "unknown"}, ${age(s.createdAt)}`} onClick={act(() => client._admin.users.revokeSession({ id: s.id }), "Session revoked")}>Revoke</button></td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          {user.sessions.length > 0 && (
+            <button type="button" class="danger" onClick={act(() => client._admin.users.revokeSessions({ id }), "Every session revoked")}>Revoke all sessions</button>
+          )}
+
+          {user.apiKeys && (
+            <>
+              <h3>API keys</h3>
+              {user.apiKeys.length === 0 ? <p class="note">No API keys.</p> : (
+                <ul class="plain">
+                  {user.apiKeys.map((k) => (
+                    <li key={k.id}>
+                      {k.name ?? "(unnamed)"} <code>{k.start ?? k.prefix ?? ""}…</code> {k.enabled ? "" : "(disabled)"} created {age(k.createdAt)}
+                      {" "}<button type="button" class="quiet" aria-label={`Revoke API key ${k.name ?? k.id}`} onClick={act(() => client._admin.users.revokeApiKey({ id: k.id }), "API key revoked")}>Revoke</button>
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </>
+          )}
+
+          <h3>Accounts</h3>
+          <ul class="plain">
+            {user.accounts.map((a) => <li key={a.id}>{a.providerId}{a.hasPassword ? " (password set)" : ""}, linked {age(a.createdAt)}</li>)}
+          </ul>
+        </>
+      )}
+    </aside>
+  );
+}

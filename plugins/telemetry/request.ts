@@ -1,0 +1,135 @@
+import { errorResponse, type HttpMiddleware, type RequestEvent, type SealedApp } from "../../kernel/index.js";
+import type { AppMetrics } from "./metrics.js";
+import type { Tracing } from "./tracing.js";
+
+const SERVER = 1;
+/** The request log line's extra fields (kernel/log/request-line.ts reads the same registered symbol). */
+const LOG_FIELDS = Symbol.for("trellis.logFields");
+
+const STATUS_CODES: Record<number, string> = {
+  400: "BAD_REQUEST",
+  401: "UNAUTHORIZED",
+  403: "FORBIDDEN",
+  404: "NOT_FOUND",
+  405: "METHOD_NOT_SUPPORTED",
+  409: "CONFLICT",
+  413: "PAYLOAD_TOO_LARGE",
+  429: "TOO_MANY_REQUESTS",
+  500: "INTERNAL_SERVER_ERROR",
+  503: "SERVICE_UNAVAILABLE",
+};
+
+/** Status codes as label text, made once rather than on every request. */
+const STATUS_TEXT: Record<number, string> = Object.fromEntries(Array.from({ length: 500 }, (_, index) => [index + 100, String(index + 100)]));
+
+export interface RequestObserverOptions {
+  tracing: Tracing | undefined;
+  metrics: AppMetrics | undefined;
+  userId: boolean;
+  /** Is `name` a registered procedure (an `/rpc` path names one only then: bounded label values). */
+  isProcedure(name: string): boolean;
+  /** The sealed app, to answer a thrown failure as the kernel would (and so know its status). */
+  sealed(): SealedApp | undefined;
+}
+
+/**
+ * The outermost middleware: one server span per request (the caller's `traceparent` as its parent,
+ * the route template as `http.route`, the trace id in the request's log line) and the request
+ * count, duration and error metrics. Everything else Trellis traces nests under this span.
+ */
+export function requestObserver(options: RequestObserverOptions): HttpMiddleware {
+  const { tracing, metrics } = options;
+
+  /** `/rpc` paths of registered procedures: as many entries as procedures, made once each. */
+  const rpcRoutes = new Map<string, string>();
+  /** The route template: for `/rpc/**` the procedure's own path when it exists, else the router's template. */
+  const routeOf = (event: RequestEvent): string => {
+    // The kernel's fast path for POST /rpc/** skips the router, and so leaves `route` unset.
+    const template = event.route ?? (event.isRpc ? "/rpc/**" : "none");
+    if (template !== "/rpc/**") return template;
+    const known = rpcRoutes.get(event.path);
+    if (known !== undefined) return known;
+    const name = event.procedureName;
+    if (name === undefined || !options.isProcedure(name)) return "/rpc/**";
+    rpcRoutes.set(event.path, event.path);
+    return event.path;
+  };
+
+  const record = (event: RequestEvent, status: number, started: number) => {
+    if (!metrics) return;
+    const route = routeOf(event);
+    const code = STATUS_TEXT[status] ?? String(status);
+    metrics.requests.add(1, event.method, route, code);
+    metrics.requestDuration.observe((performance.now() - started) / 1000, event.method, route, code);
+    if (status < 400) return;
+    metrics.errors.add(1, event.error?.code ?? STATUS_CODES[status] ?? `HTTP_${status}`, surfaceOf(event));
+    // The limiter's 429 is the one that says when to retry (a full live-stream cap does not).
+    if (status === 429 && event.hasResponseHeaders && event.responseHeaders.has("retry-after")) metrics.rateLimitRejections.add(1);
+  };
+
+  // A failure thrown past every other middleware is answered here exactly as the kernel would
+  // answer it (mapped, reported once, in the RPC envelope under /rpc), so its status is known.
+  const answer = (event: RequestEvent, error: unknown): Response => {
+    const sealed = options.sealed();
+    if (!sealed) throw error;
+    return errorResponse(sealed.toError(error, event.isRpc ? "rpc" : "route", event), event.isRpc);
+  };
+
+  const middleware: HttpMiddleware = (event, next) => {
+    const traced = tracing?.enabled() ?? false;
+    if (!traced && !metrics) return next();
+    const started = performance.now();
+    if (!traced) {
+      return next()
+        .catch((error: unknown) => answer(event, error))
+        .then((response) => (record(event, response.status, started), response));
+    }
+    const { api, tracer } = tracing!;
+    const parent = tracing!.extract(event.headers);
+    const span = tracer.startSpan(event.method, { kind: SERVER, attributes: { "http.request.method": event.method, "url.path": event.path, "url.scheme": event.request.url.startsWith("https:") ? "https" : "http" } }, parent);
+    const spanContext = span.spanContext();
+    if (span.isRecording()) {
+      const holder = event as unknown as Record<symbol, Record<string, unknown> | undefined>;
+      holder[LOG_FIELDS] = { ...holder[LOG_FIELDS], traceId: spanContext.traceId, spanId: spanContext.spanId };
+    }
+    const finish = (status: number) => {
+      const route = routeOf(event);
+      if (route !== "none") {
+        span.updateName(`${event.method} ${route}`);
+        span.setAttribute("http.route", route);
+      }
+      span.setAttribute("http.response.status_code", status);
+      const procedure = event.procedureName;
+      if (procedure !== undefined && (route !== "/rpc/**" || !event.isRpc) && options.isProcedure(procedure)) span.setAttribute("trellis.procedure.name", procedure);
+      if (status >= 400) span.setAttribute("error.type", event.error?.code ?? STATUS_CODES[status] ?? String(status));
+      // A server span fails on 5xx only: a 4xx is the caller's mistake, answered correctly.
+      if (status >= 500) span.setStatus({ code: api.SpanStatusCode.ERROR, message: event.error?.code ?? STATUS_CODES[status] });
+      if (options.userId) {
+        const state = event.sessionState;
+        const id = state && !(state instanceof Promise) ? state.user?.id : undefined;
+        if (id !== undefined) span.setAttribute("enduser.id", id);
+      }
+      span.end();
+      record(event, status, started);
+    };
+    return api.context
+      .with(api.trace.setSpan(parent, span), next)
+      .catch((error: unknown) => answer(event, error))
+      .then(
+        (response) => (finish(response.status), response),
+        (error: unknown) => {
+          finish(500);
+          throw error;
+        },
+      );
+  };
+  middleware.displayName = "telemetry:request";
+  return middleware;
+}
+
+function surfaceOf(event: RequestEvent): string {
+  if (event.isRpc) return "rpc";
+  if (event.path === "/rest" || event.path.startsWith("/rest/")) return "rest";
+  // REST and MCP name the procedure they ran on the event; of the two, only MCP remains here.
+  return event.procedure !== undefined ? "mcp" : "route";
+}
