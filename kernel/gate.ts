@@ -4,6 +4,8 @@ import { QueryError } from "./db/query-error.js";
 import { ValueError } from "./db/values.js";
 import { report, type ErrorSource, type OnError } from "./errors.js";
 import { clientGone, isClientGone, isConnectionLost, unavailable, UNAVAILABLE_MESSAGES } from "./lifecycle/availability.js";
+import { diskFull, isDiskFull } from "./db/disk-full.js";
+import { isSchemaMismatch, schemaMismatch } from "./db/schema-mismatch.js";
 import { invalidInputMessage } from "./log/describe-error.js";
 import type { RequestEvent } from "./event.js";
 import type { SchemaModel } from "./schema/model.js";
@@ -55,6 +57,8 @@ function mapError(error: unknown, rules: ErrorRules, source: ErrorSource, event:
   report(onError, error, source, event);
   // A database that went away is the app's state, not a bug in the request: 503, and still reported.
   if (isConnectionLost(error)) return unavailable(UNAVAILABLE_MESSAGES.lost);
+  if (isDiskFull(error)) return diskFull();
+  if (isSchemaMismatch(error)) return schemaMismatch();
   return new ORPCError("INTERNAL_SERVER_ERROR", { message: "Internal server error" });
 }
 

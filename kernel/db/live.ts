@@ -1,3 +1,4 @@
+import { isConnectionLost } from "../lifecycle/availability.js";
 import type { ChangeEvent } from "./changes.js";
 
 /**
@@ -87,6 +88,7 @@ class SharedQuery<T = unknown> {
   #last: { value: T; json: string } | undefined;
   #running = false;
   #dirty = false;
+  #retryMs = 0;
 
   constructor(
     readonly run: () => Promise<T>,
@@ -109,6 +111,13 @@ class SharedQuery<T = unknown> {
     else void this.#refresh();
   }
 
+  #retry(): void {
+    this.#retryMs = Math.min(this.#retryMs ? this.#retryMs * 2 : 100, 2000);
+    setTimeout(() => {
+      if (this.subscribers.size > 0) this.invalidate();
+    }, this.#retryMs).unref?.();
+  }
+
   async #refresh(): Promise<void> {
     this.#running = true;
     try {
@@ -121,8 +130,12 @@ class SharedQuery<T = unknown> {
         this.#last = { value, json };
         for (const subscriber of this.subscribers) subscriber.push(value);
       } while (this.#dirty);
+      this.#retryMs = 0;
     } catch (error) {
-      this.fail(error);
+      // A stream that has sent a snapshot outlives a lost database connection: the query is retried
+      // with backoff (up to 2 s) and subscribers get a fresh snapshot once the database answers.
+      if (this.#last && isConnectionLost(error)) this.#retry();
+      else this.fail(error);
     } finally {
       this.#running = false;
     }

@@ -5,6 +5,7 @@ import { TrellisError } from "../errors.js";
 import type { DatabaseAbout } from "../contracts/resources.js";
 import { PGliteDialect, type PGliteLike } from "../db/dialect/pglite.js";
 import { reentrant } from "../db/dialect/reentrant.js";
+import { backupEmbedded } from "./backup.js";
 import { lockDataDir } from "./lock.js";
 import { MEMORY, openInstance, type EmbeddedClient } from "./instance.js";
 import { ThreadClient } from "./worker/client.js";
@@ -68,6 +69,11 @@ export interface EmbeddedDatabase<Client extends EmbeddedQueryClient = EmbeddedQ
   readonly client: Client;
   /** Resolves once the instance is started and its extensions exist (`vector` created). */
   ready(): Promise<void>;
+  /**
+   * A consistent gzip tarball of the data directory, taken while the app serves, through the app's
+   * own instance (`trellis db backup`; restore with `trellis db restore` or `restoreEmbedded`).
+   */
+  backup(): Promise<Uint8Array>;
   /**
    * Closes the instance and releases the data-directory lock. Idempotent; `App.close()`
    * calls it, and so does destroying a Kysely instance built on `dialect`.
@@ -147,7 +153,11 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase<any> {
           if (!client.busy) await client.query("select 1");
         }
       : undefined;
-  return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, thread, about, ready: () => started, close, probe };
+  const backup = async () => {
+    await started;
+    return backupEmbedded(client as unknown as Parameters<typeof backupEmbedded>[0]);
+  };
+  return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, thread, about, ready: () => started, backup, close, probe };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { within } from "../runtime/within.js";
 import { windowHit } from "./scripts.js";
 
 export interface RedisSecondaryStorageOptions {
@@ -7,6 +8,14 @@ export interface RedisSecondaryStorageOptions {
    * @default "trellis:auth:"
    */
   prefix?: string;
+  /**
+   * How long a read or write may wait for Redis. Past it, or when Redis fails, a read is a miss
+   * (with `session.storeSessionInDatabase: true` better-auth then reads the session from the
+   * database) and a write is skipped (the database copy holds); a delete still fails, so a
+   * sign-out never leaves a session alive in Redis.
+   * @default 500
+   */
+  timeoutMs?: number;
 }
 
 /** The shape of better-auth's `secondaryStorage` (1.7), declared here so the entry needs no import of it. */
@@ -25,12 +34,14 @@ export interface AuthSecondaryStorage {
  */
 export function redisSecondaryStorage(client: Redis, options: RedisSecondaryStorageOptions = {}): AuthSecondaryStorage {
   const prefix = options.prefix ?? "trellis:auth:";
+  const timeoutMs = options.timeoutMs ?? 500;
   const hit = windowHit(client);
+  const bounded = <T>(work: Promise<T>) => within(work, timeoutMs, `Redis did not answer within ${timeoutMs} ms`);
   return {
-    get: (key) => client.get(prefix + key),
+    get: (key) => bounded(client.get(prefix + key)).catch(() => null),
     async set(key, value, ttl) {
-      if (ttl && ttl > 0) await client.set(prefix + key, value, "EX", Math.ceil(ttl));
-      else await client.set(prefix + key, value);
+      const write = ttl && ttl > 0 ? client.set(prefix + key, value, "EX", Math.ceil(ttl)) : client.set(prefix + key, value);
+      await bounded(write).catch(() => undefined);
     },
     async delete(key) {
       await client.del(prefix + key);

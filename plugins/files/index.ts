@@ -6,6 +6,7 @@ import { FILES_BAD_OPTION, FILES_BAD_PATH, FILES_NO_STORAGE, FILES_NO_TABLE, FIL
 import { FILE_ACTIONS, resolveConfig, type FilesConfig } from "./options.js";
 import { ENVELOPE_BYTES, fileProcedures } from "./procedures.js";
 import { restUploadRoute } from "./rest-upload.js";
+import { outageAware } from "./storage-outage.js";
 import { streamingUploads } from "./upload-request.js";
 import { FileRows } from "./records.js";
 
@@ -59,7 +60,7 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
       const attachments = new Attachments(db, kind, ctx.schema, () => registry);
       const procedures = fileProcedures({
         config: resolved,
-        storage: storage!,
+        storage: outageAware(storage!, ctx.report, "rpc"),
         db,
         rows,
         access,
@@ -67,7 +68,7 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
         base: ctx.base,
         report: (error, source) => ctx.report(error, source),
       });
-      const routes: RouteDefinition[] = [downloadRoute(resolved.path, resolved.permissions.get, { rows, access, storage: storage! })];
+      const routes: RouteDefinition[] = [downloadRoute(resolved.path, resolved.permissions.get, { rows, access, storage: outageAware(storage!, ctx.report, "route") })];
       const limits = { fileBytes: resolved.maxBytes, fieldBytes: ENVELOPE_BYTES };
       // With the REST surface, uploads take plain multipart there too (the document lists the route).
       if (ctx.plugins.includes("openapi")) {

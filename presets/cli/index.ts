@@ -6,6 +6,8 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { adminCreate } from "./commands/admin.js";
+import { dbBackup } from "./commands/db-backup.js";
+import { dbRestore } from "./commands/db-restore.js";
 import { dbShell } from "./commands/db-shell.js";
 import { doctor } from "./commands/doctor.js";
 import { migrateCheck, migrateStatus, migrateUp } from "./commands/migrate.js";
@@ -60,7 +62,17 @@ program
   .action(act((email: string, options) => adminCreate(email, options)));
 
 program.command("doctor").description("check Node, peers, the database, the secret and baseUrl").action(act(() => doctor()));
-program.command("db").description("the database").command("shell").description("psql on DATABASE_URL").action(act(() => dbShell()));
+const db = program.command("db").description("the database");
+db.command("shell").description("psql on DATABASE_URL").action(act(() => dbShell()));
+db.command("backup")
+  .description("a consistent backup: the embedded database as a gzip tarball, PostgreSQL with pg_dump")
+  .option("--to <target>", "file (default), a file path, or storage (the app's storage adapter)", "file")
+  .action(act((options) => dbBackup(options)));
+db.command("restore")
+  .description("restore a backup into an empty data directory (PostgreSQL: pg_restore)")
+  .argument("<backup>", "the backup file")
+  .option("--force", "replace what the data directory holds")
+  .action(act((backup: string, options) => dbRestore(backup, options)));
 
 try {
   await program.parseAsync();

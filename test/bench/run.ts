@@ -23,6 +23,8 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   memory: () => import("./memory.js"),
   jobs: () => import("./jobs.js"),
   mail: () => import("./mail.js"),
+  chaos: () => import("./chaos.js"),
+  soak: () => import("./soak.js"),
 };
 
 const wanted = process.argv.slice(2);

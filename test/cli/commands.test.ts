@@ -175,6 +175,23 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     }
   });
 
+  it.runIf(name === "embedded")("db backup writes a tarball; db restore refuses a non-empty data directory and fills an empty one", { timeout: 240_000 }, async () => {
+    expect((await trellis(dir, ["migrate", "up"], env())).code).toBe(0);
+    const file = join(dir, "backup.tar.gz");
+    const backup = await trellis(dir, ["db", "backup", "--to", file], env());
+    expect(backup.code, backup.stderr).toBe(0);
+    expect(backup.stdout).toContain(`backed up the embedded database`);
+    expect([...(await readFile(file)).subarray(0, 2)]).toEqual([0x1f, 0x8b]);
+    const refused = await trellis(dir, ["db", "restore", file], env());
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("DB_RESTORE_NOT_EMPTY");
+    const restored = await trellis(dir, ["db", "restore", file], { ...env(), DATA_DIR: join(dir, ".restored") });
+    expect(restored.code, restored.stderr).toBe(0);
+    const check = await trellis(dir, ["migrate", "check"], { ...env(), DATA_DIR: join(dir, ".restored") });
+    expect(check.code, check.stdout + check.stderr).toBe(0);
+    expect(check.stdout).toContain("up to date");
+  });
+
   it("migrate check exits 3 when an applied version was edited", { timeout: 120_000 }, async () => {
     const schemaFile = join(dir, "src/schema.ts");
     const original = await readFile(schemaFile, "utf8");

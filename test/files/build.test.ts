@@ -94,7 +94,12 @@ describe("files without owners, and what a failure leaves behind", () => {
       expect(storage.keys()).toEqual([]);
       expect(await app.db.selectFrom("file").selectAll().execute()).toEqual([]);
       storage.failNextSet = true;
-      expect((await upload(app, uploadForm(new Blob([bytes(5)]), "y.png"), { cookie: ada.cookie })).status).toBe(500);
+      // A store that fails is an outage, not a bug: 503 naming the storage, the cause reported.
+      expect(await upload(app, uploadForm(new Blob([bytes(5)]), "y.png"), { cookie: ada.cookie })).toMatchObject({
+        status: 503,
+        body: { message: "Service unavailable: the file storage is not reachable; try again shortly" },
+      });
+      expect(errors).toHaveLength(2);
       expect(await app.db.selectFrom("file").selectAll().execute()).toEqual([]);
     } finally {
       await app.close();

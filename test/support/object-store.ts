@@ -17,6 +17,10 @@ export interface ObjectStore {
   storage: AppStorage;
   bucket: string;
   endpoint: string;
+  /** Stops the server (its data stays), as an outage would. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port, with the same data. */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -30,7 +34,8 @@ export async function startObjectStore(bucket = "trellis-test"): Promise<ObjectS
     return { skipped: `@20minutes/s3rver or @aws-sdk/client-s3 is not installed (${(error as Error).message})` };
   }
   const directory = await mkdtemp(join(tmpdir(), "trellis-s3-"));
-  const server = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory, configureBuckets: [{ name: bucket }] });
+  const options = { address: "127.0.0.1", silent: true, directory, configureBuckets: [{ name: bucket }] };
+  let server: S3rverInstance | undefined = new S3rver({ ...options, port: 0 });
   let port: number;
   try {
     ({ port } = await server.run());
@@ -38,9 +43,16 @@ export async function startObjectStore(bucket = "trellis-test"): Promise<ObjectS
     await rm(directory, { recursive: true, force: true });
     return { skipped: `the S3-compatible server could not start: ${(error as Error).message}` };
   }
+  const stop = async () => {
+    const running = server;
+    server = undefined;
+    await running?.close();
+  };
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new sdk.S3Client({
     endpoint,
+    // One attempt: a stopped server answers at once, and the app, not the SDK, decides what then.
+    maxAttempts: 1,
     region: "us-east-1",
     forcePathStyle: true,
     credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
@@ -51,9 +63,14 @@ export async function startObjectStore(bucket = "trellis-test"): Promise<ObjectS
     storage: fromObjectStore(client, commands, bucket),
     bucket,
     endpoint,
+    stop,
+    start: async () => {
+      server ??= new S3rver({ ...options, port });
+      await server.run();
+    },
     close: async () => {
       client.destroy();
-      await server.close();
+      await stop();
       await rm(directory, { recursive: true, force: true });
     },
   };

@@ -105,6 +105,11 @@ class TypedPool implements PostgresPool {
     }
     let wrapped = this.#clients.get(client);
     if (!wrapped) {
+      // pg-pool listens for errors only while a client is idle: a connection lost while checked
+      // out (a server restart mid-query) is an 'error' event that, unheard, ends the process. The
+      // query in flight is rejected with the same error (answered 503), and the pool drops the
+      // client when it is released.
+      client.on("error", () => {});
       wrapped = {
         query: ((query: string | object, values?: readonly unknown[]) =>
           typeof query === "string"

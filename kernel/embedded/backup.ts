@@ -1,0 +1,58 @@
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { resolve } from "node:path";
+import { TrellisError } from "../errors.js";
+import { lockDataDir } from "./lock.js";
+
+/** What a backup needs of the running instance: the app's own PGlite, never a second one. */
+interface Dumpable {
+  exec(statement: string): Promise<unknown>;
+  dumpDataDir(compression?: "auto" | "gzip" | "none"): Promise<Blob | File>;
+}
+
+/**
+ * A consistent, gzip-compressed tarball of the running database's data directory. A `checkpoint`
+ * first writes every committed change into the data files; the dump then runs under PGlite's
+ * query lock, between two statements, so it holds every transaction committed before it began.
+ * A transaction still open at that moment is in the WAL uncommitted and is rolled back when the
+ * backup is restored, exactly as after a crash.
+ */
+export async function backupEmbedded(client: Partial<Dumpable>): Promise<Uint8Array> {
+  if (typeof client.dumpDataDir !== "function" || typeof client.exec !== "function") {
+    // The database thread has no dump message yet: the in-process instance has.
+    throw new TrellisError("DB_BACKUP_UNSUPPORTED", 'backup() needs the embedded database in this process: open it with embedded({ thread: "main" }) to take backups.');
+  }
+  await client.exec("checkpoint");
+  const tarball = await client.dumpDataDir("gzip");
+  return new Uint8Array(await tarball.arrayBuffer());
+}
+
+export interface RestoreOptions {
+  /** Replace what the directory holds (it must not be open in any process). @default false */
+  force?: boolean;
+}
+
+/**
+ * Restores a backup from `backupEmbedded` (or `trellis db backup`) into `dataDir`, refusing a
+ * directory that already holds anything unless `force`. The directory is locked meanwhile, so a
+ * running app cannot have it open.
+ */
+export async function restoreEmbedded(backup: Uint8Array, dataDir: string, options: RestoreOptions = {}): Promise<void> {
+  const target = resolve(dataDir);
+  if (existsSync(target) && readdirSync(target).length > 0) {
+    if (!options.force) {
+      throw new TrellisError("DB_RESTORE_NOT_EMPTY", `Cannot restore into ${target}: it is not empty. Restore into an empty directory, or pass --force to replace what it holds.`);
+    }
+  }
+  const lock = lockDataDir(target);
+  try {
+    if (options.force) rmSync(target, { recursive: true, force: true });
+    mkdirSync(target, { recursive: true });
+    const { PGlite } = await import("@electric-sql/pglite");
+    const instance = await PGlite.create(target, { loadDataDir: new Blob([backup as Uint8Array<ArrayBuffer>]) });
+    // A readable database, or the error now rather than at the app's next start.
+    await instance.query("select 1");
+    await instance.close();
+  } finally {
+    lock.release();
+  }
+}

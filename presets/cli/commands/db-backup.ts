@@ -1,0 +1,65 @@
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { CliError, green, say } from "../output.js";
+import { findProject, loadApp } from "../project.js";
+
+interface BackupOptions {
+  /** `file` (the default, or a path) or `storage` (the app's storage adapter, so S3). */
+  to?: string;
+}
+
+interface Backupable {
+  backup(): Promise<Uint8Array>;
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * `trellis db backup [--to file|<path>|storage]`: the embedded database as a gzip tarball, through
+ * the database object's own `backup()`; on PostgreSQL, `pg_dump --format=custom` when installed.
+ * The embedded data directory is locked by a running server: stop it first, or call `db.backup()`
+ * from inside the app (docs/operations.md).
+ */
+export async function dbBackup(options: BackupOptions): Promise<number> {
+  const project = findProject();
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const url = process.env.DATABASE_URL;
+  if (url) {
+    if (spawnSync("pg_dump", ["--version"], { stdio: "ignore" }).status !== 0) {
+      throw new CliError("CLI_NO_PG_DUMP", "pg_dump is not installed, so a PostgreSQL database cannot be backed up from here.", "Install PostgreSQL's client tools (for example `apt-get install postgresql-client`).");
+    }
+    const file = resolve(project.root, options.to && options.to !== "file" ? options.to : `backup-${stamp}.dump`);
+    const run = spawnSync("pg_dump", ["--format=custom", `--file=${file}`, url], { stdio: ["ignore", "inherit", "inherit"] });
+    if (run.status !== 0) return 1;
+    say(`${green("backed up")} PostgreSQL with pg_dump to ${file}`);
+    return 0;
+  }
+  // The dump needs the instance in this process; this process does nothing else, so the database
+  // thread buys nothing here.
+  process.env.TRELLIS_EMBEDDED_THREAD = "main";
+  const app = (await loadApp(project)) as unknown as { options?: { db?: Partial<Backupable>; storage?: { set(key: string, bytes: Uint8Array): Promise<void> } } };
+  const db = app.options?.db;
+  if (!db || typeof db.backup !== "function") {
+    throw new CliError("CLI_NO_BACKUP", "This app's database has no backup of its own (it is not the embedded database, and DATABASE_URL is not set).", "Back up SQLite by copying its file while the app is stopped, or set DATABASE_URL for PostgreSQL.");
+  }
+  const database = db as Backupable;
+  try {
+    await database.ready();
+    const bytes = await database.backup();
+    const name = `backup-${stamp}.tar.gz`;
+    if (options.to === "storage") {
+      const storage = app.options?.storage;
+      if (!storage) throw new CliError("CLI_NO_STORAGE", "--to storage needs the app to have a storage adapter.", "Pass storage to the App constructor, or back up to a file.");
+      await storage.set(`backups/${name}`, bytes);
+      say(`${green("backed up")} the embedded database (${bytes.byteLength} bytes) to storage key backups/${name}`);
+    } else {
+      const file = resolve(project.root, options.to && options.to !== "file" ? options.to : name);
+      writeFileSync(file, bytes);
+      say(`${green("backed up")} the embedded database (${bytes.byteLength} bytes) to ${file}`);
+    }
+    return 0;
+  } finally {
+    await database.close();
+  }
+}

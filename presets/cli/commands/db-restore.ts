@@ -1,0 +1,47 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { restoreEmbedded } from "../../../kernel/embedded/backup.js";
+import { CliError, green, say } from "../output.js";
+import { findProject, loadApp } from "../project.js";
+
+interface RestoreOptions {
+  force?: boolean;
+}
+
+/**
+ * `trellis db restore <backup> [--force]`: a tarball from `trellis db backup` into the app's
+ * embedded data directory, which must be empty unless `--force`; on PostgreSQL, `pg_restore` when
+ * installed (`--clean --if-exists` with `--force`).
+ */
+export async function dbRestore(backup: string, options: RestoreOptions): Promise<number> {
+  const project = findProject();
+  const file = resolve(process.cwd(), backup);
+  const url = process.env.DATABASE_URL;
+  if (url) {
+    if (spawnSync("pg_restore", ["--version"], { stdio: "ignore" }).status !== 0) {
+      throw new CliError("CLI_NO_PG_RESTORE", "pg_restore is not installed, so a PostgreSQL backup cannot be restored from here.", "Install PostgreSQL's client tools (for example `apt-get install postgresql-client`).");
+    }
+    const run = spawnSync("pg_restore", [...(options.force ? ["--clean", "--if-exists"] : []), `--dbname=${url}`, file], { stdio: ["ignore", "inherit", "inherit"] });
+    if (run.status !== 0) return 1;
+    say(`${green("restored")} ${file} into PostgreSQL with pg_restore`);
+    return 0;
+  }
+  const app = (await loadApp(project)) as unknown as { options?: { db?: { backup?: unknown; about?: { location?: string }; close?(): Promise<void> } } };
+  const db = app.options?.db;
+  if (!db || typeof db.backup !== "function" || !db.about?.location || db.about.location.startsWith("memory://")) {
+    throw new CliError("CLI_NO_RESTORE", "This app's database is not an embedded database with a data directory, and DATABASE_URL is not set.", "Restore into an app using embedded({ dataDir }), or set DATABASE_URL for PostgreSQL.");
+  }
+  const dataDir = db.about.location;
+  // Loading the app opened the directory, and a new one gets a fresh cluster written into it as
+  // the instance starts: whether it was empty is read now, before any of that lands.
+  const wasEmpty = !existsSync(dataDir) || readdirSync(dataDir).length === 0;
+  await db.close?.();
+  if (!wasEmpty && !options.force) {
+    throw new CliError("DB_RESTORE_NOT_EMPTY", `Cannot restore into ${dataDir}: it is not empty.`, "Restore into an empty data directory, or pass --force to replace what it holds (with the server stopped).");
+  }
+  // Loading the app took the data directory's lock; the restore takes it again itself.
+  await restoreEmbedded(readFileSync(file), dataDir, { force: true });
+  say(`${green("restored")} ${file} into ${dataDir}`);
+  return 0;
+}

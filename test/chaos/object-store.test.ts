@@ -1,0 +1,73 @@
+// The S3 server stopped under load: uploads and downloads answer 503 with a message that names the
+// file storage (never a 500, never the database's message), no file row is left without its bytes,
+// and both work again when the server is back, without restarting the app.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serve, type RunningServer } from "../../presets/node.js";
+import { openDatabase, type TestDatabase } from "../support/databases.js";
+import { signUp, type SignedIn } from "../support/auth.js";
+import { startObjectStore, type ObjectStore } from "../support/object-store.js";
+import { bytes, filesApp, uploadForm } from "../files/fixture.js";
+import { waitUntil } from "./load.js";
+
+describe("object store chaos", () => {
+  let database: TestDatabase;
+  let store: ObjectStore | undefined;
+  let server: RunningServer;
+  let ada: SignedIn;
+
+  beforeAll(async () => {
+    const started = await startObjectStore();
+    if ("skipped" in started) return console.log(`skipping object store chaos: ${started.skipped}`);
+    store = started;
+    database = await openDatabase("sqlite");
+    server = await serve(filesApp(database, { storage: store.storage }), { port: 0, hostname: "127.0.0.1", handleSignals: false, banner: false });
+    server.server.keepAliveTimeout = 60_000;
+    ada = await signUp(server.app, "ada@example.test");
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.close();
+    await database?.close();
+    await store?.close();
+  });
+
+  const upload = async (name: string) => {
+    const response = await fetch(`${server.url}/rpc/file/upload`, { method: "POST", headers: { cookie: ada.cookie }, body: uploadForm(new Blob([bytes(2048)], { type: "image/png" }), name) });
+    const body = await response.json();
+    return { status: response.status, body: body.json ?? body };
+  };
+  const download = (id: string) => fetch(`${server.url}/files/${id}`, { headers: { cookie: ada.cookie } });
+  const fileCount = async () => {
+    const response = await fetch(`${server.url}/rpc/file/list`, { method: "POST", headers: { cookie: ada.cookie, "content-type": "application/json" }, body: JSON.stringify({ json: {} }) });
+    return ((await response.json()).json as unknown[]).length;
+  };
+
+  it("stopped: uploads and downloads answer 503 naming the storage, no row without bytes, then recovery", async ({ skip }) => {
+    if (!store) return skip("no S3-compatible server");
+    const before = await upload("before.png");
+    expect(before.status).toBe(200);
+    const rows = await fileCount();
+
+    await store.stop();
+    const started = Date.now();
+    const uploadDown = await upload("while-down.png");
+    const uploadMs = Date.now() - started;
+    const downloadDown = await download(before.body.id);
+    const downloadBody = await downloadDown.json();
+    console.log(`S3 down: upload ${uploadDown.status} in ${uploadMs} ms "${uploadDown.body.message}", download ${downloadDown.status} "${downloadBody.message}"`);
+    expect(uploadDown.status).toBe(503);
+    expect(uploadDown.body.message).toMatch(/file storage/i);
+    expect(downloadDown.status).toBe(503);
+    expect(downloadBody.message).toMatch(/file storage/i);
+    expect(uploadMs).toBeLessThan(1000);
+    // The failed upload left no row: the list still holds only the files whose bytes exist.
+    expect(await fileCount()).toBe(rows);
+
+    await store.start();
+    const recovered = await waitUntil(async () => (await upload("after.png")).status === 200, 10_000, "uploads after the store came back");
+    console.log(`S3 back: uploading again after ${recovered} ms`);
+    const again = await download(before.body.id);
+    expect(again.status).toBe(200);
+    expect(new Uint8Array(await again.arrayBuffer())).toEqual(bytes(2048));
+  });
+});
