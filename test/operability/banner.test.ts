@@ -67,7 +67,8 @@ describe("the start banner", () => {
       running = await serve(app(), { port: 0, handleSignals: false, banner: false });
       expect(running.banner).toContain(`SQLite  ${filename}`);
       expect(running.banner).toMatch(/schema\s+version 1 \(1 registered\), migrations applied now: 0001_1/);
-      expect(running.banner).toMatch(/procedures\s+5\n/);
+      // The five actions, plus page and batch.
+      expect(running.banner).toMatch(/procedures\s+7\n/);
       await running.close();
       running = await serve(app(), { port: 0, handleSignals: false, banner: false });
       expect(running.banner).toMatch(/schema\s+version 1 \(1 registered\), up to date/);

@@ -102,6 +102,8 @@ describe("/metrics", () => {
     const other = await openDatabase("sqlite");
     const plain = observedApp({ ...other, live: localLive() }).build();
     try {
+      // A built app serves once migrated (503 "starting" before that).
+      await plain.migrator.migrateToLatest();
       expect((await request(plain, "GET", "/metrics")).status).toBe(404);
     } finally {
       await plain.close();
