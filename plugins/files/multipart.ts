@@ -1,4 +1,16 @@
-import { Busboy, type BusboyInstance } from "@fastify/busboy";
+import type { BusboyInstance } from "@fastify/busboy";
+
+type BusboyFactory = typeof import("@fastify/busboy").Busboy;
+let busboy: Promise<BusboyFactory> | undefined;
+
+/**
+ * A streamed multipart upload. The parser is loaded on the first upload, not when Trellis is
+ * imported: it touches Node's `Buffer` as it loads, and Trellis imports where there is none.
+ */
+export async function openMultipart(request: Request, limits: MultipartLimits): Promise<MultipartUpload> {
+  const factory = await (busboy ??= import("@fastify/busboy").then((module) => module.Busboy));
+  return new MultipartUpload(request, limits, factory);
+}
 import { RpcError } from "../../kernel/index.js";
 
 export interface MultipartLimits {
@@ -60,7 +72,7 @@ export class MultipartUpload {
   readonly #reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   readonly #parser: BusboyInstance | undefined;
 
-  constructor(request: Request, readonly limits: MultipartLimits) {
+  constructor(request: Request, readonly limits: MultipartLimits, Busboy: BusboyFactory) {
     this.head = new Promise((resolve, reject) => (this.#settle = { resolve, reject }));
     // Handled here too: a head nobody awaits (a request refused before its input was read) is no unhandled rejection.
     this.head.catch(() => {});

@@ -1,5 +1,5 @@
 import { RpcError, errorResponse, toPlainJson, type RouteDefinition, type SealedApp } from "../../kernel/index.js";
-import { MultipartUpload, type MultipartLimits } from "./multipart.js";
+import { MultipartUpload, openMultipart, type MultipartLimits } from "./multipart.js";
 import { StreamedFile } from "./streamed-file.js";
 
 export const REST_UPLOAD_PATH = "/rest/file/upload";
@@ -22,7 +22,7 @@ export function restUploadRoute(limits: MultipartLimits, bodyLimit: number, seal
         if (!type.toLowerCase().startsWith("multipart/form-data")) {
           throw new RpcError("UNSUPPORTED_MEDIA_TYPE", { status: 415, message: `Send multipart/form-data with a "file" field (got ${type ? `"${type}"` : "no content type"})` });
         }
-        upload = new MultipartUpload(event.request, limits);
+        upload = await openMultipart(event.request, limits);
         const { fields, file } = await upload.head;
         if (file && file.field !== "file") throw new RpcError("BAD_REQUEST", { message: `Send the file in the "file" field (got "${file.field}")`, data: { path: "file" } });
         const input: Record<string, unknown> = { file: file && new StreamedFile(file) };

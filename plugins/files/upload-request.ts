@@ -1,5 +1,5 @@
 import type { HttpMiddleware, RequestEvent } from "../../kernel/index.js";
-import { MultipartUpload, type MultipartLimits } from "./multipart.js";
+import { MultipartUpload, openMultipart, type MultipartLimits } from "./multipart.js";
 import { StreamedFile } from "./streamed-file.js";
 
 /**
@@ -35,9 +35,9 @@ export function isMultipartPost(event: RequestEvent, path: string): boolean {
  * reads it, and stops reading the body once the response is decided (a 401 never reads the file).
  */
 export function streamingUploads(path: string, limits: MultipartLimits): HttpMiddleware {
-  const middleware: HttpMiddleware = (event, next) => {
+  const middleware: HttpMiddleware = async (event, next) => {
     if (!isMultipartPost(event, path)) return next();
-    const upload = new MultipartUpload(event.request, limits);
+    const upload = await openMultipart(event.request, limits);
     event.request = new UploadRequest(event.request, upload);
     return next().finally(() => upload.dispose());
   };

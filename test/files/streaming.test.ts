@@ -125,13 +125,14 @@ describe("streaming uploads", () => {
     await nothingLeft(before);
   });
 
-  it("reports a storage failure mid-stream as a 500, leaving no row", async () => {
+  it("reports a storage failure mid-stream as a 503 naming the storage, leaving no row", async () => {
     const before = await snapshot();
     errors.length = 0;
     recorded.state.failAfter = 100_000;
     try {
       const failed = await send([rpcEnvelope(), file(300_000)]);
-      expect(failed).toMatchObject({ status: 500, body: { code: "INTERNAL_SERVER_ERROR" } });
+      // A failing store is an outage of the storage (docs/operations.md#chaos), never a bare 500.
+      expect(failed).toMatchObject({ status: 503, body: { code: "SERVICE_UNAVAILABLE", message: expect.stringContaining("file storage") } });
       expect(JSON.stringify(failed.body)).not.toContain("disk");
     } finally {
       recorded.state.failAfter = undefined;

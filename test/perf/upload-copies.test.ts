@@ -4,7 +4,7 @@
  * request carried them (no copy), and a refused upload reads no further than the file's first chunk
  * (plus the one the request stream itself queues ahead).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { AppStorage } from "../../kernel/index.js";
 import { memoryStorage } from "../../kernel/storage/index.js";
 import { filesApp } from "../files/fixture.js";
@@ -40,7 +40,8 @@ describe("work per upload", () => {
       .start();
     ada = await signUp(app, "ada@example.test");
   });
-  afterEach(() => {
+  // Before each test, not after: the sign-up in beforeAll reads its own (JSON) body.
+  beforeEach(() => {
     stored.length = 0;
     for (const spy of spies) spy.mockClear();
   });
