@@ -100,7 +100,9 @@ describe.skipIf(!enabled)("the package: packed, installed into an empty project,
   async function startAndProbe(project: string): Promise<{ status: number; body: unknown; seconds: number }> {
     const started = performance.now();
     const port = String(20_000 + Math.floor(Math.random() * 20_000));
-    const server = spawn("npm", ["start"], { cwd: project, env: { ...process.env, PORT: port, NODE_ENV: "" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    // The embedded database, as a new project starts (DATABASE_URL from the test run would mean PostgreSQL, and pg is not installed).
+    const { DATABASE_URL: _unused, ...env } = process.env;
+    const server = spawn("npm", ["start"], { cwd: project, env: { ...env, PORT: port, NODE_ENV: "" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
     let output = "";
     server.stdout.on("data", (chunk) => (output += chunk));
     server.stderr.on("data", (chunk) => (output += chunk));

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { App, mcp, type AppOptions } from "trellis"; // surface:mcp
 import { App, type AppOptions } from "trellis"; // surface:-mcp
 import { embedded } from "trellis/embedded";
-import { postgresDialect } from "trellis/db";
+import { postgresDialect, postgresLive } from "trellis/db"; // surface:live
+import { postgresDialect } from "trellis/db"; // surface:-live
 import { memoryStorage } from "trellis/storage"; // surface:files
 import { v1 } from "./schema.js";
 
@@ -22,7 +23,7 @@ export default function createApp(input: AppInput = {}) {
   const { DATABASE_URL, DATA_DIR, AUTH_SECRET, APP_BASE_URL } = process.env;
   const secret = input.secret ?? AUTH_SECRET;
   if (!secret) throw new Error("AUTH_SECRET is not set: copy .env.example to .env, or run `trellis new` again to generate one.");
-  const db = input.db ?? (DATABASE_URL ? { kind: "postgres" as const, dialect: postgresDialect({ connectionString: DATABASE_URL }) } : embedded({ dataDir: DATA_DIR ?? ".data" }));
+  const db = input.db ?? (DATABASE_URL ? postgres(DATABASE_URL) : embedded({ dataDir: DATA_DIR ?? ".data" }));
   return new App({ name: "__APP_TITLE__", baseUrl: APP_BASE_URL ?? "http://localhost:3000", db }) // surface:-files
   return new App({ name: "__APP_TITLE__", baseUrl: APP_BASE_URL ?? "http://localhost:3000", db, storage: memoryStorage() }) // surface:files
     .schema(v1)
@@ -47,4 +48,14 @@ export default function createApp(input: AppInput = {}) {
           .handler(({ context }) => context.db.query.note.count({ where: { ownerId: context.user!.id } })),
       { permission: "authenticated" },
     );
+}
+
+/** PostgreSQL at DATABASE_URL (needs `npm install pg`). */
+function postgres(connectionString: string): AppOptions["db"] {
+  return {
+    kind: "postgres",
+    dialect: postgresDialect({ connectionString }),
+    // Live queries across replicas, through LISTEN/NOTIFY.
+    live: postgresLive({ connectionString }), // surface:live
+  };
 }
