@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createServer, connect, type Server, type Socket } from "node:net";
+import { tcpRelay, type TcpRelay } from "./tcp-relay.js";
 import { Redis, type RedisOptions } from "ioredis";
 
 export const redisUrl = process.env.REDIS_URL;
@@ -33,52 +33,8 @@ export async function dropPrefix(client: Redis, prefix: string): Promise<void> {
   } while (cursor !== "0");
 }
 
-/**
- * A TCP relay in front of Redis that a test can cut and restore on the same port, to watch a
- * client lose its server and reconnect.
- */
-export interface RedisRelay {
-  readonly port: number;
-  cut(): Promise<void>;
-  restore(): Promise<void>;
-  close(): Promise<void>;
-}
-
-export async function redisRelay(): Promise<RedisRelay> {
+/** A relay in front of Redis that a test can cut and restore on the same port (test/support/tcp-relay.ts). */
+export async function redisRelay(): Promise<TcpRelay> {
   const target = new URL(redisUrl!);
-  const sockets = new Set<Socket>();
-  let server: Server | undefined;
-  let port = 0;
-  const listen = () =>
-    new Promise<void>((resolve) => {
-      server = createServer((inbound) => {
-        const outbound = connect(Number(target.port || 6379), target.hostname);
-        for (const socket of [inbound, outbound]) {
-          sockets.add(socket);
-          socket.on("close", () => sockets.delete(socket));
-          socket.on("error", () => socket.destroy());
-        }
-        inbound.pipe(outbound).pipe(inbound);
-      });
-      server.listen(port, "127.0.0.1", () => {
-        port = (server!.address() as { port: number }).port;
-        resolve();
-      });
-    });
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      if (!server) return resolve();
-      server.close(() => resolve());
-      server = undefined;
-    });
-  await listen();
-  return {
-    get port() {
-      return port;
-    },
-    cut: stop,
-    restore: listen,
-    close: stop,
-  };
+  return tcpRelay(target.hostname, Number(target.port || 6379));
 }
