@@ -85,14 +85,7 @@ export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetr
       const operation = operationOf(sql);
       const started = performance.now();
       const record = () => metrics?.statementDuration.observe(seconds(started), operation);
-      const timed = () =>
-        run().then(
-          (result) => (record(), result),
-          (error: unknown) => {
-            record();
-            throw error;
-          },
-        );
+      const timed = () => settled(run, record);
       if (!parent) return timed();
       // The text only: values travel as parameters and are never read here.
       const attributes = { "db.system.name": dbSystem, "db.operation.name": operation.toUpperCase(), "db.query.text": sql };
@@ -108,14 +101,7 @@ export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetr
       if (!parent && !metrics) return run();
       const started = performance.now();
       const record = () => metrics?.storageDuration.observe(seconds(started), operation);
-      const timed = () =>
-        run().then(
-          (result) => (record(), result),
-          (error: unknown) => {
-            record();
-            throw error;
-          },
-        );
+      const timed = () => settled(run, record);
       if (!parent) return timed();
       // The storage key stays out: it is the server's secret name for the bytes.
       const attributes: Record<string, string | number> = { "trellis.storage.operation": operation };
@@ -128,4 +114,15 @@ export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetr
       );
     },
   };
+}
+
+/** Runs `run`, then `record` whether it resolved or threw (the duration is wanted either way). */
+function settled<T>(run: () => Promise<T>, record: () => void): Promise<T> {
+  return run().then(
+    (result) => (record(), result),
+    (error: unknown) => {
+      record();
+      throw error;
+    },
+  );
 }
