@@ -5,15 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { adminCreate } from "./commands/admin.js";
-import { dbBackup } from "./commands/db-backup.js";
-import { dbRestore } from "./commands/db-restore.js";
-import { dbShell } from "./commands/db-shell.js";
-import { doctor } from "./commands/doctor.js";
-import { migrateCheck, migrateStatus, migrateUp } from "./commands/migrate.js";
-import { create, SURFACES } from "./commands/new.js";
-import { routes } from "./commands/routes.js";
-import { build, dev, start } from "./commands/serve.js";
+import { SURFACES } from "./commands/surfaces.js";
 import { CliError, dim, red } from "./output.js";
 
 const program = new Command("trellis")
@@ -22,7 +14,10 @@ const program = new Command("trellis")
   .showHelpAfterError()
   .exitOverride();
 
-/** Each action resolves with its exit code; the process exits with it once output is flushed. */
+/**
+ * Each action resolves with its exit code; the process exits with it once output is flushed. A
+ * command's module is loaded when it runs, so `--help` and each command load only what they use.
+ */
 const act =
   <A extends unknown[]>(run: (...args: A) => Promise<number>) =>
   async (...args: A) => {
@@ -37,18 +32,18 @@ program
   .option("--plugin", "write an in-house plugin package instead of an app")
   .option("--trellis <spec>", "how the project depends on Trellis (a version range, a tarball or a git URL)")
   .option("--no-install", "skip npm install")
-  .action(act((dir: string, options) => create(dir, options)));
+  .action(act((dir: string, options) => import("./commands/new.js").then(({ create }) => create(dir, options))));
 
-program.command("dev").description("serve the app, restarted on every change").option("--server <file>", "the module that serves the app", "src/server.ts").action(act((options) => dev(options)));
-program.command("build").description("compile the project for production into dist/").action(act(() => build()));
-program.command("start").description("run the production build on plain Node").option("--server <file>", "the source module that serves the app", "src/server.ts").action(act((options) => start(options)));
+program.command("dev").description("serve the app, restarted on every change").option("--server <file>", "the module that serves the app", "src/server.ts").action(act((options) => import("./commands/serve.js").then(({ dev }) => dev(options))));
+program.command("build").description("compile the project for production into dist/").action(act(() => import("./commands/serve.js").then(({ build }) => build())));
+program.command("start").description("run the production build on plain Node").option("--server <file>", "the source module that serves the app", "src/server.ts").action(act((options) => import("./commands/serve.js").then(({ start }) => start(options))));
 
 const migrate = program.command("migrate").description("schema versions: what is applied, what is pending, drift");
-migrate.command("status").description("list applied and pending versions (exit 3 on drift)").action(act(() => migrateStatus()));
-migrate.command("up").description("apply every pending version").action(act(() => migrateUp()));
-migrate.command("check").description("exit 0 when up to date, 2 when versions are pending, 3 on drift").action(act(() => migrateCheck()));
+migrate.command("status").description("list applied and pending versions (exit 3 on drift)").action(act(() => import("./commands/migrate.js").then(({ migrateStatus }) => migrateStatus())));
+migrate.command("up").description("apply every pending version").action(act(() => import("./commands/migrate.js").then(({ migrateUp }) => migrateUp())));
+migrate.command("check").description("exit 0 when up to date, 2 when versions are pending, 3 on drift").action(act(() => import("./commands/migrate.js").then(({ migrateCheck }) => migrateCheck())));
 
-program.command("routes").description("every procedure and route, with its permission and surfaces").action(act(() => routes()));
+program.command("routes").description("every procedure and route, with its permission and surfaces").action(act(() => import("./commands/routes.js").then(({ routes }) => routes())));
 
 program
   .command("admin")
@@ -59,20 +54,20 @@ program
   .option("--password <password>", "password for a new user (default: generated and printed once)")
   .option("--name <name>", "name for a new user")
   .option("--role <role>", "the role to grant", "admin")
-  .action(act((email: string, options) => adminCreate(email, options)));
+  .action(act((email: string, options) => import("./commands/admin.js").then(({ adminCreate }) => adminCreate(email, options))));
 
-program.command("doctor").description("check Node, peers, the database, the secret and baseUrl").action(act(() => doctor()));
+program.command("doctor").description("check Node, peers, the database, the secret and baseUrl").action(act(() => import("./commands/doctor.js").then(({ doctor }) => doctor())));
 const db = program.command("db").description("the database");
-db.command("shell").description("psql on DATABASE_URL").action(act(() => dbShell()));
+db.command("shell").description("psql on DATABASE_URL").action(act(() => import("./commands/db-shell.js").then(({ dbShell }) => dbShell())));
 db.command("backup")
   .description("a consistent backup: the embedded database as a gzip tarball, PostgreSQL with pg_dump")
   .option("--to <target>", "file (default), a file path, or storage (the app's storage adapter)", "file")
-  .action(act((options) => dbBackup(options)));
+  .action(act((options) => import("./commands/db-backup.js").then(({ dbBackup }) => dbBackup(options))));
 db.command("restore")
   .description("restore a backup into an empty data directory (PostgreSQL: pg_restore)")
   .argument("<backup>", "the backup file")
   .option("--force", "replace what the data directory holds")
-  .action(act((backup: string, options) => dbRestore(backup, options)));
+  .action(act((backup: string, options) => import("./commands/db-restore.js").then(({ dbRestore }) => dbRestore(backup, options))));
 
 try {
   await program.parseAsync();

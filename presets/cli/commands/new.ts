@@ -5,18 +5,8 @@ import { cp, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CliError, bold, dim, green, say } from "../output.js";
+import { SURFACES, SURFACE_PEERS, type Surface } from "./surfaces.js";
 
-export const SURFACES = ["openapi", "mcp", "files", "live", "admin"] as const;
-export type Surface = (typeof SURFACES)[number];
-
-/** The optional peers each surface needs (the plugins' own lists), at the versions Trellis is tested with. */
-const SURFACE_PEERS: Record<Surface, string[]> = {
-  openapi: ["@orpc/openapi", "@orpc/zod", "@orpc/json-schema", "swagger-ui-dist"],
-  mcp: ["@modelcontextprotocol/sdk", "@orpc/zod"],
-  files: [],
-  live: [],
-  admin: [],
-};
 const DEV_TOOLS = ["typescript", "tsx", "vitest", "@types/node"];
 
 export interface NewOptions {
