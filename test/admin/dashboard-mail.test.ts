@@ -2,26 +2,16 @@
  * The dashboard's mail view in Chromium (as in dashboard.test.ts): the outbox with each message's
  * state and link, and "Send a password reset" on a user row. Skips, saying why, without a browser.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { serve, type RunningServer } from "../../presets/node.js";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
 import { mailApp, mailOf, post, signUpBody, PASSWORD } from "../mail/fixture.js";
-import { CHROMIUM, CHROMIUM_ARGS, freePort } from "../support/browser.js";
+import { freePort, launchChromium } from "../support/browser.js";
 
 
-const profile = mkdtempSync(join(tmpdir(), "trellis-admin-mail-chromium-"));
-let context: BrowserContext | undefined;
-let unavailable: string | undefined;
-try {
-  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 }, timeout: 30_000 });
-} catch (error) {
-  unavailable = (error as Error).message.split("\n")[0];
-  console.log(`skipping the dashboard mail suite: Chromium could not be started (${CHROMIUM}): ${unavailable}`);
-}
+const { profile, context, unavailable } = await launchChromium("trellis-admin-mail-chromium-", "the dashboard mail suite");
 
 
 describe.skipIf(unavailable !== undefined)("the dashboard's mail view in Chromium", () => {

@@ -3,16 +3,15 @@
  * served on a real port. Elements are found by role and label, as a person would find them; the
  * database is checked after each step. Skips, saying why, when no browser can be started.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { serve, type RunningServer } from "../../presets/node.js";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
 import { signIn, signUp } from "../support/auth.js";
 import { adminApp } from "./fixture.js";
-import { CHROMIUM, CHROMIUM_ARGS, freePort } from "../support/browser.js";
+import { freePort, launchChromium } from "../support/browser.js";
 
 const PASSWORD = "correct-horse-battery-staple";
 /** The committed screenshot is rewritten only on request (`UPDATE_SCREENSHOT=1`), so a test run leaves the tree clean. */
@@ -20,15 +19,7 @@ const SCREENSHOT_DOC = new URL("../../docs/admin-dashboard.png", import.meta.url
 /** Where a view's screenshot goes: docs/ on request, else the throwaway profile directory. */
 const shot = (name: string) => (process.env.UPDATE_SCREENSHOT ? new URL(`../../docs/${name}`, import.meta.url).pathname : join(profile, name));
 
-const profile = mkdtempSync(join(tmpdir(), "trellis-admin-chromium-"));
-let context: BrowserContext | undefined;
-let unavailable: string | undefined;
-try {
-  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 }, timeout: 30_000 });
-} catch (error) {
-  unavailable = (error as Error).message.split("\n")[0];
-  console.log(`skipping the dashboard browser suite: Chromium could not be started (${CHROMIUM}): ${unavailable}`);
-}
+const { profile, context, unavailable } = await launchChromium("trellis-admin-chromium-", "the dashboard browser suite");
 
 
 describe.skipIf(unavailable !== undefined)("the admin dashboard in Chromium", () => {

@@ -3,29 +3,18 @@
  * embedded database: queues with their counts, a failed job with its error, retried by hand.
  * Skips, saying why, when no browser can be started.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type BrowserContext } from "playwright-core";
 import { schema } from "../../kernel/schema/index.js";
 import { embedded } from "../../kernel/embedded/index.js";
 import { App } from "../../presets/trellis.js";
 import { serve, type RunningServer } from "../../presets/node.js";
 import { signUp } from "../support/auth.js";
 import { waitFor } from "./support.js";
-import { CHROMIUM, CHROMIUM_ARGS, freePort } from "../support/browser.js";
+import { freePort, launchChromium } from "../support/browser.js";
 
 const PASSWORD = "correct-horse-battery-staple";
-const profile = mkdtempSync(join(tmpdir(), "trellis-jobs-chromium-"));
-let context: BrowserContext | undefined;
-let unavailable: string | undefined;
-try {
-  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 30_000 });
-} catch (error) {
-  unavailable = (error as Error).message.split("\n")[0];
-  console.log(`skipping the jobs dashboard suite: Chromium could not be started: ${unavailable}`);
-}
+const { profile, context, unavailable } = await launchChromium("trellis-jobs-chromium-", "the jobs dashboard suite");
 
 
 describe.skipIf(unavailable !== undefined)("the jobs view of the admin dashboard", () => {

@@ -1,4 +1,8 @@
+import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type BrowserContext } from "playwright-core";
 
 /** Debian's Chromium, as the dashboard suites and the dashboard bench drive it through playwright-core. */
 export const CHROMIUM = "/usr/bin/chromium";
@@ -11,4 +15,25 @@ export async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+export interface LaunchedChromium {
+  /** The throwaway profile directory (screenshots not meant for docs/ go here too). */
+  profile: string;
+  context: BrowserContext | undefined;
+  /** Why Chromium could not start (the suite then skips, saying so), or undefined. */
+  unavailable: string | undefined;
+}
+
+/** Chromium on a fresh profile at 1280x800, or the reason it could not start, printed once for `suite`. */
+export async function launchChromium(prefix: string, suite: string): Promise<LaunchedChromium> {
+  const profile = mkdtempSync(join(tmpdir(), prefix));
+  try {
+    const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 }, timeout: 30_000 });
+    return { profile, context, unavailable: undefined };
+  } catch (error) {
+    const unavailable = (error as Error).message.split("\n")[0];
+    console.log(`skipping ${suite}: Chromium could not be started (${CHROMIUM}): ${unavailable}`);
+    return { profile, context: undefined, unavailable };
+  }
 }
