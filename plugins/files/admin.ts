@@ -62,7 +62,7 @@ export function filesAdminSection(deps: FilesAdminDeps) {
     method: "GET",
     path: "/files/:id",
     handler: async (event) => {
-      const found = await deps.rows.find(event.params.id ?? "");
+      const found = await deps.rows.find(event.params.id ?? "", undefined);
       if (!found) throw fileNotFound();
       return serveFile(event, found, deps.routeStorage, "private, no-cache");
     },
@@ -105,7 +105,7 @@ function fileAdminProcedures(gated: ProcedureBase<AppRpcContext>, deps: FilesAdm
   });
 
   const get = gated.input(idInput).handler(async ({ input }): Promise<AdminFile> => {
-    const found = await rows.find(input.id);
+    const found = await rows.find(input.id, undefined);
     if (!found) throw fileNotFound();
     return (await describe([found.record]))[0]!;
   });
