@@ -5,7 +5,6 @@
  * Skips, saying why, without a browser.
  */
 import { readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Locator, Page } from "playwright-core";
 import { schema } from "../../kernel/schema/index.js";
@@ -13,14 +12,13 @@ import { memoryStorage } from "../../kernel/storage/index.js";
 import { serve, type RunningServer } from "../../presets/node.js";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
 import { signUp } from "../support/auth.js";
-import { freePort, launchChromium } from "../support/browser.js";
+import { freePort, launchChromium, screenshotPath } from "../support/browser.js";
 import { adminApp, v2 } from "./fixture.js";
 
 const PASSWORD = "correct-horse-battery-staple";
 const v3 = schema("3").extend(v2).files({ attachTo: ["post"] }).build();
 const { profile, context, unavailable } = await launchChromium("trellis-admin-files-chromium-", "the dashboard files suite");
-/** A view's screenshot: into docs/ on request (`UPDATE_SCREENSHOT=1`), else the throwaway profile. */
-const shot = (name: string) => (process.env.UPDATE_SCREENSHOT ? new URL(`../../docs/${name}`, import.meta.url).pathname : join(profile, name));
+const shot = (name: string) => screenshotPath(profile, name);
 
 describe.skipIf(unavailable !== undefined)("the dashboard's files view, keyboard and layout, in Chromium", () => {
   let db: TestDatabase;

@@ -8,7 +8,7 @@ import type { Page } from "playwright-core";
 import { serve, type RunningServer } from "../../presets/node.js";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
 import { mailApp, mailOf, post, signUpBody, PASSWORD } from "../mail/fixture.js";
-import { freePort, launchChromium } from "../support/browser.js";
+import { freePort, launchChromium, screenshotPath } from "../support/browser.js";
 
 
 const { profile, context, unavailable } = await launchChromium("trellis-admin-mail-chromium-", "the dashboard mail suite");
@@ -54,6 +54,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's mail view in Chromiu
     expect(await row.getByRole("cell", { name: "verify-email" }).isVisible()).toBe(true);
     expect(await row.getByRole("cell", { name: "sent" }).isVisible()).toBe(true);
     expect(await row.getByRole("link", { name: "open" }).getAttribute("href")).toMatch(/\/api\/auth\/verify-email\?token=/);
+    await page.screenshot({ path: screenshotPath(profile, "admin-mail.png") });
   });
 
   it("sends a password reset from a user row", async () => {
