@@ -27,6 +27,8 @@ describe.skipIf(unavailable !== undefined)("the dashboard's files view, keyboard
   let url: string;
   let png: Buffer;
   const storage = memoryStorage();
+  /** Script errors and console errors (a CSP violation is one), but the signed-out page's expected 401. */
+  const errors: string[] = [];
 
   beforeAll(async () => {
     db = await openDatabase("sqlite");
@@ -44,6 +46,8 @@ describe.skipIf(unavailable !== undefined)("the dashboard's files view, keyboard
     // A real PNG to upload: Chromium draws one.
     await page.setContent(`<div style="width:64px;height:64px;background:linear-gradient(135deg,#2f6fde,#2e8540)"></div>`);
     png = await page.screenshot({ clip: { x: 8, y: 8, width: 64, height: 64 } });
+    page.on("pageerror", (error) => errors.push(error.message));
+    page.on("console", (message) => message.type() === "error" && !message.text().includes("401") && errors.push(message.text()));
   }, 60_000);
 
   afterAll(async () => {
@@ -250,5 +254,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's files view, keyboard
     await page.getByRole("heading", { name: "Migrations" }).waitFor();
     await page.getByRole("cell", { name: "0003_3" }).waitFor();
     await page.screenshot({ path: shot("admin-overview.png") });
+    // Nothing refused by the strict CSP, no script error, in any view.
+    expect(errors, errors.join("\n")).toEqual([]);
   });
 });

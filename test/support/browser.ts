@@ -18,12 +18,12 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * Where a view's screenshot goes: \`docs/<name>\` when \`UPDATE_SCREENSHOT\` is set (the images in
+ * Where a view's screenshot goes: `docs/<name>` when `UPDATE_SCREENSHOT` is set (the images in
  * docs/admin.md are taken by the suites, never by hand), else the throwaway profile, so a plain run
  * leaves the tree clean.
  */
 export function screenshotPath(profile: string, name: string): string {
-  return process.env.UPDATE_SCREENSHOT ? new URL(\`../../docs/\${name}\`, import.meta.url).pathname : join(profile, name);
+  return process.env.UPDATE_SCREENSHOT ? new URL(`../../docs/${name}`, import.meta.url).pathname : join(profile, name);
 }
 
 export interface LaunchedChromium {
