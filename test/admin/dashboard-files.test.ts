@@ -12,7 +12,7 @@ import { memoryStorage } from "../../kernel/storage/index.js";
 import { serve, type RunningServer } from "../../presets/node.js";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
 import { signUp } from "../support/auth.js";
-import { freePort, launchChromium, screenshotPath } from "../support/browser.js";
+import { freePort, launchChromium, pressTabUntil, screenshotPath } from "../support/browser.js";
 import { adminApp, v2 } from "./fixture.js";
 
 const PASSWORD = "correct-horse-battery-staple";
@@ -114,24 +114,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's files view, keyboard
     expect((await running.app.handle(new Request(`${url}/_admin/files/${stored.id}`, { headers: { cookie } }))).status).toBe(404);
   });
 
-  /** Presses Tab until `target` has the focus, then checks the focus ring is drawn. */
-  async function tabTo(target: Locator, max = 80) {
-    // Resolved once: asking a handle is one round trip per key, a locator several.
-    const element = await target.elementHandle();
-    for (let i = 0; i < max; i++) {
-      await page.keyboard.press("Tab");
-      const state = await element!.evaluate((el) => {
-        if (el !== document.activeElement) return undefined;
-        const style = getComputedStyle(el);
-        return { ring: style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0, name: el.getAttribute("aria-label") ?? el.textContent };
-      });
-      if (state) {
-        expect(state.ring, `a visible focus ring on ${state.name}`).toBe(true);
-        return;
-      }
-    }
-    throw new Error(`Tab never reached ${target}`);
-  }
+  const tabTo = (target: Locator, max?: number) => pressTabUntil(page, target, max);
   const focused = (target: Locator) => target.evaluate((el) => el === document.activeElement);
 
   /** Opens the overview afresh, so the Tab order starts at the top of the page. */
