@@ -4,7 +4,7 @@ import { TrellisError } from "../errors.js";
 import { lockDataDir } from "./lock.js";
 
 /** What a backup needs of the running instance: the app's own PGlite, never a second one. */
-interface Dumpable {
+export interface Dumpable {
   exec(statement: string): Promise<unknown>;
   dumpDataDir(compression?: "auto" | "gzip" | "none"): Promise<Blob | File>;
 }
@@ -14,13 +14,10 @@ interface Dumpable {
  * first writes every committed change into the data files; the dump then runs under PGlite's
  * query lock, between two statements, so it holds every transaction committed before it began.
  * A transaction still open at that moment is in the WAL uncommitted and is rolled back when the
- * backup is restored, exactly as after a crash.
+ * backup is restored, exactly as after a crash. Runs where the instance is: on the request thread,
+ * or on the database thread for a `dump` message (worker/thread.ts).
  */
-export async function backupEmbedded(client: Partial<Dumpable>): Promise<Uint8Array> {
-  if (typeof client.dumpDataDir !== "function" || typeof client.exec !== "function") {
-    // The database thread has no dump message yet: the in-process instance has.
-    throw new TrellisError("DB_BACKUP_UNSUPPORTED", 'backup() needs the embedded database in this process: open it with embedded({ thread: "main" }) to take backups.');
-  }
+export async function backupEmbedded(client: Dumpable): Promise<Uint8Array> {
   await client.exec("checkpoint");
   const tarball = await client.dumpDataDir("gzip");
   return new Uint8Array(await tarball.arrayBuffer());

@@ -12,8 +12,8 @@ import { App, type BuiltApp } from "../../presets/trellis.js";
 
 const v1 = schema("1").table("note", (t) => ({ id: t.serial().primaryKey(), body: t.text() })).build();
 
-describe("embedded backups", () => {
-  const database = embedded({ dataDir: "memory://", thread: "main" });
+describe.each(["main", "worker"] as const)("embedded backups, thread %s", (thread) => {
+  const database = embedded({ dataDir: "memory://", thread });
   let app: BuiltApp<any, any>;
   let backup: Uint8Array;
   const acknowledged: number[] = [];
@@ -49,7 +49,7 @@ describe("embedded backups", () => {
     const duringBackup = acknowledged.length - beforeBackup.length;
     running = false;
     await Promise.all(writers);
-    console.log(`backup: ${(backup.byteLength / 1024 / 1024).toFixed(1)} MB gzip in ${tookMs} ms, ${beforeBackup.length} rows acknowledged before it, ${duringBackup} during`);
+    console.log(`backup (thread ${thread}): ${(backup.byteLength / 1024 / 1024).toFixed(1)} MB gzip in ${tookMs} ms, ${beforeBackup.length} rows acknowledged before it, ${duringBackup} during`);
     expect([backup[0], backup[1]]).toEqual([0x1f, 0x8b]); // gzip
 
     const dataDir = join(mkdtempSync(join(tmpdir(), "trellis-restore-")), "db");
