@@ -11,7 +11,7 @@ import type { AppRpcContext, PluginContext, ProcedureBase, ProcedureTree } from 
 export type AdminSection = (gated: ProcedureBase<AppRpcContext>) => ProcedureTree;
 
 /** Plugins whose admin sections are read, in this order. */
-export const SECTION_PLUGINS = ["mail", "jobs"] as const;
+export const SECTION_PLUGINS = ["mail", "jobs", "backups"] as const;
 
 export function adminSections(ctx: PluginContext, gated: ProcedureBase<AppRpcContext>): ProcedureTree {
   const tree: ProcedureTree = {};
