@@ -8,6 +8,7 @@ import { Schema } from "./schema.js";
 import { Activity } from "./activity.js";
 import { MailView } from "./mail.js";
 import { Jobs } from "./jobs.js";
+import { Backups } from "./backups.js";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta };
 
@@ -25,6 +26,7 @@ const VIEWS = [
   // Shown only when the app has `.mail()` / `.jobs()` (their `_admin.*` sections exist only then).
   { hash: "#/mail", label: "Mail", plugin: "mail" },
   { hash: "#/jobs", label: "Jobs", plugin: "jobs" },
+  { hash: "#/backups", label: "Backups", plugin: "backups" },
 ] as const;
 
 const viewInHash = () => VIEWS.find((v) => v.hash === location.hash)?.hash;
@@ -121,6 +123,8 @@ export function App() {
           <MailView />
         ) : view === "#/jobs" && jobs ? (
           <Jobs />
+        ) : view === "#/backups" && meta.plugins.includes("backups") ? (
+          <Backups />
         ) : current ? (
           <Browse key={current.name} table={current} mail={mail} onChanged={load} />
         ) : (
