@@ -12,14 +12,14 @@ import { pgDumpSource } from "../../plugins/backups/source.js";
  * at a time, by each way there is: the embedded data directory read and gzipped inside PGlite's
  * lock (`dumpDataDir("gzip")`, the baseline), read inside it and gzipped after (what
  * `backup()` does), on the request thread and on the database thread; and `pg_dump` on
- * PostgreSQL when DATABASE_URL is set. Prints time, size, the longest a write waited meanwhile,
+ * PostgreSQL when DATABASE_URL is set. Prints time, size, the longest gap between two writes meanwhile,
  * and the restore's time. `BACKUP_ROWS` changes N (default 20000,100000).
  */
 export async function run(): Promise<void> {
   const counts = (process.env.BACKUP_ROWS ?? "20000,100000").split(",").map(Number);
   const dir = mkdtempSync(join(tmpdir(), "trellis-backups-bench-"));
   console.log("\n## Backups (one backup under a steady writer; figures from this machine, shared and noisy)");
-  console.log(`  ${"way".padEnd(46)} ${"rows".padStart(7)} ${"time".padStart(8)} ${"size".padStart(9)} ${"longest write".padStart(14)} ${"restore".padStart(8)}`);
+  console.log(`  ${"way".padEnd(46)} ${"rows".padStart(7)} ${"time".padStart(8)} ${"size".padStart(9)} ${"write stall".padStart(14)} ${"restore".padStart(8)}`);
   try {
     for (const rows of counts) {
       await embeddedWay(dir, rows, "main", "data directory, gzip inside the lock (baseline)", (client) => client.dumpDataDir("gzip").then(async (blob) => new Uint8Array(await blob.arrayBuffer())));
@@ -37,15 +37,20 @@ function line(way: string, rows: number, ms: number, bytes: number, longestWrite
   console.log(`  ${way.padEnd(46)} ${String(rows).padStart(7)} ${`${ms} ms`.padStart(8)} ${mb.padStart(9)} ${`${longestWrite.toFixed(0)} ms`.padStart(14)} ${restoreMs === undefined ? "" : `${restoreMs} ms`.padStart(8)}`);
 }
 
-/** Runs `backup` while one writer inserts row after row; the longest single insert meanwhile. */
+/**
+ * Runs `backup` while one writer inserts row after row; the longest gap between two acknowledged
+ * inserts meanwhile (so a blocked event loop counts, not only a wait for PGlite's lock).
+ */
 async function underWriter<T>(insert: () => Promise<unknown>, backup: () => Promise<T>): Promise<{ result: T; ms: number; longestWrite: number }> {
   let running = true;
   let longestWrite = 0;
+  let last = performance.now();
   const writer = (async () => {
     while (running) {
-      const t0 = performance.now();
       await insert();
-      longestWrite = Math.max(longestWrite, performance.now() - t0);
+      const now = performance.now();
+      longestWrite = Math.max(longestWrite, now - last);
+      last = now;
       await new Promise((resolve) => setImmediate(resolve));
     }
   })();
@@ -56,6 +61,7 @@ async function underWriter<T>(insert: () => Promise<unknown>, backup: () => Prom
   const ms = Date.now() - started;
   running = false;
   await writer;
+  // A stall that ends with the backup shows as the gap up to the first write after it.
   return { result, ms, longestWrite };
 }
 
