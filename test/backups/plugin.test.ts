@@ -4,14 +4,14 @@
 import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { embedded } from "../../kernel/embedded/index.js";
 import { schema } from "../../kernel/schema/index.js";
 import { memoryStorage } from "../../kernel/storage/index.js";
 import { createClient } from "../../presets/client.js";
 import { App } from "../../presets/trellis.js";
 import type { AdminBackupsRouter } from "../../plugins/backups/index.js";
-import { parseCron, matches } from "../../plugins/backups/schedule.js";
+import { everyMinute, matches, parseCron } from "../../plugins/backups/schedule.js";
 import { rpc } from "../support/app.js";
 import { openDatabase } from "../support/databases.js";
 import { ORIGIN, signUp, type SignedIn } from "../support/auth.js";
@@ -147,6 +147,25 @@ describe(".backups() scheduling", () => {
     expect(matches(quarter, new Date("2026-11-29T09:45:00Z"))).toBe(false); // a Sunday
     expect(parseCron("60 * * * *")).toBeUndefined();
     expect(parseCron("* * * *")).toBeUndefined();
+  });
+
+  it("without .jobs(), a timer in the process runs at each matching minute", () => {
+    vi.useFakeTimers({ now: new Date("2026-11-25T02:58:30Z") });
+    try {
+      const runs: string[] = [];
+      const stop = everyMinute(parseCron("0 3 * * *")!, () => runs.push(new Date().toISOString().slice(11, 16)));
+      vi.advanceTimersByTime(60_000);
+      expect(runs).toEqual([]);
+      vi.advanceTimersByTime(60_000);
+      expect(runs).toEqual(["03:00"]);
+      vi.advanceTimersByTime(24 * 60 * 60_000);
+      expect(runs).toEqual(["03:00", "03:00"]);
+      stop();
+      vi.advanceTimersByTime(24 * 60 * 60_000);
+      expect(runs).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("with .jobs(), runs as the backups.run cron, once per tick across replicas", { timeout: 120_000 }, async () => {
