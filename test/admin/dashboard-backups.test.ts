@@ -65,7 +65,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's backups view in Chro
     expect(readdirSync(dir)).toEqual([]);
   });
 
-  it("shows where backups go, takes one now and lists it", async () => {
+  it("shows where backups go, takes one now and lists it", { timeout: 120_000 }, async () => {
     await page.goto(`${url}/_admin`);
     await page.getByLabel("Email").fill("boss@example.test");
     await page.getByLabel("Password").fill(PASSWORD);
@@ -84,7 +84,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's backups view in Chro
     expect(await table.getByRole("row").filter({ hasText: name! }).count()).toBe(1);
   });
 
-  it("downloads a backup as the file that was kept", async () => {
+  it("downloads a backup as the file that was kept", { timeout: 60_000 }, async () => {
     const [name] = readdirSync(dir);
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: `Download ${name}` }).click()]);
     expect(download.suggestedFilename()).toBe(name);

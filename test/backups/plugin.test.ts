@@ -56,7 +56,7 @@ describe(".backups() to a directory", () => {
     expect(readdirSync(join(dir, "..")).includes("kept")).toBe(false);
   });
 
-  it("takes one now, lists it with its size and time, keeps the newest two", async () => {
+  it("takes one now, lists it with its size and time, keeps the newest two", { timeout: 120_000 }, async () => {
     const first = await call("take");
     expect(first.status).toBe(200);
     expect(first.body).toEqual({ name: expect.stringMatching(/^backup-.*\.tar\.gz$/), size: expect.any(Number), createdAt: expect.any(String) });
@@ -102,7 +102,7 @@ describe(".backups() to the app's storage", () => {
   }, 60_000);
   afterAll(() => app?.close());
 
-  it("writes under backups/ and lists from there", async () => {
+  it("writes under backups/ and lists from there", { timeout: 120_000 }, async () => {
     const taken = await call("take");
     expect(taken.status).toBe(200);
     expect(await storage.get(`backups/${taken.body.name}`)).toHaveLength(taken.body.size);
@@ -111,7 +111,7 @@ describe(".backups() to the app's storage", () => {
     expect(body.backups).toEqual([taken.body]);
   });
 
-  it("a failed backup answers why, shows as the last failure, and the app keeps serving", async () => {
+  it("a failed backup answers why, shows as the last failure, and the app keeps serving", { timeout: 120_000 }, async () => {
     failing = true;
     const failed = await call("take");
     expect(failed.status).toBe(500);

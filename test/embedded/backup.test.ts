@@ -21,10 +21,10 @@ describe.each(["main", "worker"] as const)("embedded backups, thread %s", (threa
 
   beforeAll(async () => {
     app = await new App({ db: database }).schema(v1).resource("note").start();
-  });
+  }, 60_000);
   afterAll(() => app?.close());
 
-  it("taken under write load, restores every row acknowledged before it began", async () => {
+  it("taken under write load, restores every row acknowledged before it began", { timeout: 120_000 }, async () => {
     const load = await underWriteLoad(app, () => database.backup());
     backup = load.result;
     beforeBackup = load.before;
@@ -44,7 +44,15 @@ describe.each(["main", "worker"] as const)("embedded backups, thread %s", (threa
     }
   });
 
-  it("refuses a non-empty directory unless forced", async () => {
+  it.runIf(thread === "worker")("on the database thread, the app answers while the backup runs", { timeout: 60_000 }, async () => {
+    let done = false;
+    const backup = database.backup().finally(() => (done = true));
+    const health = await app.handle(new Request("http://localhost/health"));
+    expect({ status: health.status, body: await health.json(), backupStillRunning: !done }).toEqual({ status: 200, body: { status: "ok", database: "up" }, backupStillRunning: true });
+    expect((await backup).byteLength).toBeGreaterThan(1000);
+  });
+
+  it("refuses a non-empty directory unless forced", { timeout: 60_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "trellis-restore-full-"));
     writeFileSync(join(dataDir, "something"), "x");
     await expect(restoreEmbedded(backup, dataDir)).rejects.toMatchObject({ code: "DB_RESTORE_NOT_EMPTY", message: expect.stringContaining("--force") });
