@@ -47,6 +47,10 @@ export class JobsRuntime implements JobsService {
     this.definitions.define("plugin", name, options, handler as JobHandler<any>);
   }
 
+  cron(name: string, expression: string, handler: JobHandler<undefined>, options?: JobDefinitionOptions<undefined> & { tz?: string }): void {
+    this.definitions.cron("plugin", name, expression, handler as JobHandler<any>, options);
+  }
+
   async start(): Promise<void> {
     if (this.#boss) return;
     const { settings } = this.deps;

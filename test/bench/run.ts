@@ -25,6 +25,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   mail: () => import("./mail.js"),
   chaos: () => import("./chaos.js"),
   soak: () => import("./soak.js"),
+  backups: () => import("./backups.js"),
 };
 
 const wanted = process.argv.slice(2);
