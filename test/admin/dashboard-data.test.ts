@@ -128,6 +128,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's bulk delete, exports
     const alert = form.getByRole("alert");
     await alert.waitFor();
     expect(await alert.textContent()).toMatch(/^400 BAD_REQUEST: .*note/);
+    await page.evaluate(() => scrollTo(0, 0));
     await page.screenshot({ path: shot("admin-runner.png") });
 
     // The caller is the admin: their session reaches the procedure.

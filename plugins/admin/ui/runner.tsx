@@ -42,7 +42,7 @@ export function Runner() {
       {error && <p role="alert" class="error">{error}</p>}
       {procedures && procedures.length === 0 && <p>The app has no procedures to run.</p>}
       {procedures && procedures.length > 0 && (
-        <label>
+        <label class="pick-procedure">
           Procedure
           <select value={name} onChange={(e) => setName((e.currentTarget as HTMLSelectElement).value)}>
             {procedures.map((p) => <option key={p.name} value={p.name}>{p.name}</option>)}
@@ -96,48 +96,54 @@ function RunForm({ procedure }: { procedure: Procedure }) {
 
   return (
     <form class="runner" onSubmit={run} aria-label={`Run ${procedure.name}`}>
-      {schema === null ? (
-        <p class="note">{procedure.name} takes no input.</p>
-      ) : raw ? (
-        <label>
-          Input (JSON)
-          <textarea rows={8} value={json} onInput={(e) => setJson((e.currentTarget as HTMLTextAreaElement).value)} />
-        </label>
-      ) : (
-        fields!.map((f) => <Field key={f.name} field={f} value={values[f.name]!} onInput={(v) => setValues({ ...values, [f.name]: v })} />)
-      )}
-      {fields && schema !== null && (
-        <div class="field check">
-          <input id="runner-raw" type="checkbox" checked={raw} onChange={(e) => editAsJson((e.currentTarget as HTMLInputElement).checked)} />
-          <label for="runner-raw">Edit the input as JSON</label>
+      <div>
+        {schema === null ? (
+          <p class="note">{procedure.name} takes no input.</p>
+        ) : raw ? (
+          <label>
+            Input (JSON)
+            <textarea rows={8} value={json} onInput={(e) => setJson((e.currentTarget as HTMLTextAreaElement).value)} />
+          </label>
+        ) : (
+          fields!.map((f) => <Field key={f.name} field={f} value={values[f.name]!} onInput={(v) => setValues({ ...values, [f.name]: v })} />)
+        )}
+        {fields && schema !== null && (
+          <div class="field check">
+            <input id="runner-raw" type="checkbox" checked={raw} onChange={(e) => editAsJson((e.currentTarget as HTMLInputElement).checked)} />
+            <label for="runner-raw">Edit the input as JSON</label>
+          </div>
+        )}
+        <div class="actions">
+          <button type="submit" disabled={running}>Run</button>
         </div>
-      )}
-      <div class="actions">
-        <button type="submit" disabled={running}>Run</button>
       </div>
-      {outcome?.ok === true && (
-        <section aria-label="Result">
-          <h2>Result</h2>
-          <pre class="output">{pretty(outcome.value)}</pre>
-        </section>
-      )}
-      {outcome?.ok === false && (
-        <section aria-label="Error">
-          <p role="alert" class="error">{outcome.message}</p>
-          {outcome.body !== undefined && <pre class="output">{pretty(outcome.body)}</pre>}
-        </section>
-      )}
+      <div>
+        {outcome?.ok === true && (
+          <section aria-label="Result">
+            <h2>Result</h2>
+            <pre class="output">{pretty(outcome.value)}</pre>
+          </section>
+        )}
+        {outcome?.ok === false && (
+          <section aria-label="Error">
+            <h2>Error</h2>
+            <p role="alert" class="error">{outcome.message}</p>
+            {outcome.body !== undefined && <pre class="output">{pretty(outcome.body)}</pre>}
+          </section>
+        )}
+      </div>
     </form>
   );
 }
 
 let fieldIds = 0;
 
-/** One input field; the label is the field's name, its type and whether it is required the description. */
+/** One input field: the label is the field's name; its type, whether it is required and its default are the description. */
 function Field({ field: f, value, onInput }: { field: FormField; value: string | boolean; onInput: (value: string | boolean) => void }) {
   const [id] = useState(() => `run-${++fieldIds}`);
   const kind = f.kind === "array" ? `list of ${f.item}, one per line` : f.kind;
-  const hint = [kind, f.required ? "required" : "optional", f.nullable ? "may be null" : "", f.description ?? ""].filter(Boolean).join(", ");
+  const fallback = f.default === undefined ? "" : `default ${JSON.stringify(f.default)}`;
+  const hint = [kind, f.required ? "required" : "optional", f.nullable ? "may be null" : "", fallback, f.description ?? ""].filter(Boolean).join(", ");
   const common = { id, name: f.name, "aria-describedby": `${id}-hint` };
   const text = (e: Event) => onInput((e.currentTarget as HTMLInputElement).value);
   let control;
