@@ -1,4 +1,4 @@
-import { RpcError, assertRole, primaryKeyOf, toPlainJson, type AppDatabase, type RouteDefinition } from "../../kernel/index.js";
+import { RpcError, assertRole, primaryKeyOf, toPlainJson, type AppDatabase, type RouteDefinition, type SealedApp } from "../../kernel/index.js";
 import { csvRecord } from "./csv.js";
 import { selectionInput } from "./data.js";
 import type { AdminSettings } from "./options.js";
@@ -22,7 +22,15 @@ type Row = Record<string, unknown>;
  * so a cross-site link can at most start a download into the admin's own browser; the admin check
  * is the procedures' (401 signed out, 403 without a role), before the query string is read.
  */
-export function exportRoute(path: string, db: AppDatabase<any>, tables: ReadonlyMap<string, AdminTable>, settings: AdminSettings): RouteDefinition {
+export interface ExportDeps {
+  db: AppDatabase<any>;
+  tables: ReadonlyMap<string, AdminTable>;
+  settings: AdminSettings;
+  /** For a failure once the download has started: reported as any route's, though the status is sent. */
+  sealed: () => SealedApp;
+}
+
+export function exportRoute(path: string, { db, tables, settings, sealed }: ExportDeps): RouteDefinition {
   const query = (name: string) => (db.query as Record<string, any>)[name];
   return {
     method: "GET",
@@ -40,42 +48,14 @@ export function exportRoute(path: string, db: AppDatabase<any>, tables: Readonly
       const limit = settings.exportLimit;
       const count = await query(t.model.name).count({ where });
       if (count > limit) throw new RpcError("BAD_REQUEST", { message: `The filter selects ${count} rows; an export holds at most ${limit} (exportLimit): narrow the filter` });
-
-      const columns = Object.keys(t.model.columns);
-      const days = new Set(columns.filter((column) => t.model.columns[column]!.type === "date"));
-      const plain = (row: Row) => toPlainJson(redact(t.model.name, row), days);
-      const encode = format === "csv"
-        ? (row: Row, _first: boolean) => { const values = JSON.parse(plain(row)) as Row; return csvRecord(columns.map((column) => values[column])); }
-        : (row: Row, first: boolean) => `${first ? "" : ",\n"}${plain(row)}`;
       // No ordering asked for: the primary key's, so the file reads in a stable order.
       const key = primaryKeyOf(t.model);
       const order = orderBy ?? (key ? [{ [key]: "asc" }] : undefined);
       const pages = batches((after) => query(t.model.name).findPage({ where, orderBy: order, take: BATCH, after }), limit);
       // The first page is read before answering, so a bad ordering is still a 400.
       const first = await pages.next();
-      const head = format === "csv" ? csvRecord(columns) : "[\n";
-      const tail = format === "csv" ? "" : "\n]\n";
-      const encoder = new TextEncoder();
-      let written = 0;
-      let page = first;
-      const body = new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(encoder.encode(head));
-        },
-        async pull(controller) {
-          if (page.done) {
-            controller.enqueue(encoder.encode(tail));
-            controller.close();
-            return;
-          }
-          controller.enqueue(encoder.encode(page.value.map((row) => encode(row, written++ === 0)).join("")));
-          page = await pages.next();
-        },
-        async cancel() {
-          await pages.return(undefined);
-        },
-      });
-      return new Response(body, {
+      const failed = (error: unknown) => void sealed().toError(error, "route", event);
+      return new Response(streamed(writer(format as keyof typeof FORMATS, t), first, pages, failed), {
         headers: {
           "content-type": FORMATS[format as keyof typeof FORMATS],
           "content-disposition": `attachment; filename="${t.model.name}.${format}"`,
@@ -86,6 +66,58 @@ export function exportRoute(path: string, db: AppDatabase<any>, tables: Readonly
       });
     },
   };
+}
+
+interface Writer {
+  head: string;
+  row(row: Row, index: number): string;
+  tail: string;
+}
+
+/** Rows as plain JSON values (REST's: ISO dates, `date` columns as days, base64 bytes), secrets redacted. */
+function writer(format: keyof typeof FORMATS, t: AdminTable): Writer {
+  const columns = Object.keys(t.model.columns);
+  const days = new Set(columns.filter((column) => t.model.columns[column]!.type === "date"));
+  const plain = (row: Row) => toPlainJson(redact(t.model.name, row), days);
+  if (format === "json") return { head: "[\n", row: (row, index) => `${index === 0 ? "" : ",\n"}${plain(row)}`, tail: "\n]\n" };
+  return {
+    head: csvRecord(columns),
+    row: (row) => {
+      const values = JSON.parse(plain(row)) as Row;
+      return csvRecord(columns.map((column) => values[column]));
+    },
+    tail: "",
+  };
+}
+
+/** The file, one page of rows per chunk, read as the client reads; a failure after the first page ends it cut short. */
+function streamed(write: Writer, first: IteratorResult<Row[]>, pages: AsyncGenerator<Row[]>, failed: (error: unknown) => void): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let page = first;
+  let index = 0;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode(write.head));
+    },
+    async pull(controller) {
+      if (page.done) {
+        controller.enqueue(encoder.encode(write.tail));
+        controller.close();
+        return;
+      }
+      controller.enqueue(encoder.encode(page.value.map((row) => write.row(row, index++)).join("")));
+      try {
+        page = await pages.next();
+      } catch (error) {
+        // The status went out with the first page: the failure is reported, the download ends short.
+        failed(error);
+        controller.error(error);
+      }
+    },
+    async cancel() {
+      await pages.return(undefined);
+    },
+  });
 }
 
 /** `where` and `orderBy` from the query string (JSON each), checked as `_admin.data.list` checks them. */

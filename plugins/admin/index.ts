@@ -68,7 +68,7 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
       return {
         procedures: { _admin: { ...sections, ...procedures } } as never,
         // The export is part of the API: served with `ui: false` too.
-        routes: [exportRoute(settings.path, ctx.resources.db, tables, settings), ...(settings.ui ? dashboardRoutes(settings.path) : [])],
+        routes: [exportRoute(settings.path, { db: ctx.resources.db, tables, settings, sealed: () => sealed! }), ...(settings.ui ? dashboardRoutes(settings.path) : [])],
         middleware: recorder ? [recorder.middleware] : [],
       };
     },
