@@ -10,6 +10,7 @@ import { MailView } from "./mail.js";
 import { Jobs } from "./jobs.js";
 import { Files } from "./files.js";
 import { Backups } from "./backups.js";
+import { Runner } from "./runner.js";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta };
 
@@ -24,6 +25,7 @@ const VIEWS = [
   { hash: "#/users", label: "Users", plugin: undefined },
   { hash: "#/schema", label: "Schema and health", plugin: undefined },
   { hash: "#/activity", label: "Activity", plugin: undefined },
+  { hash: "#/procedures", label: "Procedures", plugin: undefined },
   // Shown only when the app has `.mail()` / `.jobs()` / `.files()` / `.backups()` (their `_admin.*` sections exist only then).
   { hash: "#/mail", label: "Mail", plugin: "mail" },
   { hash: "#/jobs", label: "Jobs", plugin: "jobs" },
@@ -121,6 +123,8 @@ export function App() {
           <Activity />
         ) : view === "#/schema" ? (
           <Schema meta={meta} />
+        ) : view === "#/procedures" ? (
+          <Runner />
         ) : view === "#/mail" && mail ? (
           <MailView />
         ) : view === "#/jobs" && jobs ? (
