@@ -24,6 +24,9 @@ export const METRIC_NAMES = [
   "trellis_live_subscribers",
   "trellis_rate_limit_rejections_total",
   "trellis_upload_bytes_total",
+  // With `.jobs()`: the jobs plugin's, through the telemetry service (plugins/jobs/telemetry.ts).
+  "trellis_job_runs_total",
+  "trellis_job_queue_depth",
 ] as const;
 
 /** The app's metrics in one prom-client registry; the request path's are `series.ts`'s. */
