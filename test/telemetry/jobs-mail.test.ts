@@ -113,7 +113,8 @@ describe("job spans", () => {
 describe("mail spans", () => {
   it("through jobs: the message's send under its job run, naming transport, kind and id, never an address", async () => {
     expect((await rpc(app, "notify", undefined, { traceparent })).status).toBe(200);
-    await until("mail send");
+    // The run's span ends after the send's, its child.
+    await until("process mail.send");
     const run = named("process mail.send")[0]!;
     const mail = named("mail send")[0]!;
     expect(mail.kind).toBe(SpanKind.CLIENT);
