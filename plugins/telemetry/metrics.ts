@@ -11,7 +11,8 @@ const DB_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 
 
 /**
  * Every metric Trellis exports, by name: docs/observability.md and its dashboard name only these
- * (a test checks it), plus the process metrics (`process_*`, `nodejs_*`, process-metrics.ts).
+ * (a test checks it), plus the process metrics (`process_*`, `nodejs_*`, process-metrics.ts) and,
+ * with `.jobs()`, the jobs plugin's `trellis_job_*` (plugins/jobs/telemetry.ts).
  */
 export const METRIC_NAMES = [
   "trellis_http_requests_total",
@@ -24,9 +25,6 @@ export const METRIC_NAMES = [
   "trellis_live_subscribers",
   "trellis_rate_limit_rejections_total",
   "trellis_upload_bytes_total",
-  // With `.jobs()`: the jobs plugin's, through the telemetry service (plugins/jobs/telemetry.ts).
-  "trellis_job_runs_total",
-  "trellis_job_queue_depth",
 ] as const;
 
 /** The app's metrics in one prom-client registry; the request path's are `series.ts`'s. */
