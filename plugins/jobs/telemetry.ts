@@ -65,6 +65,7 @@ export class JobsTelemetry {
   async run(job: { id: string; name: string; attempt: number }, attempt: (span: Span | undefined) => Promise<{ outcome: JobOutcome; failure?: Error }>): Promise<void> {
     const link = this.#links.get(job.id);
     const attributes = { ...messaging(job.name), "messaging.operation.type": "process", "messaging.message.id": job.id, "trellis.job.name": job.name, "trellis.job.attempt": job.attempt };
+    let handled: Error | undefined;
     await this.telemetry
       .span(
         `process ${job.name}`,
@@ -73,11 +74,14 @@ export class JobsTelemetry {
           this.#runs.inc({ queue: job.name, outcome });
           span?.setAttribute("trellis.job.outcome", outcome);
           if (outcome !== "retry") this.#links.delete(job.id);
-          if (failure) throw failure;
+          // Thrown only to mark the span: the failure is recorded and reported already.
+          if (failure) throw (handled = failure);
         },
         { kind: CONSUMER, root: true, attributes, links: link && [link] },
       )
-      .catch(() => {});
+      .catch((error: unknown) => {
+        if (error !== handled) throw error;
+      });
   }
 }
 

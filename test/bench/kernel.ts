@@ -57,7 +57,7 @@ export async function telemetryOverhead(): Promise<void> {
   const request = (path: string) => () =>
     new Request(`http://localhost/rpc/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ json: { n: 41 } }) });
   const op = (app: { handle(r: Request): Promise<Response> }, make: () => Request) => async () => (await app.handle(make())).text();
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 40);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 600);
   console.log(`\n## Telemetry overhead (in-process, sequential; ${rounds} paired rounds, cost against the app without the plugin: median [middle half])`);
   for (const path of ["add", "read"]) {
     const make = request(path);

@@ -40,15 +40,16 @@ export function costOf(ratios: readonly number[]): Cost {
 }
 
 /**
- * In-process and paired: many short rounds, each running every candidate for `count` sequential
- * operations (in an order rotated every round, so none always runs first), then each candidate's
- * time per operation divided by the baseline's (the first candidate) in the same round. A loaded
- * machine slows whole stretches of the run; a ratio within one round barely sees it, and the median
- * over rounds drops the rounds a burst did hit. Both wall time and the process's own CPU time.
+ * In-process and paired: many short rounds (a few milliseconds each), each running every candidate
+ * for `count` sequential operations (in an order rotated every round, so none always runs first),
+ * then each candidate's time per operation divided by the baseline's (the first candidate) in the
+ * same round. A loaded machine slows whole stretches of the run; a ratio within one short round
+ * barely sees it, and the median over rounds drops the rounds a burst did hit. Both wall time and
+ * the process's own CPU time.
  */
 export async function pairedCosts(
   candidates: { name: string; op: () => Promise<unknown> }[],
-  { rounds = 40, count = 250, warmup = 500 } = {},
+  { rounds = 600, count = 10, warmup = 500 } = {},
 ): Promise<Map<string, { wall: Cost; cpu: Cost; perSecond: number }>> {
   for (const { op } of candidates) for (let i = 0; i < warmup; i++) await op();
   const wall = candidates.map(() => [] as number[]);
