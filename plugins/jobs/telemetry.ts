@@ -1,4 +1,3 @@
-import type { Span } from "@opentelemetry/api";
 import type { Telemetry } from "../telemetry/index.js";
 import type { QueueInfo } from "./types.js";
 
@@ -62,7 +61,7 @@ export class JobsTelemetry {
    * Runs one attempt in a consumer span of its own trace. `attempt` resolves with the outcome and
    * the failure, which marks the span failed with its code (the failure is already handled).
    */
-  async run(job: { id: string; name: string; attempt: number }, attempt: (span: Span | undefined) => Promise<{ outcome: JobOutcome; failure?: Error }>): Promise<void> {
+  async run(job: { id: string; name: string; attempt: number }, attempt: () => Promise<{ outcome: JobOutcome; failure?: Error }>): Promise<void> {
     const link = this.#links.get(job.id);
     const attributes = { ...messaging(job.name), "messaging.operation.type": "process", "messaging.message.id": job.id, "trellis.job.name": job.name, "trellis.job.attempt": job.attempt };
     let handled: Error | undefined;
@@ -70,7 +69,7 @@ export class JobsTelemetry {
       .span(
         `process ${job.name}`,
         async (span) => {
-          const { outcome, failure } = await attempt(span);
+          const { outcome, failure } = await attempt();
           this.#runs.inc({ queue: job.name, outcome });
           span?.setAttribute("trellis.job.outcome", outcome);
           if (outcome !== "retry") this.#links.delete(job.id);
