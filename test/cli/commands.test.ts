@@ -253,4 +253,33 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     expect(shell.stdout).toMatch(/public\s+\|\s+note\s+\|\s+table/);
     expect(existsSync(join(dir, ".data.lock"))).toBe(false);
   });
+
+  it.runIf(name === "embedded")("db shell without psql serves the embedded database at a printed URL until Ctrl-C", { timeout: 120_000 }, async () => {
+    const shell = spawn(process.execPath, [tsx, cli, "db", "shell"], { cwd: dir, env: { ...process.env, ...env(), PATH: "/nonexistent", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    const exited = new Promise<number | null>((done) => shell.once("exit", (code) => done(code)));
+    const url = await new Promise<string>((found, failed) => {
+      shell.stdout.on("data", (chunk) => {
+        output += chunk;
+        const match = /served at (postgresql:\/\/\S+) until Ctrl-C/.exec(output);
+        if (match) found(match[1]!);
+      });
+      shell.stderr.on("data", (chunk) => (output += chunk));
+      void exited.then(() => failed(new Error(`db shell exited:\n${output}`)));
+    });
+    try {
+      expect(output).toContain("psql is not installed");
+      const pg = await import("pg");
+      const client = new pg.default.Client({ connectionString: url });
+      await client.connect();
+      const { rows } = await client.query("select count(*)::int as n from note");
+      await client.end();
+      expect(rows).toEqual([{ n: expect.any(Number) }]);
+      expect(existsSync(join(dir, ".data.lock"))).toBe(true);
+    } finally {
+      shell.kill("SIGINT");
+    }
+    expect(await exited).toBe(0);
+    expect(existsSync(join(dir, ".data.lock"))).toBe(false);
+  });
 });
