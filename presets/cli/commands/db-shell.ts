@@ -3,8 +3,6 @@ import { importPeer } from "../../../kernel/runtime/peers.js";
 import { CliError, say } from "../output.js";
 import { findProject, loadApp } from "../project.js";
 
-const PSQL_MISSING = ["psql is not installed.", "Install PostgreSQL's client (for example `apt-get install postgresql-client`)."] as const;
-
 /** What the CLI needs of the embedded database object (`embedded()`, on the request thread). */
 interface EmbeddedLike {
   readonly client: unknown;
@@ -29,7 +27,7 @@ export async function dbShell(psqlArgs: string[]): Promise<number> {
   const url = process.env.DATABASE_URL;
   if (url) {
     const code = await psql(url, psqlArgs);
-    if (code === undefined) throw new CliError("CLI_NO_PSQL", ...PSQL_MISSING);
+    if (code === undefined) throw new CliError("CLI_NO_PSQL", "psql is not installed.", "Install PostgreSQL's client (for example `apt-get install postgresql-client`).");
     return code;
   }
   // The socket server needs the PGlite instance itself, in this process.
