@@ -142,6 +142,8 @@ export interface FindArgs<Tables, Rels, Cols, I> {
   include?: I & NotRelations<I, keyof Rels>;
   /** A previous page's `nextCursor`: only rows after it, under the same `where` and `orderBy`. */
   after?: string;
+  /** Words to find in the table's full-text index (`.search()`): best match first unless `orderBy` is given. */
+  search?: string;
 }
 
 /** `db.query.<table>` typed by the schema: arguments checked, included relations typed. */
