@@ -11,8 +11,13 @@ import { QueryError } from "./query-error.js";
  * NUL) only separates words. Every word must match (AND), in any searchable column.
  *
  * - PostgreSQL and PGlite: `__search @@ plainto_tsquery(language, 'w1 w2')`, ranked by `ts_rank`
- *   (weights D 0.1, C 0.2, B 0.4, A 1.0; the rank of a row depends on that row alone).
- * - SQLite: FTS5 `MATCH '"w1" "w2"'`, every word quoted, ranked by `bm25` with the same weights.
+ *   (weights D 0.1, C 0.2, B 0.4, A 1.0).
+ * - SQLite: FTS5 `MATCH '"w1" "w2"'`, every word quoted, ranked by the weighted count of matches
+ *   per column (same weights), read from `highlight()`.
+ *
+ * Both ranks depend on the row alone. FTS5's own `bm25` is not used because it weighs words by how
+ * rare they are across the whole table: rows a caller cannot see (another owner's, a rule's hidden
+ * ones) would shift the order of the rows they can, an oracle for words those rows hold.
  *
  * The words are bound parameters; the language comes from the schema, never from the caller.
  */
@@ -21,7 +26,8 @@ import { QueryError } from "./query-error.js";
 export const MAX_SEARCH_CHARS = 500;
 
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
-const BM25_WEIGHTS: Record<SearchWeight, number> = { A: 1, B: 0.4, C: 0.2, D: 0.1 };
+/** PostgreSQL's default `ts_rank` weights, used by the SQLite rank too. */
+const WEIGHTS: Record<SearchWeight, number> = { A: 1, B: 0.4, C: 0.2, D: 0.1 };
 
 /** A search of a plan: the rows it matches, and their rank under any qualifier of the table. */
 export interface SearchPlan {
@@ -60,11 +66,19 @@ function sqliteSearch(table: TableModel, words: string[]): SearchPlan {
   const fts = sql.id(searchTableName(table.name));
   // Quoted, a word is a string to FTS5, whatever it spells (NEAR, AND, a column name).
   const match = words.map((word) => `"${word.replaceAll('"', '""')}"`).join(" ");
-  const weights = sql.join(Object.values(table.search!.columns).map((weight) => sql.lit(BM25_WEIGHTS[weight])));
+  const columns = Object.entries(table.search!.columns);
   return {
     where: sql<SqlBool>`${sql.id(table.name, "rowid")} in (select rowid from ${fts} where ${fts} match ${match})`,
-    // bm25 is lower for better matches; it exists only inside a MATCH query, hence the subquery.
-    rank: (qualifier) => sql`(select bm25(${fts}, ${weights}) from ${fts} where ${fts} match ${match} and rowid = ${sql.id(qualifier, "rowid")}) asc`,
+    rank: (qualifier) => {
+      // highlight() marks each match in a column with char(1); the marks a column held already are not matches.
+      const marks = (text: RawBuilder<unknown>) => sql`(length(coalesce(${text}, '')) - length(replace(coalesce(${text}, ''), char(1), '')))`;
+      const score = sql.join(
+        columns.map(([column, weight], i) => sql`${sql.lit(WEIGHTS[weight])} * (${marks(sql.id(`h${i}`))} - ${marks(sql.id(qualifier, column))})`),
+        sql` + `,
+      );
+      const highlights = sql.join(columns.map((_, i) => sql`highlight(${fts}, ${sql.lit(i)}, char(1), '') as ${sql.id(`h${i}`)}`));
+      return sql`(select ${score} from (select ${highlights} from ${fts} where ${fts} match ${match} and rowid = ${sql.id(qualifier, "rowid")})) desc`;
+    },
   };
 }
 
