@@ -59,7 +59,7 @@ export type WithIncluded<Row, I> = Row & { [K in keyof I as I[K] extends true | 
 export interface TableQuery<Row> {
   findMany<const I extends Include = {}>(args?: FindManyArgs<Row, I>): Promise<WithIncluded<Row, I>[]>;
   findFirst<const I extends Include = {}>(args?: FindManyArgs<Row, I>): Promise<WithIncluded<Row, I> | null>;
-  count(args?: { where?: Where }): Promise<number>;
+  count(args?: { where?: Where; search?: string }): Promise<number>;
   /**
    * `findMany(args)` as a keyset page: `{ items, nextCursor }`, where `nextCursor` (null on the last
    * page) passed as `after` with the same `where` and `orderBy` gives the next page. Pages stay
@@ -91,7 +91,7 @@ export interface CompiledFind {
  */
 export type QueryApi<DB> = { readonly [T in keyof DB & string]: TableQuery<Selectable<DB[T]>> };
 
-const COUNT_KEYS = new Set(["where"]);
+const COUNT_KEYS = new Set(["where", "search"]);
 
 export function createQueryApi<DB = any>(
   db: Kysely<any>,
