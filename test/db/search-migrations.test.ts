@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planMigrations } from "../../kernel/db/diff.js";
 import { createMigrationProvider } from "../../kernel/db/migrations.js";
+import { checksumOf, definitionOf } from "../../kernel/db/version-record.js";
 import { schema } from "../../kernel/schema/index.js";
 import { SchemaError } from "../../kernel/schema/errors.js";
 import { families } from "../support/databases.js";
@@ -63,6 +64,13 @@ describe("declaring a full-text index", () => {
       [{ drop: false, create: { columns: { summary: "A" }, language: "simple" } }],
     ]);
     expect(schema("6").extend(v5).build().tables.post!.search).toEqual(v5.tables.post!.search);
+  });
+
+  it("is part of a version's recorded definition, so changing an applied version's index is drift", async () => {
+    expect(definitionOf(v2).post!["~search"]).toBe("simple title:A body:A");
+    expect(definitionOf(v1).post!["~search"]).toBeUndefined();
+    const rewritten = schema("2").extend(v1).search("post", ["title"]).build();
+    expect(await checksumOf(definitionOf(rewritten))).not.toBe(await checksumOf(definitionOf(v2)));
   });
 
   it("refuses, at build, a PostgreSQL-only language on SQLite", () => {
