@@ -61,5 +61,6 @@ export type { SchemaModel, TableModel, ColumnModel, RelationModel, ColumnType } 
 export { encodeValue, decodeRow, decodeValue, ValueError } from "./db/values.js";
 export { classifyDatabaseError } from "./db/errors.js";
 export { rowSelection } from "./db/select-sql.js";
+export { MAX_SEARCH_CHARS } from "./db/search-sql.js";
 // Column-to-zod: input schemas from the schema model (resources, admin, OpenAPI and MCP share them).
 export { columnInput, createInput, updateData, keyInput } from "./schema/zod.js";
