@@ -98,7 +98,7 @@ export function eventOf(context: object | undefined): RequestEvent | undefined {
 export function gateInterceptor(rules: ErrorRules, source: ErrorSource) {
   // A promise chain rather than an async function: one frame less on every call.
   return <T>({ next, context, path }: { next: () => Promise<T>; context?: object; path?: readonly string[] }): Promise<T> =>
-    (rules.instrumentation?.procedure && path ? rules.instrumentation.procedure(path.join("."), source, next) : next()).then(
+    (rules.instrumentation?.procedure && path ? rules.instrumentation.procedure(path.length === 1 ? path[0]! : path.join("."), source, next) : next()).then(
       (output) => {
         if (context) (context as Record<symbol, boolean>)[RETURNED] = true;
         return isAsyncIterator(output) ? (mapIteratorErrors(output, rules, source, eventOf(context)) as T) : output;

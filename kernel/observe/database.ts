@@ -48,6 +48,9 @@ class ObservedConnection implements DatabaseConnection {
 const innerOf = (connection: DatabaseConnection) => (connection instanceof ObservedConnection ? connection.inner : connection);
 
 class ObservedDriver implements Driver {
+  /** Each pooled connection's observed twin, made once rather than on every acquire. */
+  readonly #observed = new WeakMap<DatabaseConnection, ObservedConnection>();
+
   constructor(
     readonly inner: Driver,
     readonly instrumentation: Instrumentation,
@@ -63,7 +66,10 @@ class ObservedDriver implements Driver {
     const started = connectionWait ? performance.now() : 0;
     return this.inner.acquireConnection().then((connection) => {
       connectionWait?.(performance.now() - started);
-      return statement ? new ObservedConnection(connection, this.instrumentation) : connection;
+      if (!statement) return connection;
+      let observed = this.#observed.get(connection);
+      if (!observed) this.#observed.set(connection, (observed = new ObservedConnection(connection, this.instrumentation)));
+      return observed;
     });
   }
 

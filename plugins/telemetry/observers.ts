@@ -1,5 +1,6 @@
 import type { Observer, StorageOperation } from "../../kernel/index.js";
 import type { AppMetrics } from "./metrics.js";
+import type { FastHistogram, Series } from "./series.js";
 import type { Tracing } from "./tracing.js";
 
 /** OpenTelemetry's `SpanKind`, as numbers: the API may not be installed when metrics alone are on. */
@@ -13,6 +14,8 @@ const OPERATIONS = new Map([
   ["delete", "delete"],
 ]);
 const WRITE = /\b(insert|update|delete)\b/i;
+/** Statement texts whose series is kept: an app's queries are a bounded set, a runaway one is not kept past this. */
+const KEPT_STATEMENTS = 1000;
 
 /**
  * The statement's operation, a label with a handful of values: its first keyword, or for a
@@ -40,6 +43,22 @@ function isStream(value: unknown): boolean {
  */
 export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetrics | undefined, dbSystem: string): Observer {
   const seconds = (started: number) => (performance.now() - started) / 1000;
+  // Each statement text's series, kept: a statement neither reads its text nor builds a label.
+  const statements = new Map<string, Series>();
+  const statementSeries = (metrics: AppMetrics, sql: string): Series => {
+    let series = statements.get(sql);
+    if (series) return series;
+    series = metrics.statementDuration.series(operationOf(sql));
+    if (statements.size < KEPT_STATEMENTS) statements.set(sql, series);
+    return series;
+  };
+  const procedures = new Map<string, ProcedureSeries>();
+  const procedureSeries = (metrics: AppMetrics, name: string, source: string): ProcedureSeries => {
+    const key = source === "rpc" ? name : `${name}\u0000${source}`;
+    let series = procedures.get(key);
+    if (!series) procedures.set(key, (series = keepProcedure(metrics, name, source)));
+    return series;
+  };
   // Each call makes only the closures its case needs: with metrics alone, the callbacks of one `then`.
   return {
     procedure(name, source, run) {
@@ -47,10 +66,11 @@ export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetr
       if (!parent && !metrics) return run();
       const started = performance.now();
       if (!parent) {
+        const series = procedureSeries(metrics!, name, source);
         return run().then(
-          (output) => (recordProcedure(metrics!, name, source, seconds(started), true, output), output),
+          (output) => (recordProcedure(metrics!, series, name, source, seconds(started), output), output),
           (error: unknown) => {
-            recordProcedure(metrics!, name, source, seconds(started), false);
+            metrics!.procedureDuration.record(series.error, seconds(started));
             throw error;
           },
         );
@@ -60,11 +80,11 @@ export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetr
         run().then(
           (output) => {
             if (source === "rpc" && isStream(output)) span.setAttribute("trellis.procedure.surface", "live");
-            if (metrics) recordProcedure(metrics, name, source, seconds(started), true, output);
+            if (metrics) recordProcedure(metrics, procedureSeries(metrics, name, source), name, source, seconds(started), output);
             return output;
           },
           (error: unknown) => {
-            if (metrics) recordProcedure(metrics, name, source, seconds(started), false);
+            if (metrics) metrics.procedureDuration.record(procedureSeries(metrics, name, source).error, seconds(started));
             throw error;
           },
         ),
@@ -73,24 +93,21 @@ export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetr
 
     statement(sql, run) {
       const parent = tracing?.recordingParent();
-      if (!parent && !metrics) return run();
+      if (!parent) return metrics ? timed(run, metrics.statementDuration, statementSeries(metrics, sql)) : run();
       const operation = operationOf(sql);
       const started = performance.now();
-      if (!parent) return settled(run, () => metrics!.statementDuration.observe(seconds(started), operation));
       // The text only: values travel as parameters and are never read here.
       const attributes = { "db.system.name": dbSystem, "db.operation.name": operation.toUpperCase(), "db.query.text": sql };
       return tracing!.within(parent, operation.toUpperCase(), CLIENT, attributes, () => settled(run, () => metrics?.statementDuration.observe(seconds(started), operation)));
     },
 
-    connectionWait(ms) {
-      metrics?.connectionWait.observe(ms / 1000);
-    },
+    // Only with metrics: without this member the kernel does not time the connection's wait.
+    connectionWait: metrics && ((ms: number) => metrics.connectionWait.observe(ms / 1000)),
 
     storage(operation: StorageOperation, run, bytes) {
       const parent = tracing?.recordingParent();
-      if (!parent && !metrics) return run();
+      if (!parent) return metrics ? timed(run, metrics.storageDuration, metrics.storageDuration.series(operation)) : run();
       const started = performance.now();
-      if (!parent) return settled(run, () => metrics!.storageDuration.observe(seconds(started), operation));
       // The storage key stays out: it is the server's secret name for the bytes.
       const attributes: Record<string, string | number> = { "trellis.storage.operation": operation };
       if (bytes !== undefined) attributes["trellis.storage.bytes"] = bytes;
@@ -104,17 +121,37 @@ export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetr
   };
 }
 
-/**
- * A procedure's duration by name, surface and outcome; a streamed result is surface `live`;
- * `file.upload`'s stored size counts as upload bytes.
- */
-function recordProcedure(metrics: AppMetrics, name: string, source: string, elapsed: number, ok: boolean, output?: unknown): void {
-  if (!ok) return metrics.procedureDuration.observe(elapsed, name, source, "error");
-  metrics.procedureDuration.observe(elapsed, name, source === "rpc" && isStream(output) ? "live" : source, "ok");
+/** A procedure's duration series by outcome, and for a streamed result (surface `live`). */
+interface ProcedureSeries {
+  ok: Series;
+  live: Series;
+  error: Series;
+}
+
+function keepProcedure(metrics: AppMetrics, name: string, source: string): ProcedureSeries {
+  const histogram = metrics.procedureDuration;
+  return { ok: histogram.series(name, source, "ok"), live: histogram.series(name, "live", "ok"), error: histogram.series(name, source, "error") };
+}
+
+/** A procedure's successful run: its duration (a streamed result is surface `live`); `file.upload`'s stored size counts as upload bytes. */
+function recordProcedure(metrics: AppMetrics, series: ProcedureSeries, name: string, source: string, elapsed: number, output: unknown): void {
+  metrics.procedureDuration.record(source === "rpc" && isStream(output) ? series.live : series.ok, elapsed);
   if (name === "file.upload") {
     const size = (output as { size?: unknown } | undefined)?.size;
     if (typeof size === "number" && size > 0) metrics.uploadBytes.add(size);
   }
+}
+
+/** Runs `run` and records its duration in `series` whether it resolved or threw. */
+function timed<T>(run: () => Promise<T>, histogram: FastHistogram, series: Series): Promise<T> {
+  const started = performance.now();
+  return run().then(
+    (result) => (histogram.record(series, (performance.now() - started) / 1000), result),
+    (error: unknown) => {
+      histogram.record(series, (performance.now() - started) / 1000);
+      throw error;
+    },
+  );
 }
 
 /** Runs `run`, then `record` whether it resolved or threw (the duration is wanted either way). */

@@ -1,5 +1,6 @@
 import { errorResponse, type HttpMiddleware, type RequestEvent, type SealedApp } from "../../kernel/index.js";
 import type { AppMetrics } from "./metrics.js";
+import type { Series } from "./series.js";
 import type { Tracing } from "./tracing.js";
 
 const SERVER = 1;
@@ -18,9 +19,6 @@ const STATUS_CODES: Record<number, string> = {
   500: "INTERNAL_SERVER_ERROR",
   503: "SERVICE_UNAVAILABLE",
 };
-
-/** Status codes as label text, made once rather than on every request. */
-const STATUS_TEXT: Record<number, string> = Object.fromEntries(Array.from({ length: 500 }, (_, index) => [index + 100, String(index + 100)]));
 
 export interface RequestObserverOptions {
   tracing: Tracing | undefined;
@@ -55,12 +53,26 @@ export function requestObserver(options: RequestObserverOptions): HttpMiddleware
     return event.path;
   };
 
+  /** The count and duration series of each route, method and status, kept: a request builds no label text. */
+  const kept = new Map<string, Map<string, Map<number, { count: Series; duration: Series }>>>();
+  const seriesOf = (metrics: AppMetrics, method: string, route: string, status: number) => {
+    let byMethod = kept.get(route);
+    if (!byMethod) kept.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+    let series = byStatus.get(status);
+    if (!series) {
+      const code = String(status);
+      byStatus.set(status, (series = { count: metrics.requests.series(method, route, code), duration: metrics.requestDuration.series(method, route, code) }));
+    }
+    return series;
+  };
+
   const record = (event: RequestEvent, status: number, started: number) => {
     if (!metrics) return;
-    const route = routeOf(event);
-    const code = STATUS_TEXT[status] ?? String(status);
-    metrics.requests.add(1, event.method, route, code);
-    metrics.requestDuration.observe((performance.now() - started) / 1000, event.method, route, code);
+    const series = seriesOf(metrics, event.method, routeOf(event), status);
+    metrics.requests.inc(series.count, 1);
+    metrics.requestDuration.record(series.duration, (performance.now() - started) / 1000);
     if (status < 400) return;
     metrics.errors.add(1, event.error?.code ?? STATUS_CODES[status] ?? `HTTP_${status}`, surfaceOf(event));
     // The limiter's 429 is the one that says when to retry (a full live-stream cap does not).
