@@ -181,6 +181,25 @@ describe("/metrics", () => {
   });
 });
 
+describe("a reset registry", () => {
+  it("hides every series until it is recorded again, then counts from zero", async () => {
+    expect((await rpc(app, "post.list", {})).status).toBe(200);
+    const listed = { method: "POST", route: "/rpc/post/list", status: "200" };
+    expect((await scrape()).value("trellis_http_requests_total", listed)).toBeGreaterThanOrEqual(1);
+    app.sealed.service("telemetry")!.registry!.resetMetrics();
+    const reset = await scrape();
+    // A scrape is counted once answered: the text it serves holds no request series yet.
+    expect(reset.family("trellis_http_requests_total")?.metrics.map((sample) => sample.labels?.route)).toEqual([]);
+    expect(reset.count("trellis_procedure_duration_seconds")).toBe(0);
+    expect((await rpc(app, "post.list", {})).status).toBe(200);
+    const again = await scrape();
+    expect(again.value("trellis_http_requests_total", listed)).toBe(1);
+    expect(again.count("trellis_http_request_duration_seconds", listed)).toBe(1);
+    expect(again.count("trellis_procedure_duration_seconds", { procedure: "post.list", surface: "rpc", outcome: "ok" })).toBe(1);
+    expect(again.count("trellis_db_statement_duration_seconds", { operation: "select" })).toBeGreaterThanOrEqual(1);
+  });
+});
+
 describe("the statement operation label", () => {
   it("is the first keyword, or the write a with-query ends in", () => {
     const cases = {
