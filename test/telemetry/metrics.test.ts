@@ -1,6 +1,6 @@
 import parse from "parse-prometheus-text-format";
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
 import { localLive } from "../../kernel/db/dialect/entry.js";
 import { errorOf, request, rpc } from "../support/app.js";
@@ -177,6 +177,19 @@ describe("/metrics", () => {
     } finally {
       await limited.close();
       await other.close();
+    }
+  });
+});
+
+describe("with no OpenTelemetry SDK registered", () => {
+  it("a request that writes, reads and fails starts no span at all", async () => {
+    const startSpan = vi.spyOn(app.sealed.service("telemetry")!.tracer!, "startSpan");
+    try {
+      expect((await rpc(app, "post.create", { title: "untraced" }, { cookie: alice.cookie, origin: ORIGIN })).status).toBe(200);
+      expect((await rpc(app, "post.get", { where: { id: 999 } })).status).toBe(404);
+      expect(startSpan).not.toHaveBeenCalled();
+    } finally {
+      startSpan.mockRestore();
     }
   });
 });
