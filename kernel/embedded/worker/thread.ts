@@ -1,6 +1,7 @@
 import { parentPort } from "node:worker_threads";
 import type { Results, Transaction } from "@electric-sql/pglite";
 import { openInstance, type EmbeddedClient } from "../instance.js";
+import { PreparedStatements } from "../../db/dialect/pglite-prepared.js";
 import { toWire, transferables, type Reply, type Request } from "./protocol.js";
 
 /**
@@ -19,6 +20,7 @@ interface OpenTransaction {
 interface Database {
   client: EmbeddedClient;
   started: Promise<void>;
+  prepared: PreparedStatements;
   transactions: Map<number, OpenTransaction>;
 }
 
@@ -90,12 +92,15 @@ async function handle(request: Request): Promise<void> {
   switch (request.op) {
     case "open": {
       const opened = openInstance(request.dataDir, request.sharedBuffers);
-      databases.set(request.db, { ...opened, transactions: new Map() });
+      databases.set(request.db, { ...opened, prepared: new PreparedStatements(opened.client), transactions: new Map() });
       await opened.started;
       return reply(request.id, null);
     }
     case "query": {
-      const result = await target(request).query(request.sql, request.params);
+      // Parameterised statements come from Kysely: each text is prepared once under a name.
+      const found = database(request.db);
+      const tx = request.tx === undefined ? undefined : (target(request) as Transaction);
+      const result = request.params.length ? await found.prepared.query(request.sql, request.params, tx) : await (tx ?? found.client).query(request.sql);
       return reply(request.id, answer(result), transferables(result.rows));
     }
     case "exec": {

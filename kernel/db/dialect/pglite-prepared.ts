@@ -1,0 +1,143 @@
+import { parse, protocol, type messages, type PGlite, type Results, type Transaction } from "@electric-sql/pglite";
+
+type BackendMessage = messages.BackendMessage;
+type RowDescriptionMessage = messages.RowDescriptionMessage;
+
+/**
+ * Named prepared statements on one PGlite instance. `pglite.query()` parses, describes and plans
+ * every statement again, in six calls into the WebAssembly instance (parse, describe, bind,
+ * describe, execute, sync). Here each statement text is parsed and described once under a name
+ * (one call), and every later run is one call (bind, execute, sync in one buffer), reusing the
+ * parsed statement and, once PostgreSQL settles on a generic plan, its plan. PGlite's `query()`
+ * takes no statement name, so this speaks the protocol through its public `execProtocolStream`.
+ *
+ * Only a real PGlite instance qualifies (see `canPrepare`); the database thread's client sends
+ * its statements to the thread, which prepares them there.
+ */
+
+/** The part of PGlite this drives: its protocol entry point, its mutexes and its type tables. */
+export type PGliteEngine = Pick<PGlite, "execProtocolStream" | "runExclusive" | "syncToFs" | "query" | "parsers" | "serializers" | "closed"> & {
+  /** PGlite's transaction mutex: a statement outside a transaction waits for open ones, as `query()` does. */
+  _runExclusiveTransaction<T>(fn: () => Promise<T>): Promise<T>;
+};
+
+interface Statement {
+  name: string;
+  /** Parameter type oids, from the statement's description: they pick each value's serializer. */
+  types: number[];
+  /** The result's columns, described once; undefined for a statement that returns no rows. */
+  fields: RowDescriptionMessage | undefined;
+}
+
+/**
+ * Distinct statement texts kept prepared per instance. The generated actions have a few shapes
+ * per resource; past this many (ad hoc SQL with inlined values) statements run unnamed, as before.
+ */
+export const PREPARED_LIMIT = 500;
+
+const SYNC = protocol.serialize.sync();
+const EXECUTE = protocol.serialize.execute({});
+
+export function canPrepare(pglite: object): pglite is PGliteEngine {
+  return typeof (pglite as Partial<PGliteEngine>).execProtocolStream === "function" && typeof (pglite as Partial<PGliteEngine>)._runExclusiveTransaction === "function";
+}
+
+export class PreparedStatements {
+  readonly #statements = new Map<string, Statement>();
+  #named = 0;
+
+  constructor(
+    private readonly pg: PGliteEngine,
+    private readonly limit = PREPARED_LIMIT,
+  ) {}
+
+  /** How many statement texts are prepared (one per shape). */
+  get size(): number {
+    return this.#statements.size;
+  }
+
+  /** Runs one statement with parameters, inside `tx` when given (PGlite's transaction holds its mutex then). */
+  query<T>(sql: string, params: readonly unknown[], tx?: Transaction): Promise<Results<T>> {
+    if (!this.#statements.has(sql) && this.#statements.size >= this.limit) return (tx ?? this.pg).query<T>(sql, params as unknown[]);
+    const run = () => this.pg.runExclusive(() => this.#run<T>(sql, params, tx !== undefined));
+    return tx ? run() : this.pg._runExclusiveTransaction(run);
+  }
+
+  async #run<T>(sql: string, params: readonly unknown[], inTransaction: boolean): Promise<Results<T>> {
+    if (this.pg.closed) throw new Error("PGlite is closed");
+    let statement = this.#statements.get(sql) ?? (await this.#prepare(sql, params));
+    let messages: BackendMessage[];
+    try {
+      messages = await this.#execute(statement, params);
+    } catch (error) {
+      // The statement was dropped (DEALLOCATE, DISCARD) or its result's columns changed under it
+      // (a migration): forget it; outside a transaction, prepare it again and run it once more.
+      if (!isStale(error)) throw withQuery(error, sql, params);
+      this.#statements.delete(sql);
+      await this.#close(statement);
+      if (inTransaction) throw withQuery(error, sql, params);
+      statement = await this.#prepare(sql, params);
+      messages = await this.#execute(statement, params).catch((again: unknown) => Promise.reject(withQuery(again, sql, params)));
+    }
+    if (!inTransaction) await this.pg.syncToFs();
+    return parse.parseResults(statement.fields ? [statement.fields, ...messages] : messages, this.pg.parsers)[0] as Results<T>;
+  }
+
+  async #prepare(sql: string, params: readonly unknown[]): Promise<Statement> {
+    const name = `trellis_${++this.#named}`;
+    let described: BackendMessage[];
+    try {
+      described = await this.pg.execProtocolStream(
+        concat([protocol.serialize.parse({ name, text: sql }), protocol.serialize.describe({ type: "S", name }), SYNC]),
+        { syncToFs: false },
+      );
+    } catch (error) {
+      throw withQuery(error, sql, params);
+    }
+    const statement: Statement = {
+      name,
+      types: parse.parseDescribeStatementResults(described),
+      fields: described.find((message): message is RowDescriptionMessage => message.name === "rowDescription"),
+    };
+    this.#statements.set(sql, statement);
+    return statement;
+  }
+
+  #execute(statement: Statement, params: readonly unknown[]): Promise<BackendMessage[]> {
+    const values = params.map((param, i) => {
+      // As `pglite.query()` serialises a parameter: by its type's serializer, else its text.
+      if (param === null || param === undefined) return null;
+      const serialize = this.pg.serializers[statement.types[i]!];
+      return serialize ? serialize(param) : String(param);
+    });
+    return this.pg.execProtocolStream(concat([protocol.serialize.bind({ statement: statement.name, values }), EXECUTE, SYNC]), { syncToFs: false });
+  }
+
+  async #close(statement: Statement): Promise<void> {
+    await this.pg.execProtocolStream(concat([protocol.serialize.close({ type: "S", name: statement.name }), SYNC]), { syncToFs: false }).catch(() => {});
+  }
+}
+
+/** `26000`: no such prepared statement; `0A000` "cached plan must not change result type". */
+function isStale(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code;
+  return code === "26000" || (code === "0A000" && /cached plan must not change result type/.test(String((error as Error).message)));
+}
+
+/** PGlite's own `query()` attaches the statement to its errors (`makePGliteError`); so does this. */
+function withQuery(error: unknown, sql: string, params: readonly unknown[]): unknown {
+  if (error instanceof protocol.messages.DatabaseError) Object.assign(error, { query: sql, params, queryOptions: undefined });
+  return error;
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const part of parts) length += part.byteLength;
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.byteLength;
+  }
+  return out;
+}
