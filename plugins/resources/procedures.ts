@@ -1,5 +1,6 @@
 import {
   RpcError,
+  compileRowEncoder,
   createInput,
   decodeRow,
   encodeValue,
@@ -87,6 +88,8 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
   const decode = (row: Row) => decodeRow(kind, table, row);
   // Every column, cast where the driver would lose precision (SQLite bigint, pg date).
   const columns = rowSelection(kind, table);
+  // The RPC wire encoding of this table's rows, compiled once: answers are marked with it.
+  const rows = compileRowEncoder(table);
   const query = () => (db.query as Record<string, any>)[table.name];
   const checkInclude = (include: Record<string, true> | undefined) => {
     for (const relation of Object.keys(include ?? {})) {
@@ -116,7 +119,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
 
   const list = gated("list")
     .input(listInput())
-    .handler(async ({ input = {}, context }) => (await query().findMany(await listArgs(input, context))) as Row[]);
+    .handler(async ({ input = {}, context }) => rows.many((await query().findMany(await listArgs(input, context))) as Row[]));
 
   const get = gated("get")
     .input(getInput(key))
@@ -127,7 +130,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
       const row = (include ? await query().findFirst({ where, include }) : await byKey(db, where)) as Row | undefined;
       await assertFunction(permissions.get, { context, row });
       if (!row) throw notFound(spec.name);
-      return row;
+      return rows.one(row);
     });
 
   /** The writes, on any executor: the database itself, or a batch's transaction. */
@@ -168,17 +171,17 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
   const createSchema = createInput(table, spec.settable);
   const create = gated("create")
     .input(createSchema)
-    .handler(({ input, context }) => createRow(db, input, context));
+    .handler(async ({ input, context }) => rows.one(await createRow(db, input, context)));
 
   const updateSchema = updateInput(key, updateData(table, updatable));
   const update = gated("update")
     .input(updateSchema)
-    .handler(({ input, context }) => writeOnce("update", (executor) => updateRow(executor, input, context)));
+    .handler(async ({ input, context }) => rows.one(await writeOnce("update", (executor) => updateRow(executor, input, context))));
 
   const deleteSchema = deleteInput(key);
   const remove = gated("delete")
     .input(deleteSchema)
-    .handler(({ input, context }) => writeOnce("delete", (executor) => deleteRow(executor, input, context)));
+    .handler(async ({ input, context }) => rows.one(await writeOnce("delete", (executor) => deleteRow(executor, input, context))));
 
   /**
    * A write is one statement (`WHERE pk = ? AND owner = ?` holds the owner check), needing no
@@ -216,7 +219,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
       return next();
     })
     .input(listInput())
-    .handler(async ({ input = {}, context }) => (await query().findPage(await listArgs(input, context))) as { items: Row[]; nextCursor: string | null });
+    .handler(async ({ input = {}, context }) => rows.page((await query().findPage(await listArgs(input, context))) as { items: Row[]; nextCursor: string | null }));
 
   const batch = batchProcedure(spec, db, { create: createSchema, update: updateSchema, delete: deleteSchema }, { create: createRow, update: updateRow, delete: deleteRow });
 
