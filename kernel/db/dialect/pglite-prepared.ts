@@ -1,4 +1,5 @@
 import { parse, protocol, type messages, type PGlite, type Results, type Transaction } from "@electric-sql/pglite";
+import { isStale, PREPARED_LIMIT } from "./prepared.js";
 
 type BackendMessage = messages.BackendMessage;
 type RowDescriptionMessage = messages.RowDescriptionMessage;
@@ -28,12 +29,6 @@ interface Statement {
   /** The result's columns, described once; undefined for a statement that returns no rows. */
   fields: RowDescriptionMessage | undefined;
 }
-
-/**
- * Distinct statement texts kept prepared per instance. The generated actions have a few shapes
- * per resource; past this many (ad hoc SQL with inlined values) statements run unnamed, as before.
- */
-export const PREPARED_LIMIT = 500;
 
 const SYNC = protocol.serialize.sync();
 const EXECUTE = protocol.serialize.execute({});
@@ -118,11 +113,6 @@ export class PreparedStatements {
   }
 }
 
-/** `26000`: no such prepared statement; `0A000` "cached plan must not change result type". */
-function isStale(error: unknown): boolean {
-  const code = (error as { code?: string } | null)?.code;
-  return code === "26000" || (code === "0A000" && /cached plan must not change result type/.test(String((error as Error).message)));
-}
 
 /** PGlite's own `query()` attaches the statement to its errors (`makePGliteError`); so does this. */
 function withQuery(error: unknown, sql: string, params: readonly unknown[]): unknown {

@@ -4,6 +4,7 @@ import { textParsers, toPostgresParameter } from "./family.js";
 import { reentrant, type ReentrantDialect } from "./reentrant.js";
 import { explainConnectError, parsePostgresUrl, type PostgresTarget } from "./postgres-url.js";
 import { importPeer } from "../../runtime/peers.js";
+import { StatementNames } from "./pg-prepared.js";
 
 /**
  * The server cancels a statement running longer than this (`statement_timeout`, a pool option), so
@@ -89,6 +90,7 @@ function trellisTypes(fallback: CustomTypesConfig["getTypeParser"]): CustomTypes
  */
 class TypedPool implements PostgresPool {
   readonly #clients = new WeakMap<PoolClient, PostgresPoolClient>();
+  readonly #names = new StatementNames();
 
   constructor(
     private readonly pool: Pool,
@@ -113,7 +115,7 @@ class TypedPool implements PostgresPool {
       wrapped = {
         query: ((query: string | object, values?: readonly unknown[]) =>
           typeof query === "string"
-            ? client.query({ text: query, values: values?.map(toPostgresParameter), types: this.types })
+            ? this.#names.query(client, query, values?.map(toPostgresParameter) ?? [], this.types)
             : client.query(query as never)) as unknown as PostgresPoolClient["query"],
         release: () => client.release(),
       };
