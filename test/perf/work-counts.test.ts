@@ -3,7 +3,9 @@
  * or a copy of the request to a resource action fails here, whatever the machine's speed.
  */
 import { CompiledQuery, sql, type DatabaseConnection, type Dialect, type Driver, type QueryResult } from "kysely";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { postgresDialect } from "../../kernel/db/dialect/postgres.js";
 import { definePlugin } from "../../kernel/index.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
@@ -129,5 +131,23 @@ describe.each<Family>(families().filter((family) => family !== "sqlite"))("prepa
     expect(new Set(once).size).toBe(once.length);
     for (const id of [2, 3, 4]) await actions(id);
     expect(await prepared()).toEqual(once);
+  });
+});
+
+describe.runIf(families().includes("postgres"))("prepared statements turned off on PostgreSQL", () => {
+  it("sends every statement unnamed with preparedStatements: false", async () => {
+    const database = await openDatabase("postgres");
+    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1, options: `-c search_path=${database.schema}` });
+    const built: any = new App({ db: { dialect: postgresDialect({ pool, preparedStatements: false }), kind: "postgres" } }).schema(v1).resource("post").build();
+    try {
+      await built.migrator.migrateToLatest();
+      expect((await rpc(built, "post.create", { title: "a" })).status).toBe(200);
+      expect((await rpc(built, "post.get", { where: { id: 1 } })).status).toBe(200);
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements`.execute(built.db);
+      expect(rows[0]!.n).toBe(0);
+    } finally {
+      await built.close();
+      await database.close();
+    }
   });
 });
