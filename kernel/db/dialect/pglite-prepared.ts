@@ -1,8 +1,13 @@
-import { parse, protocol, type messages, type PGlite, type Results, type Transaction } from "@electric-sql/pglite";
+import { parse, protocol, types, type messages, type PGlite, type Results, type Transaction } from "@electric-sql/pglite";
 import { isStale, PREPARED_LIMIT } from "./prepared.js";
 
 type BackendMessage = messages.BackendMessage;
 type RowDescriptionMessage = messages.RowDescriptionMessage;
+type DataRowMessage = messages.DataRowMessage;
+type CommandCompleteMessage = messages.CommandCompleteMessage;
+type Parser = (text: string, type: number) => unknown;
+/** Commands whose tag's count PGlite adds to `affectedRows`. */
+const AFFECTING = new Set(["INSERT", "UPDATE", "DELETE", "COPY", "MERGE"]);
 
 /**
  * Named prepared statements on one PGlite instance. `pglite.query()` parses, describes and plans
@@ -26,8 +31,10 @@ interface Statement {
   name: string;
   /** Parameter type oids, from the statement's description: they pick each value's serializer. */
   types: number[];
-  /** The result's columns, described once; undefined for a statement that returns no rows. */
-  fields: RowDescriptionMessage | undefined;
+  /** The result's columns, described once (empty for a statement that returns no rows). */
+  fields: { name: string; dataTypeID: number }[];
+  /** Each column's text parser, looked up once (as PGlite's `parseType` would for every value). */
+  parsers: (Parser | undefined)[];
 }
 
 const SYNC = protocol.serialize.sync();
@@ -75,7 +82,7 @@ export class PreparedStatements {
       messages = await this.#execute(statement, params).catch((again: unknown) => Promise.reject(withQuery(again, sql, params)));
     }
     if (!inTransaction) await this.pg.syncToFs();
-    return parse.parseResults(statement.fields ? [statement.fields, ...messages] : messages, this.pg.parsers)[0] as Results<T>;
+    return results<T>(statement, messages);
   }
 
   async #prepare(sql: string, params: readonly unknown[]): Promise<Statement> {
@@ -89,10 +96,13 @@ export class PreparedStatements {
     } catch (error) {
       throw withQuery(error, sql, params);
     }
+    const description = described.find((message): message is RowDescriptionMessage => message.name === "rowDescription");
+    const fields = (description?.fields ?? []).map((field) => ({ name: field.name, dataTypeID: field.dataTypeID }));
     const statement: Statement = {
       name,
       types: parse.parseDescribeStatementResults(described),
-      fields: described.find((message): message is RowDescriptionMessage => message.name === "rowDescription"),
+      fields,
+      parsers: fields.map(({ dataTypeID }) => (this.pg.parsers[dataTypeID] ?? (types.parsers as Record<number, Parser>)[dataTypeID]) as Parser | undefined),
     };
     this.#statements.set(sql, statement);
     return statement;
@@ -113,6 +123,36 @@ export class PreparedStatements {
   }
 }
 
+
+/**
+ * The result of one run, as PGlite's `parseResults` builds it (rows as objects, the command, its
+ * row count, the affected rows), with the columns and their parsers known from the description
+ * instead of looked up for every value of every row.
+ */
+function results<T>(statement: Statement, messages: BackendMessage[]): Results<T> {
+  const { fields, parsers } = statement;
+  const rows: Record<string, unknown>[] = [];
+  const result: Results<T> = { rows: rows as T[], fields, affectedRows: 0 };
+  for (const message of messages) {
+    if (message.name === "dataRow") {
+      const values = (message as DataRowMessage).fields;
+      const row: Record<string, unknown> = {};
+      for (let i = 0; i < fields.length; i++) {
+        const text = values[i] as string | null;
+        const parser = parsers[i];
+        row[fields[i]!.name] = text === null ? null : parser ? parser(text, fields[i]!.dataTypeID) : text;
+      }
+      rows.push(row);
+    } else if (message.name === "commandComplete") {
+      const parts = (message as CommandCompleteMessage).text.split(" ");
+      const rowCount = parseInt(parts[parts.length - 1]!, 10);
+      result.command = parts[0];
+      if (AFFECTING.has(parts[0]!)) result.affectedRows = rowCount;
+      if (!Number.isNaN(rowCount)) result.rowCount = rowCount;
+    }
+  }
+  return result;
+}
 
 /** PGlite's own `query()` attaches the statement to its errors (`makePGliteError`); so does this. */
 function withQuery(error: unknown, sql: string, params: readonly unknown[]): unknown {
