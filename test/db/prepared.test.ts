@@ -48,3 +48,21 @@ describe.each<Family>(families().filter((family) => family !== "sqlite"))("prepa
     expect(error).toMatchObject({ code: "23505", constraint: "item_pkey" });
   });
 });
+
+describe("prepared statements on one PGlite instance shared by two Kysely instances", () => {
+  it("names each statement text once for the instance, so the two never collide", async () => {
+    const database = await openDatabase("pglite");
+    const [a, b] = [new Kysely<any>({ dialect: database.dialect }), new Kysely<any>({ dialect: database.dialect })];
+    try {
+      await sql`create table item (id int primary key, name text not null)`.execute(a);
+      await sql`insert into item values (1, 'one')`.execute(a);
+      expect((await sql`select name from item where id = ${1}`.execute(a)).rows).toEqual([{ name: "one" }]);
+      expect((await sql`select id from item where name = ${"one"}`.execute(b)).rows).toEqual([{ id: 1 }]);
+      expect((await sql`select name from item where id = ${1}`.execute(b)).rows).toEqual([{ name: "one" }]);
+    } finally {
+      await b.destroy().catch(() => {});
+      await a.destroy().catch(() => {});
+      await database.close();
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import type { PGliteInterface, Results, Transaction } from "@electric-sql/pglite";
 import type { CompiledQuery, DatabaseConnection, QueryResult, TransactionSettings } from "kysely";
-import { canPrepare, PreparedStatements } from "./pglite-prepared.js";
+import { canPrepare, preparedStatementsOf, type PreparedStatements } from "./pglite-prepared.js";
 
 /** The part of a PGlite instance the dialect uses (a worker client fits too). */
 export type PGliteLike = Pick<
@@ -24,7 +24,7 @@ export class PGliteConnection implements DatabaseConnection {
   readonly #prepared: PreparedStatements | undefined;
 
   constructor(private readonly pglite: PGliteLike) {
-    this.#prepared = canPrepare(pglite) ? new PreparedStatements(pglite) : undefined;
+    this.#prepared = canPrepare(pglite) ? preparedStatementsOf(pglite) : undefined;
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {

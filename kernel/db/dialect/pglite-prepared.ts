@@ -44,6 +44,15 @@ export function canPrepare(pglite: object): pglite is PGliteEngine {
   return typeof (pglite as Partial<PGliteEngine>).execProtocolStream === "function" && typeof (pglite as Partial<PGliteEngine>)._runExclusiveTransaction === "function";
 }
 
+const byInstance = new WeakMap<PGliteEngine, PreparedStatements>();
+
+/** The instance's prepared statements: one set per instance, shared by every dialect over it (names must not collide). */
+export function preparedStatementsOf(pg: PGliteEngine): PreparedStatements {
+  let prepared = byInstance.get(pg);
+  if (!prepared) byInstance.set(pg, (prepared = new PreparedStatements(pg)));
+  return prepared;
+}
+
 export class PreparedStatements {
   readonly #statements = new Map<string, Statement>();
   #named = 0;

@@ -1,7 +1,7 @@
 import { parentPort } from "node:worker_threads";
 import type { Results, Transaction } from "@electric-sql/pglite";
 import { openInstance, type EmbeddedClient } from "../instance.js";
-import { PreparedStatements } from "../../db/dialect/pglite-prepared.js";
+import { preparedStatementsOf } from "../../db/dialect/pglite-prepared.js";
 import { toWire, transferables, type Reply, type Request } from "./protocol.js";
 
 /**
@@ -20,7 +20,7 @@ interface OpenTransaction {
 interface Database {
   client: EmbeddedClient;
   started: Promise<void>;
-  prepared: PreparedStatements;
+  prepared: ReturnType<typeof preparedStatementsOf>;
   transactions: Map<number, OpenTransaction>;
 }
 
@@ -92,7 +92,7 @@ async function handle(request: Request): Promise<void> {
   switch (request.op) {
     case "open": {
       const opened = openInstance(request.dataDir, request.sharedBuffers);
-      databases.set(request.db, { ...opened, prepared: new PreparedStatements(opened.client), transactions: new Map() });
+      databases.set(request.db, { ...opened, prepared: preparedStatementsOf(opened.client), transactions: new Map() });
       await opened.started;
       return reply(request.id, null);
     }
