@@ -5,6 +5,8 @@
  * that user's snapshot arriving over HTTP, the statements the app ran for it (the write included,
  * counted by the kernel's statement observer), and the process CPU per write (request thread and
  * database thread; the SSE clients share the process, so their parsing of the one snapshot counts).
+ * The baseline, in the same run: the same write without `RETURNING`, which names no rows, so every
+ * query on the table re-runs, as every write did before matching.
  *
  * Users sign up through `/api/auth` (real users, real sessions and cookies) with a trivial password
  * hash, so 1,000 sign-ups take seconds rather than 1,000 scrypt runs. Streams are opened with
@@ -22,7 +24,7 @@ import { serve } from "../../presets/node.js";
 const ORIGIN = "http://127.0.0.1";
 const SECRET = "bench-secret-bench-secret-bench-secret-1234";
 const USERS = 1000;
-const WRITES = 40;
+const WRITES = 100;
 const v1 = schema("1")
   .auth()
   .table("todo", (t) => ({ id: t.serial().primaryKey(), ownerId: t.text(), title: t.text() }))
@@ -111,33 +113,52 @@ export async function distinct(): Promise<void> {
       if (stats.queries !== n) throw new Error(`expected ${n} distinct live queries, found ${stats.queries}`);
       await new Promise((resolve) => setTimeout(resolve, 300));
 
-      const latencies: number[] = [];
-      const counts: number[] = [];
-      let cpu = 0;
-      for (let w = 0; w < WRITES; w++) {
+      /** One write to user `i`'s row; with `returning` its rows are matched, without it every query on the table re-runs (the behaviour before matching). */
+      const write = async (w: number, returning: boolean) => {
         const i = (w * 37) % n;
-        const title = `n${n}-w${w}`;
+        const title = `n${n}-${returning ? "m" : "a"}${w}`;
         const delivered = new Promise<void>((resolve) => waiting.set(i, { title, resolve }));
         const before = statements;
         const usage = process.cpuUsage();
         const t0 = performance.now();
-        await built.db.updateTable("todo").set({ title }).where("ownerId", "=", users[i]!.id).returningAll().execute();
+        const update = built.db.updateTable("todo").set({ title }).where("ownerId", "=", users[i]!.id);
+        await (returning ? update.returningAll() : update).execute();
         await delivered;
-        latencies.push(performance.now() - t0);
-        // Anything else the write set off has started by now.
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        const latency = performance.now() - t0;
+        // Until the statements stop: everything the write set off has run.
+        for (let seen = -1; seen !== statements; ) {
+          seen = statements;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
         const spent = process.cpuUsage(usage);
-        cpu += (spent.user + spent.system) / 1000;
-        counts.push(statements - before);
         waiting.delete(i);
-      }
-      const perWrite = cpu / WRITES;
-      baseline.cpu ??= perWrite;
-      const mean = counts.reduce((a, b) => a + b, 0) / counts.length;
+        return { latency, statements: statements - before, cpu: (spent.user + spent.system) / 1000 };
+      };
+      const measure = async (writes: number, returning: boolean) => {
+        const samples = [];
+        for (let w = 0; w < writes; w++) samples.push(await write(w, returning));
+        const latencies = samples.map((sample) => sample.latency);
+        return {
+          p50: percentile(latencies, 0.5),
+          p99: percentile(latencies, 0.99),
+          statements: samples.reduce((sum, sample) => sum + sample.statements, 0) / writes,
+          cpu: samples.reduce((sum, sample) => sum + sample.cpu, 0) / writes,
+        };
+      };
+      const matched = await measure(WRITES, true);
+      baseline.cpu ??= matched.cpu;
       console.log(
-        `  ${String(n).padStart(4)} subscriptions: p50 ${percentile(latencies, 0.5).toFixed(1)} ms, p99 ${percentile(latencies, 0.99).toFixed(1)} ms; ` +
-          `statements per write ${mean.toFixed(1)} (max ${Math.max(...counts)}, the write included); CPU per write ${perWrite.toFixed(2)} ms (${(perWrite / baseline.cpu).toFixed(2)}x of 1 subscription)`,
+        `  ${String(n).padStart(4)} subscriptions: p50 ${matched.p50.toFixed(1)} ms, p99 ${matched.p99.toFixed(1)} ms; ` +
+          `statements per write ${matched.statements.toFixed(1)} (the write included); CPU per write ${matched.cpu.toFixed(2)} ms (${(matched.cpu / baseline.cpu).toFixed(2)}x of 1 subscription)`,
       );
+      if (n > 1) {
+        // The same write without RETURNING names no rows: every query re-runs, as before matching.
+        const all = await measure(n >= 1000 ? 3 : 10, false);
+        console.log(
+          `        every query re-run (no RETURNING): p50 ${all.p50.toFixed(1)} ms; statements per write ${all.statements.toFixed(1)}; ` +
+            `CPU per write ${all.cpu.toFixed(2)} ms (matching: ${(all.cpu / matched.cpu).toFixed(1)}x less CPU, ${(all.p50 / matched.p50).toFixed(1)}x lower p50)`,
+        );
+      }
       controller.abort();
       await new Promise((resolve) => setTimeout(resolve, 300));
     }
