@@ -61,10 +61,10 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
         services: () => ({ kv: ctx.resources.kv, storage: ctx.resources.storage }),
         auth: () => ctx.want("auth") as AuthApi | undefined,
       });
-      const sections = adminSections(ctx, gatedBase(ctx, settings.roles));
+      const sections = adminSections(ctx, gatedBase(ctx, settings.roles), settings);
       return {
-        procedures: { _admin: { ...sections, ...procedures } } as never,
-        routes: settings.ui ? dashboardRoutes(settings.path) : [],
+        procedures: { _admin: { ...sections.procedures, ...procedures } } as never,
+        routes: [...(settings.ui ? dashboardRoutes(settings.path) : []), ...sections.routes],
         middleware: recorder ? [recorder.middleware] : [],
       };
     },

@@ -8,6 +8,7 @@ import { Schema } from "./schema.js";
 import { Activity } from "./activity.js";
 import { MailView } from "./mail.js";
 import { Jobs } from "./jobs.js";
+import { Files } from "./files.js";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta };
 
@@ -22,9 +23,10 @@ const VIEWS = [
   { hash: "#/users", label: "Users", plugin: undefined },
   { hash: "#/schema", label: "Schema and health", plugin: undefined },
   { hash: "#/activity", label: "Activity", plugin: undefined },
-  // Shown only when the app has `.mail()` / `.jobs()` (their `_admin.*` sections exist only then).
+  // Shown only when the app has `.mail()` / `.jobs()` / `.files()` (their `_admin.*` sections exist only then).
   { hash: "#/mail", label: "Mail", plugin: "mail" },
   { hash: "#/jobs", label: "Jobs", plugin: "jobs" },
+  { hash: "#/files", label: "Files", plugin: "files" },
 ] as const;
 
 const viewInHash = () => VIEWS.find((v) => v.hash === location.hash)?.hash;
@@ -121,6 +123,8 @@ export function App() {
           <MailView />
         ) : view === "#/jobs" && jobs ? (
           <Jobs />
+        ) : view === "#/files" && meta.plugins.includes("files") ? (
+          <Files />
         ) : current ? (
           <Browse key={current.name} table={current} mail={mail} onChanged={load} />
         ) : (
