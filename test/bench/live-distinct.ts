@@ -108,7 +108,7 @@ export async function distinct(): Promise<void> {
           }
         })();
       };
-      for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => open(i + j)));
+      for (let i = 0; i < n; i += 20) await Promise.all(Array.from({ length: Math.min(20, n - i) }, (_, j) => open(i + j)));
       const stats = built.sealed.liveStats();
       if (stats.queries !== n) throw new Error(`expected ${n} distinct live queries, found ${stats.queries}`);
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -117,7 +117,10 @@ export async function distinct(): Promise<void> {
       const write = async (w: number, returning: boolean) => {
         const i = (w * 37) % n;
         const title = `n${n}-${returning ? "m" : "a"}${w}`;
-        const delivered = new Promise<void>((resolve) => waiting.set(i, { title, resolve }));
+        const delivered = new Promise<void>((resolve, reject) => {
+          waiting.set(i, { title, resolve });
+          setTimeout(() => reject(new Error(`no snapshot for user ${i} within 60 s`)), 60_000).unref();
+        });
         const before = statements;
         const usage = process.cpuUsage();
         const t0 = performance.now();
