@@ -8,6 +8,7 @@ import { QueryError } from "./query-error.js";
 import { cursorOf } from "./cursor.js";
 import type { Where } from "./where.js";
 import type { LiveHub } from "./live.js";
+import { liveFilter, liveTable } from "./live-match.js";
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from "./query-limits.js";
 
 /**
@@ -106,6 +107,8 @@ export function createQueryApi<DB = any>(
 }
 
 function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, table: TableModel, hub: LiveHub | undefined, limits: Required<QueryLimits>): TableQuery<any> {
+  // How a live query reads written rows of this table (its key and comparable values), when it can.
+  const rows = hub && liveTable(kind, table);
   const plan = (args: unknown, allowed?: ReadonlySet<string>) => planFind(kind, model, table, args, allowed as Set<string> | undefined, limits);
   const findMany = async (args?: unknown): Promise<any[]> => {
     const found = plan(args);
@@ -122,7 +125,8 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
       // Validated now, so a bad argument throws at the call rather than inside the stream.
       const checked = plan(args);
       const tables = [table.name, ...checked.include.flatMap(({ relation }) => (relation.via ? [relation.target, relation.via] : [relation.target]))];
-      return hub.subscribe(`${table.name}\u0000${JSON.stringify(args ?? {})}`, tables, () => findMany(args), options?.signal);
+      const filter = rows && liveFilter(kind, rows, table, (args ?? {}) as Record<string, unknown>);
+      return hub.subscribe(`${table.name}\u0000${JSON.stringify(args ?? {})}`, tables, () => findMany(args), options?.signal, filter);
     },
     compile(args?: unknown): CompiledFind {
       const checked = plan(args);
