@@ -18,7 +18,7 @@ import { sqliteMemory } from "../support/app.js";
  *
  * Requests carry their body as `serve()` hands it over: a stream of 64 KiB chunks with a declared
  * length. Responses are drained chunk by chunk, as a socket writes them, never gathered. Each path
- * and its baseline run in interleaved rounds in this one process; the ratios are of median and of
+ * and its baseline take turns op by op in this one process; the ratios are of median and of
  * fastest times, so a burst of load on a shared machine does not decide them.
  */
 
@@ -59,22 +59,22 @@ interface Timed {
 }
 
 /**
- * Each candidate timed op by op, in interleaved rounds (a round of each in turn, five times), so a
- * burst of load on a shared machine falls on all of them alike; the median and the fastest of all
- * their ops. `clear` runs after each round (stored uploads removed, out of the timing).
+ * Each candidate timed op by op, taking turns (one op of each, then the next of each), so a burst
+ * of load on a shared machine falls on all of them alike; the median and the fastest of all their
+ * ops. `clear` runs every `count` turns (stored uploads removed), out of the timing.
  */
 async function interleaved(candidates: { name: string; op: () => Promise<unknown> }[], count: number, clear?: () => Promise<void>, rounds = 5): Promise<Timed[]> {
   const samples = candidates.map(() => [] as number[]);
   for (const { op } of candidates) for (let i = 0; i < 3; i++) await op();
   for (let round = 0; round < rounds; round++) {
-    for (const [index, { op }] of candidates.entries()) {
-      for (let i = 0; i < count; i++) {
+    for (let i = 0; i < count; i++) {
+      for (const [index, { op }] of candidates.entries()) {
         const start = performance.now();
         await op();
         samples[index]!.push(performance.now() - start);
       }
-      await clear?.();
     }
+    await clear?.();
   }
   return candidates.map(({ name }, index) => {
     const sorted = samples[index]!.sort((a, b) => a - b);
