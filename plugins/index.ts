@@ -14,3 +14,4 @@ export { telemetryPlugin, METRIC_NAMES, type TelemetryConfig, type MetricsConfig
 export { jobsPlugin, type JobsPlugin, type JobsConfig, type JobsService, type JobDefinitionOptions, type JobHandler, type JobRun, type JobInfo, type SendOptions, type JobRecord, type JobState, type QueueInfo } from "./jobs/index.js";
 export { webhooksPlugin, DELIVERY_JOB, type WebhooksConfig, type WebhookEndpoint, type WebhookEvent, type Delivery } from "./webhooks/index.js";
 export { mailPlugin, escapeHtml, defaultTemplate, type MailConfig, type Mailer, type MailMessage, type MailTransport, type MailKind, type MailTemplate, type MailTemplateData } from "./mail/index.js";
+export { backupsPlugin, BACKUP_JOB, type BackupsConfig, type BackupsService, type BackupInfo, type BackupFailure, type BackupsOverview, type AdminBackupsRouter } from "./backups/index.js";

@@ -67,6 +67,8 @@ export interface ListInput<Cols, Includable extends string, I = IncludeFlags<Inc
   include?: I & NotIncludables<I, Includable>;
   /** A previous page's `nextCursor` (`{name}.page`): only rows after it, same `where` and `orderBy`. */
   after?: string;
+  /** Words to find in the table's full-text index (`.search()`): best match first unless `orderBy` is given. */
+  search?: string;
 }
 
 export interface GetInput<Cols, Includable extends string, I = IncludeFlags<Includable>> {
@@ -78,6 +80,8 @@ export interface LiveInput<Cols, Includable extends string, I = IncludeFlags<Inc
   where?: Where<Cols>;
   orderBy?: readonly OrderByEntry<Cols>[];
   take?: number;
+  /** Words to find in the table's full-text index: the stream re-runs the search on every change. */
+  search?: string;
   include?: I & NotIncludables<I, Includable>;
 }
 

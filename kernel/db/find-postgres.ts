@@ -5,6 +5,7 @@ import { jsonArray, jsonColumnValues, readJsonArray } from "./json-tuple.js";
 import type { FindPlan, IncludePlan } from "./query-args.js";
 import { INCLUDE_LIMIT, RELATED, isMany } from "./relations.js";
 import { orderByList } from "./select-sql.js";
+import { rankFirst } from "./search-sql.js";
 
 /**
  * `findMany` on Postgres as ONE statement returning ONE JSON document, whatever it includes.
@@ -28,7 +29,7 @@ type Row = Record<string, unknown>;
 /** The one statement of a `findMany` (what `compile()` shows and live providers watch). */
 export function findManyPostgresStatement(model: SchemaModel, table: TableModel, plan: FindPlan): RawBuilder<{ rows: unknown }> {
   const values = [...jsonColumnValues(table, PARENT), ...plan.include.map((include) => relationValue(model, include))];
-  const order = plan.ordering.length > 0 ? sql` order by ${orderByList("postgres", table, PARENT, plan.ordering)}` : sql``;
+  const order = plan.ordering.length > 0 ? sql` order by ${rankFirst(plan, PARENT, orderByList("postgres", table, PARENT, plan.ordering))}` : sql``;
   return sql<{ rows: unknown }>`select coalesce(json_agg(${jsonArray(values)}${order}), '[]') as "rows" from (${pageOf(table, plan)}) as ${sql.id(PARENT)}`;
 }
 
@@ -60,7 +61,7 @@ export async function findManyPostgres(db: Kysely<any>, model: SchemaModel, tabl
 /** The parent page: filtered, ordered and limited before any relation is computed. */
 function pageOf(table: TableModel, plan: FindPlan): RawBuilder<unknown> {
   const where = plan.where ? sql` where ${plan.where}` : sql``;
-  const order = plan.ordering.length > 0 ? sql` order by ${orderByList("postgres", table, table.name, plan.ordering)}` : sql``;
+  const order = plan.ordering.length > 0 ? sql` order by ${rankFirst(plan, table.name, orderByList("postgres", table, table.name, plan.ordering))}` : sql``;
   const limit = plan.take !== undefined ? sql` limit ${plan.take}` : sql``;
   const offset = plan.skip ? sql` offset ${plan.skip}` : sql``;
   return sql`select * from ${sql.id(table.name)}${where}${order}${limit}${offset}`;

@@ -3,6 +3,7 @@ import type { SchemaModel } from "../schema/model.js";
 import type { DatabaseKind } from "../contracts/resources.js";
 import { addColumnStatements, createIndexStatement, createTablesStatements, dropIndexStatement } from "./ddl.js";
 import { planMigrations, type MigrationStep } from "./diff.js";
+import { createSearchStatements, dropSearchStatements } from "./search-ddl.js";
 import { withTransactionalDdl } from "./transactional-ddl.js";
 import { recordVersion } from "./version-record.js";
 import { TrellisError } from "../errors.js";
@@ -27,6 +28,11 @@ export function stepStatements(kind: DatabaseKind, step: MigrationStep): string[
     // Then new tables, so that a column added to an existing table may reference one of them.
     ...createTablesStatements(kind, step.createTables),
     ...step.addColumns.flatMap((added) => addColumnStatements(kind, added.table, added.name, added.column)),
+    // Full-text indexes last: one may cover a column this step added.
+    ...step.search.flatMap((change) => [
+      ...(change.drop ? dropSearchStatements(kind, change.table) : []),
+      ...(change.create ? createSearchStatements(kind, change.create) : []),
+    ]),
   ];
 }
 

@@ -7,12 +7,15 @@ import { RELATED } from "./relations.js";
 import { compileWhere } from "./where.js";
 import { DEFAULT_QUERY_LIMITS, QueryBudget, type QueryLimits } from "./query-limits.js";
 import { afterCursor, readCursor } from "./cursor.js";
+import { planSearch, type SearchPlan } from "./search-sql.js";
 
 /** `findMany`/`findFirst`/`count` arguments checked against the schema, ready to compile. */
 export interface FindPlan {
   readonly where?: RawBuilder<SqlBool>;
   /** The caller's ordering, then the primary key as a tie-breaker so pages are stable. */
   readonly ordering: Ordering;
+  /** Set when a search orders by rank (no `orderBy` given): the first ORDER BY term, before `ordering`. */
+  readonly rank?: SearchPlan["rank"];
   readonly take?: number;
   readonly skip?: number;
   readonly include: readonly IncludePlan[];
@@ -24,7 +27,7 @@ export interface IncludePlan {
   readonly where?: RawBuilder<SqlBool>;
 }
 
-const FIND_KEYS = new Set(["where", "orderBy", "take", "skip", "include", "after"]);
+const FIND_KEYS = new Set(["where", "orderBy", "take", "skip", "include", "after", "search"]);
 
 /** `limits` bound the whole query: its `where` and every include's `where` share one budget. */
 export function planFind(
@@ -48,15 +51,26 @@ export function planFind(
     throw new QueryError("after", `table "${table.name}" has no primary key to page by`);
   }
   const keyset = args.after === undefined || args.after === null ? undefined : afterCursor(kind, table, order, readCursor(kind, table, order, args.after));
-  const where = filter && keyset ? sql<SqlBool>`(${filter}) and ${keyset}` : (filter ?? keyset);
+  // A search narrows the same where (owner scope included) and, without an orderBy, orders by rank.
+  const search = planSearch(kind, table, args.search);
+  const rank = search && (args.orderBy === undefined || args.orderBy === null) ? search.rank : undefined;
+  if (rank && keyset) throw new QueryError("after", RANK_NOT_PAGED);
+  const where = [filter, keyset, search?.where].filter((part) => part !== undefined).reduce<RawBuilder<SqlBool> | undefined>(
+    (all, part) => (all ? sql<SqlBool>`(${all}) and ${part}` : part),
+    undefined,
+  );
   return {
     ...(where ? { where } : {}),
     ordering: order,
+    ...(rank ? { rank } : {}),
     ...count("take", args.take),
     ...count("skip", args.skip),
     include: relations(kind, model, table, args.include, budget),
   };
 }
+
+/** Rank is a float computed per query, not a stored value a cursor can hold. */
+export const RANK_NOT_PAGED = "a search ordered by rank has no cursor pages: give an orderBy to page it by cursor, or use list with skip";
 
 function ordering(table: TableModel, orderBy: unknown): Ordering {
   const out: [string, Direction][] = [];

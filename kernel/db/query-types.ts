@@ -142,6 +142,8 @@ export interface FindArgs<Tables, Rels, Cols, I> {
   include?: I & NotRelations<I, keyof Rels>;
   /** A previous page's `nextCursor`: only rows after it, under the same `where` and `orderBy`. */
   after?: string;
+  /** Words to find in the table's full-text index (`.search()`): best match first unless `orderBy` is given. */
+  search?: string;
 }
 
 /** `db.query.<table>` typed by the schema: arguments checked, included relations typed. */
@@ -152,7 +154,7 @@ export interface SchemaTableQuery<Tables, Rels, T extends keyof Tables> {
   findFirst<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(
     args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>,
   ): Promise<WithIncluded<ColumnsRow<Tables[T]>, Tables, RelsOf<Rels, T>, I> | null>;
-  count(args?: { where?: Where<Tables[T]> }): Promise<number>;
+  count(args?: { where?: Where<Tables[T]>; search?: string }): Promise<number>;
   /** `findMany(args)` as a keyset page; `nextCursor` (null on the last page) goes in `after` (see `TableQuery.findPage`). */
   findPage<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(
     args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>,

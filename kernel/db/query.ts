@@ -3,7 +3,8 @@ import type { SchemaModel, TableModel } from "../schema/model.js";
 import type { DatabaseKind } from "../contracts/resources.js";
 import { findManyPostgres, findManyPostgresStatement } from "./find-postgres.js";
 import { findManySqlite, findManySqliteStatement } from "./find-sqlite.js";
-import { planFind } from "./query-args.js";
+import { RANK_NOT_PAGED, planFind } from "./query-args.js";
+import { QueryError } from "./query-error.js";
 import { cursorOf } from "./cursor.js";
 import type { Where } from "./where.js";
 import type { LiveHub } from "./live.js";
@@ -33,6 +34,12 @@ export interface FindManyArgs<Row, I extends Include = Include> {
   include?: I;
   /** The `nextCursor` of a previous page: only rows after it (keyset, same `orderBy` required). */
   after?: string;
+  /**
+   * Words to find in the table's full-text index (`.search()` in the schema): rows holding every
+   * word, best match first unless `orderBy` is given. Never a query language: anything but letters
+   * and digits separates words. At most 500 characters; no word at all matches every row.
+   */
+  search?: string;
 }
 
 /** One page of `findPage`: `nextCursor` is null on the last page. */
@@ -52,7 +59,7 @@ export type WithIncluded<Row, I> = Row & { [K in keyof I as I[K] extends true | 
 export interface TableQuery<Row> {
   findMany<const I extends Include = {}>(args?: FindManyArgs<Row, I>): Promise<WithIncluded<Row, I>[]>;
   findFirst<const I extends Include = {}>(args?: FindManyArgs<Row, I>): Promise<WithIncluded<Row, I> | null>;
-  count(args?: { where?: Where }): Promise<number>;
+  count(args?: { where?: Where; search?: string }): Promise<number>;
   /**
    * `findMany(args)` as a keyset page: `{ items, nextCursor }`, where `nextCursor` (null on the last
    * page) passed as `after` with the same `where` and `orderBy` gives the next page. Pages stay
@@ -84,7 +91,7 @@ export interface CompiledFind {
  */
 export type QueryApi<DB> = { readonly [T in keyof DB & string]: TableQuery<Selectable<DB[T]>> };
 
-const COUNT_KEYS = new Set(["where"]);
+const COUNT_KEYS = new Set(["where", "search"]);
 
 export function createQueryApi<DB = any>(
   db: Kysely<any>,
@@ -125,6 +132,7 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
     },
     async findPage(args?: unknown) {
       const checked = plan(args);
+      if (checked.rank) throw new QueryError("orderBy", RANK_NOT_PAGED);
       if (checked.take === undefined) return { items: await findMany(args), nextCursor: null };
       // One row more than asked says whether a next page exists, without a count.
       const rows = await findMany({ ...(args as object), take: checked.take + 1 });

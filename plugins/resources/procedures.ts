@@ -22,7 +22,7 @@ import { batchProcedure } from "./batch.js";
 import { mcp } from "../../kernel/index.js";
 
 const TOOL_TEXT: Record<ResourceAction, string> = {
-  list: "List rows (where, orderBy, take, skip, include) of",
+  list: "List rows (where, orderBy, take, skip, include, search) of",
   get: "Get one row by its key (where) of",
   create: "Create a row of",
   update: "Update the columns in data of the row named by where of",
@@ -51,7 +51,7 @@ export interface ResourceSpec {
 }
 
 type Row = Record<string, unknown>;
-export type ListInput = { where?: Row; orderBy?: Record<string, "asc" | "desc">[]; take?: number; skip?: number; include?: Record<string, true>; after?: string };
+export type ListInput = { where?: Row; orderBy?: Record<string, "asc" | "desc">[]; take?: number; skip?: number; include?: Record<string, true>; after?: string; search?: string };
 
 /** The metadata resource procedures carry: `procedure["~orpc"].meta.resource`. */
 export interface ResourceMeta {
@@ -111,7 +111,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     for (const scope of [filter, isOwner("list") ? { [ownerColumn!]: ownerOf(context) } : undefined]) {
       if (scope) where = where ? { AND: [where, scope] } : scope;
     }
-    return { where, orderBy: input.orderBy, take, skip: input.skip, after: input.after, include: await includeArgs(input.include, spec.includable, context) };
+    return { where, orderBy: input.orderBy, take, skip: input.skip, after: input.after, search: input.search, include: await includeArgs(input.include, spec.includable, context) };
   };
 
   const list = gated("list")

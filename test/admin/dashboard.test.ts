@@ -82,11 +82,11 @@ describe.skipIf(unavailable !== undefined)("the admin dashboard in Chromium", ()
     await page.getByRole("button", { name: "views" }).click();
     await page.getByRole("button", { name: "views ▲" }).click();
     await page.getByRole("button", { name: "views ▼" }).waitFor();
-    await expect.poll(() => rows().first().locator("td").nth(3).textContent()).toBe("87");
+    await expect.poll(() => rows().first().locator("td").nth(4).textContent()).toBe("87");
     await page.getByRole("button", { name: "Next page" }).click();
     await page.getByRole("status").filter({ hasText: "Rows 26–30 of 30" }).waitFor();
     expect(await rows().count()).toBe(5);
-    expect(await rows().last().locator("td").nth(3).textContent()).toBe("0");
+    expect(await rows().last().locator("td").nth(4).textContent()).toBe("0");
   });
 
   it("filters rows, and shows an API error as a message", async () => {

@@ -34,6 +34,17 @@ describe("the _admin router is typed through the same client", () => {
     // @ts-expect-error: table is required
     await client._admin.data.get({ where: { id: 1 } });
   });
+
+  it("types bulk delete and the procedure list", async () => {
+    const client = createClient<InferRouter<typeof app>>({ url: "http://localhost:3000" });
+    const deleted = await client._admin.data.deleteMany({ table: "post", keys: [1, 2] });
+    expectTypeOf(deleted.count).toEqualTypeOf<number>();
+    const procedures = await client._admin.procedures();
+    expectTypeOf(procedures[0]!.name).toEqualTypeOf<string>();
+    expectTypeOf(procedures[0]!.input).toEqualTypeOf<Record<string, unknown> | null>();
+    // @ts-expect-error: keys are primary-key values, not a where
+    await client._admin.data.deleteMany({ table: "post", keys: { id: 1 } });
+  });
 });
 
 describe("_admin.files is typed by the files plugin's router type", () => {
