@@ -54,7 +54,7 @@ describe("/openapi.json", () => {
     const document = await documentOf(app);
     await expectValid(document);
     expect(document.openapi).toMatch(/^3\.1\./);
-    expect(document.info).toEqual({ title: "Trellis Blog", version: "3" });
+    expect(document.info).toEqual({ title: "Trellis Blog", version: "4" });
     expect(document.servers[0].url).toBe("https://blog.example.test/rest");
     expect(Object.keys(document.paths).sort()).toEqual([
       "/api/auth/get-session",
@@ -101,7 +101,7 @@ describe("/openapi.json", () => {
     // but "public", it lists the credential schemes, since what it allows is decided per call.
     const list = document.paths["/post"].get;
     expect(list.security).toEqual([{ session: [] }]);
-    expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(["where", "orderBy", "take", "skip", "after", "include"]);
+    expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(["where", "orderBy", "take", "skip", "after", "search", "include"]);
     expect(list.responses["200"].content["application/json"].schema).toEqual({ type: "array", items: { $ref: "#/components/schemas/Post" } });
     const get = document.paths["/post/{id}"].get;
     expect(get.parameters[0]).toMatchObject({ name: "id", in: "path", required: true, schema: { type: "integer" } });
