@@ -7,6 +7,7 @@ import { RELATED } from "./relations.js";
 import { compileWhere } from "./where.js";
 import { DEFAULT_QUERY_LIMITS, QueryBudget, type QueryLimits } from "./query-limits.js";
 import { afterCursor, readCursor } from "./cursor.js";
+import { planNearest, type NearestPlan } from "./nearest.js";
 
 /** `findMany`/`findFirst`/`count` arguments checked against the schema, ready to compile. */
 export interface FindPlan {
@@ -16,6 +17,8 @@ export interface FindPlan {
   readonly take?: number;
   readonly skip?: number;
   readonly include: readonly IncludePlan[];
+  /** `nearest`: the k rows nearest a vector, ordered by distance (then `ordering` is empty). */
+  readonly nearest?: NearestPlan;
 }
 
 /** One included relation, and the condition its rows must meet (compiled against `RELATED`). */
@@ -24,7 +27,7 @@ export interface IncludePlan {
   readonly where?: RawBuilder<SqlBool>;
 }
 
-const FIND_KEYS = new Set(["where", "orderBy", "take", "skip", "include", "after"]);
+const FIND_KEYS = new Set(["where", "orderBy", "take", "skip", "include", "after", "nearest"]);
 
 /** `limits` bound the whole query: its `where` and every include's `where` share one budget. */
 export function planFind(
@@ -41,19 +44,20 @@ export function planFind(
     if (!allowed.has(key)) throw new QueryError(key, `unknown argument (use ${[...allowed].join(", ")})`);
   }
   const budget = new QueryBudget(limits);
-  const filter = compileWhere(kind, table, args.where, { qualifier: table.name, budget });
+  const nearest = args.nearest === undefined || args.nearest === null ? undefined : planNearest(kind, table, args);
+  const where = compileWhere(kind, table, args.where, { qualifier: table.name, budget });
+  const filter = nearest ? (where ? sql<SqlBool>`(${where}) and ${nearest.present(table.name)}` : nearest.present(table.name)) : where;
   const order = ordering(table, args.orderBy);
   // `after`: keyset over the full ordering, ANDed with the caller's where (and so any owner scope).
   if (args.after !== undefined && args.after !== null && primaryKeyOf(table) === undefined) {
     throw new QueryError("after", `table "${table.name}" has no primary key to page by`);
   }
   const keyset = args.after === undefined || args.after === null ? undefined : afterCursor(kind, table, order, readCursor(kind, table, order, args.after));
-  const where = filter && keyset ? sql<SqlBool>`(${filter}) and ${keyset}` : (filter ?? keyset);
+  const scoped = filter && keyset ? sql<SqlBool>`(${filter}) and ${keyset}` : (filter ?? keyset);
   return {
-    ...(where ? { where } : {}),
-    ordering: order,
-    ...count("take", args.take),
-    ...count("skip", args.skip),
+    ...(scoped ? { where: scoped } : {}),
+    ordering: nearest ? [] : order,
+    ...(nearest ? { take: nearest.k, nearest } : { ...count("take", args.take), ...count("skip", args.skip) }),
     include: relations(kind, model, table, args.include, budget),
   };
 }
@@ -72,7 +76,7 @@ function ordering(table: TableModel, orderBy: unknown): Ordering {
       if (!Object.hasOwn(table.columns, name)) throw new QueryError(`${path}.${name}`, `unknown column "${name}" on table "${table.name}"`);
       if (direction !== "asc" && direction !== "desc") throw new QueryError(`${path}.${name}`, 'expected "asc" or "desc"');
       const type = table.columns[name]!.type;
-      if (type === "jsonb" || type === "bytes") throw new QueryError(`${path}.${name}`, `a ${type} column cannot be ordered by`);
+      if (type === "jsonb" || type === "bytes" || type === "vector") throw new QueryError(`${path}.${name}`, `a ${type} column cannot be ordered by`);
       out.push([name, direction]);
     });
   }

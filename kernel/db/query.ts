@@ -4,6 +4,7 @@ import type { DatabaseKind } from "../contracts/resources.js";
 import { findManyPostgres, findManyPostgresStatement } from "./find-postgres.js";
 import { findManySqlite, findManySqliteStatement } from "./find-sqlite.js";
 import { planFind } from "./query-args.js";
+import { QueryError } from "./query-error.js";
 import { cursorOf } from "./cursor.js";
 import type { Where } from "./where.js";
 import type { LiveHub } from "./live.js";
@@ -125,6 +126,7 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
     },
     async findPage(args?: unknown) {
       const checked = plan(args);
+      if (checked.nearest) throw new QueryError("nearest", "a nearest search answers its k rows at once: list it (findMany), it has no pages");
       if (checked.take === undefined) return { items: await findMany(args), nextCursor: null };
       // One row more than asked says whether a next page exists, without a count.
       const rows = await findMany({ ...(args as object), take: checked.take + 1 });

@@ -15,6 +15,9 @@ const where = z.preprocess((value, ctx) => {
   return value;
 }, z.record(z.string(), z.unknown()));
 const orderBy = z.array(z.record(z.string(), z.enum(["asc", "desc"])));
+// The shape only: the column, the vector's length and k's bound are checked against the table.
+const nearest = z.strictObject({ column: z.string(), vector: z.array(z.number()).max(16_000), k: z.number().int().min(1) });
+export type NearestInput = z.infer<typeof nearest>;
 
 export function listInput() {
   return z
@@ -26,6 +29,8 @@ export function listInput() {
       include: include.optional(),
       /** A previous page's `nextCursor` (`{name}.page`): only rows after it. */
       after: z.string().max(16_384).optional(),
+      /** The k rows whose vector `column` is nearest `vector`, nearest first, each with `_distance`. */
+      nearest: nearest.optional(),
     })
     .optional();
 }

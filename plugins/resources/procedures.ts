@@ -15,14 +15,14 @@ import {
 } from "../../kernel/index.js";
 import { assertFunction, assertGate, listFilter } from "./permissions.js";
 import { includeArgs, type IncludeRule } from "./include-rules.js";
-import { deleteInput, getInput, listInput, updateInput } from "./inputs.js";
+import { deleteInput, getInput, listInput, updateInput, type NearestInput } from "./inputs.js";
 import type { ListLimits, LiveLimits, ResourceAction, ResourcePermission } from "./options.js";
 import { liveProcedure } from "./live.js";
 import { batchProcedure } from "./batch.js";
 import { mcp } from "../../kernel/index.js";
 
 const TOOL_TEXT: Record<ResourceAction, string> = {
-  list: "List rows (where, orderBy, take, skip, include) of",
+  list: "List rows (where, orderBy, take, skip, include; nearest: { column, vector, k } for the k rows nearest a vector) of",
   get: "Get one row by its key (where) of",
   create: "Create a row of",
   update: "Update the columns in data of the row named by where of",
@@ -51,7 +51,7 @@ export interface ResourceSpec {
 }
 
 type Row = Record<string, unknown>;
-export type ListInput = { where?: Row; orderBy?: Record<string, "asc" | "desc">[]; take?: number; skip?: number; include?: Record<string, true>; after?: string };
+export type ListInput = { where?: Row; orderBy?: Record<string, "asc" | "desc">[]; take?: number; skip?: number; include?: Record<string, true>; after?: string; nearest?: NearestInput };
 
 /** The metadata resource procedures carry: `procedure["~orpc"].meta.resource`. */
 export interface ResourceMeta {
@@ -101,8 +101,10 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
   /** The `findMany` arguments of a list call: limits checked, function permission asked, owner scoped in SQL. */
   const listArgs = async (input: ListInput, context: AppRpcContext) => {
     // Precedence: bad input (400) before a function permission's verdict (403).
-    const take = input.take ?? spec.limits.default;
-    if (take > spec.limits.max) throw new RpcError("BAD_REQUEST", { message: `take must be at most ${spec.limits.max}` });
+    // A nearest search answers k rows: k, not take, is held to the list's maximum.
+    const take = input.nearest ? input.take : (input.take ?? spec.limits.default);
+    if ((take ?? 0) > spec.limits.max) throw new RpcError("BAD_REQUEST", { message: `take must be at most ${spec.limits.max}` });
+    if (input.nearest && input.nearest.k > spec.limits.max) throw new RpcError("BAD_REQUEST", { message: `nearest.k must be at most ${spec.limits.max}` });
     if ((input.skip ?? 0) > spec.limits.maxSkip) throw new RpcError("BAD_REQUEST", { message: `skip must be at most ${spec.limits.maxSkip}` });
     checkInclude(input.include);
     const filter = await listFilter(permissions.list, context);
@@ -111,7 +113,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     for (const scope of [filter, isOwner("list") ? { [ownerColumn!]: ownerOf(context) } : undefined]) {
       if (scope) where = where ? { AND: [where, scope] } : scope;
     }
-    return { where, orderBy: input.orderBy, take, skip: input.skip, after: input.after, include: await includeArgs(input.include, spec.includable, context) };
+    return { where, orderBy: input.orderBy, take, skip: input.skip, after: input.after, nearest: input.nearest, include: await includeArgs(input.include, spec.includable, context) };
   };
 
   const list = gated("list")
