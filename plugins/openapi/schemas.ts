@@ -130,6 +130,7 @@ export function whereSchema(table: TableModel, convert: Convert): JSONSchema {
 /** The query string of `GET /rest/<resource>`, as an object (bracket notation decodes into it). */
 export function listQuerySchema(table: TableModel, includable: readonly string[], convert: Convert): JSONSchema & { properties: Record<string, JSONSchema> } {
   const columns = Object.keys(table.columns);
+  const vectors = columns.filter((name) => table.columns[name]!.type === "vector");
   return {
     type: "object",
     properties: {
@@ -139,6 +140,14 @@ export function listQuerySchema(table: TableModel, includable: readonly string[]
       skip: { type: "integer", minimum: 0 },
       after: { type: "string", description: "The nextCursor of a previous page ({name}.page): only rows after it" },
       ...(includable.length > 0 && { include: includeSchema(includable) }),
+      ...(vectors.length > 0 && {
+        nearest: {
+          type: "object",
+          description: "The k rows whose vector column is nearest vector, nearest first, each with _distance (long vectors: POST the arguments to /{name}/list)",
+          properties: { column: { enum: vectors }, vector: { type: "array", items: { type: "number" } }, k: { type: "integer", minimum: 1 } },
+          required: ["column", "vector", "k"],
+        },
+      }),
     },
   };
 }

@@ -1,4 +1,4 @@
-import { RpcError, ValueError, classifyDatabaseError, type AppDatabase, type AppRpcContext } from "../../kernel/index.js";
+import { RpcError, ValueError, classifyDatabaseError, type AppDatabase, type AppRpcContext, type ProcedureBase } from "../../kernel/index.js";
 import type { z } from "zod";
 import { assertGate } from "./permissions.js";
 import { batchInput } from "./inputs.js";
@@ -21,11 +21,12 @@ const WRITES: readonly Write[] = ["create", "update", "delete"];
  */
 export function batchProcedure(
   spec: ResourceSpec,
+  base: ProcedureBase<AppRpcContext>,
   db: AppDatabase<any>,
   schemas: Record<Write, z.ZodType>,
   writers: Record<Write, Writer>,
 ) {
-  return spec.base.input(batchInput(schemas.create, schemas.update, schemas.delete, spec.batchLimit)).handler(async ({ input, context }) => {
+  return base.input(batchInput(schemas.create, schemas.update, schemas.delete, spec.batchLimit)).handler(async ({ input, context }) => {
     const total = WRITES.reduce((sum, action) => sum + (input[action]?.length ?? 0), 0);
     if (total > spec.batchLimit) throw new RpcError("BAD_REQUEST", { message: `A batch holds at most ${spec.batchLimit} items, got ${total}` });
     // The gates first (401, then 403 for a missing role), before any row is touched.

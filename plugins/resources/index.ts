@@ -145,7 +145,7 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
     includable: new Map(),
     settable,
     live: liveLimits(options),
-    mcp: options.mcp === true ? ACTIONS : options.mcp || [],
+    mcp: options.mcp === true ? [...ACTIONS, "page", "batch"] : options.mcp || [],
     base: resource.base ?? fallbackBase,
   };
 }

@@ -21,12 +21,17 @@ import { liveProcedure } from "./live.js";
 import { batchProcedure } from "./batch.js";
 import { mcp } from "../../kernel/index.js";
 
-const TOOL_TEXT: Record<ResourceAction, string> = {
+/** Every generated procedure but `live`: what `mcp` may tag. */
+export type ToolAction = ResourceAction | "page" | "batch";
+
+const TOOL_TEXT: Record<ToolAction, string> = {
   list: "List rows (where, orderBy, take, skip, include; nearest: { column, vector, k } for the k rows nearest a vector) of",
   get: "Get one row by its key (where) of",
   create: "Create a row of",
   update: "Update the columns in data of the row named by where of",
   delete: "Delete the row named by where of",
+  page: "One page (where, orderBy, take, after: the nextCursor of the page before) of",
+  batch: "Create, update and delete rows in one transaction (all or nothing) of",
 };
 
 /** Everything a resource's procedures need, resolved once at build. */
@@ -46,7 +51,7 @@ export interface ResourceSpec {
   /** Set when the resource streams (`{name}.live`). */
   live: LiveLimits | undefined;
   /** Actions tagged as MCP tools. */
-  mcp: readonly ResourceAction[];
+  mcp: readonly ToolAction[];
   base: ProcedureBase<AppRpcContext>;
 }
 
@@ -55,7 +60,7 @@ export type ListInput = { where?: Row; orderBy?: Record<string, "asc" | "desc">[
 
 /** The metadata resource procedures carry: `procedure["~orpc"].meta.resource`. */
 export interface ResourceMeta {
-  resource: { table: string; action: ResourceAction | "live"; key: string };
+  resource: { table: string; action: ToolAction | "live"; key: string };
 }
 
 export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kind: DatabaseKind, sealed: () => SealedApp) {
@@ -64,8 +69,9 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
   // Public and function permissions need no gate before validation: skip the middleware entirely.
   // Every procedure carries what other surfaces need to know about it (REST paths, live, admin).
   // `live` is the list as a stream: it answers to the list permission.
-  const gated = (action: ResourceAction | "live") => {
-    const rule = permissions[action === "live" ? "list" : action];
+  // `page` answers to the list rule too; `batch` gates each item by its own action's rule.
+  const gated = (action: ToolAction | "live") => {
+    const rule = action === "batch" ? "public" : permissions[action === "live" || action === "page" ? "list" : action];
     return (rule === "public" || typeof rule === "function"
       ? spec.base
       : spec.base.use(({ context, next }) => {
@@ -212,15 +218,11 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
 
   // `{name}.page` rather than `list({ page: true })`: one return type per procedure keeps the typed
   // client's answer exact (rows for list, { items, nextCursor } for page) without a union to narrow.
-  const page = spec.base
-    .use(({ context, next }) => {
-      assertGate(typeof permissions.list === "function" ? "public" : permissions.list, context);
-      return next();
-    })
+  const page = gated("page")
     .input(listInput())
     .handler(async ({ input = {}, context }) => (await query().findPage(await listArgs(input, context))) as { items: Row[]; nextCursor: string | null });
 
-  const batch = batchProcedure(spec, db, { create: createSchema, update: updateSchema, delete: deleteSchema }, { create: createRow, update: updateRow, delete: deleteRow });
+  const batch = batchProcedure(spec, gated("batch"), db, { create: createSchema, update: updateSchema, delete: deleteSchema }, { create: createRow, update: updateRow, delete: deleteRow });
 
   const procedures = { list, get, create, update, delete: remove, page, batch };
   if (!spec.live) return procedures;
