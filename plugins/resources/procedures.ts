@@ -19,6 +19,7 @@ import { deleteInput, getInput, listInput, updateInput, type NearestInput } from
 import type { ListLimits, LiveLimits, ResourceAction, ResourcePermission } from "./options.js";
 import { liveProcedure } from "./live.js";
 import { batchProcedure } from "./batch.js";
+import type { RateLimitCharge } from "../rate-limit/index.js";
 import { mcp } from "../../kernel/index.js";
 
 /** Every generated procedure but `live`: what `mcp` may tag. */
@@ -63,7 +64,7 @@ export interface ResourceMeta {
   resource: { table: string; action: ToolAction | "live"; key: string };
 }
 
-export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kind: DatabaseKind, sealed: () => SealedApp) {
+export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kind: DatabaseKind, sealed: () => SealedApp, rateLimit?: RateLimitCharge) {
   const { table, primaryKey: pk, ownerColumn, permissions } = spec;
   const key = keyInput(table, pk);
   // Public and function permissions need no gate before validation: skip the middleware entirely.
@@ -222,7 +223,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     .input(listInput())
     .handler(async ({ input = {}, context }) => (await query().findPage(await listArgs(input, context))) as { items: Row[]; nextCursor: string | null });
 
-  const batch = batchProcedure(spec, gated("batch"), db, { create: createSchema, update: updateSchema, delete: deleteSchema }, { create: createRow, update: updateRow, delete: deleteRow });
+  const batch = batchProcedure(spec, gated("batch"), db, rateLimit, { create: createSchema, update: updateSchema, delete: deleteSchema }, { create: createRow, update: updateRow, delete: deleteRow });
 
   const procedures = { list, get, create, update, delete: remove, page, batch };
   if (!spec.live) return procedures;
