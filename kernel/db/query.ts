@@ -34,6 +34,8 @@ export interface FindManyArgs<Row, I extends Include = Include> {
   include?: I;
   /** The `nextCursor` of a previous page: only rows after it (keyset, same `orderBy` required). */
   after?: string;
+  /** The k rows nearest a vector, nearest first, each with `_distance` (nearest.ts). */
+  nearest?: { column: string; vector: readonly number[]; k: number };
 }
 
 /** One page of `findPage`: `nextCursor` is null on the last page. */

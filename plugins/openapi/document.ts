@@ -50,7 +50,8 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
     const procedure = sealed.procedures.get(operation.name)!["~orpc"];
     const resource = operation.resource && registry?.get(operation.resource.name);
     const item: Json = {
-      operationId: operation.name,
+      // The list answers on GET and, with its arguments as a body, on POST: one id each.
+      operationId: operation.resource?.action === "list" && operation.method === "POST" ? `${operation.name}.body` : operation.name,
       tags: [operation.name.includes(".") ? operation.name.slice(0, operation.name.lastIndexOf(".")) : operation.name],
       summary: procedure.route.summary ?? (resource ? `${operation.resource!.action} ${resource.name}` : operation.name),
       ...(procedure.route.description && { description: procedure.route.description }),

@@ -33,7 +33,7 @@ describe("columns", () => {
     const built = schema("1")
       .table("all", (t) => Object.fromEntries(COLUMN_TYPES.map((type) => [type, type === "vector" ? t.vector(3) : t[type]()])))
       .build();
-    for (const type of COLUMN_TYPES) expect(columnsOf(built, "all")[type]).toEqual(plain(type));
+    for (const type of COLUMN_TYPES) expect(columnsOf(built, "all")[type]).toEqual(plain(type, type === "vector" ? { vector: { dimensions: 3, distance: "cosine" } } : {}));
   });
 
   test("modifiers store their effect", () => {

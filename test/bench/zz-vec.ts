@@ -1,0 +1,2 @@
+import { vectors } from "./query.js";
+await vectors();
