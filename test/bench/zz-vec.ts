@@ -1,2 +1,0 @@
-import { vectors } from "./query.js";
-await vectors();
