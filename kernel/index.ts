@@ -27,6 +27,7 @@ export type { RequestFacts } from "./event.js";
 // The one client-address rule: `serve()` decides with it, every plugin reads the result.
 export { clientAddressRule, callerAddress, isIpAddress, type TrustProxy, type ClientAddressRule } from "./request/client-address.js";
 export { liveIterable, type LiveIterableOptions } from "./stream/live-iterable.js";
+export { isStreamProcedure } from "./stream/stream-procedure.js";
 export { processEnv } from "./runtime/environment.js";
 export {
   rootBuilder,
@@ -60,5 +61,6 @@ export type { SchemaModel, TableModel, ColumnModel, RelationModel, ColumnType } 
 export { encodeValue, decodeRow, decodeValue, ValueError } from "./db/values.js";
 export { classifyDatabaseError } from "./db/errors.js";
 export { rowSelection } from "./db/select-sql.js";
+export { MAX_SEARCH_CHARS } from "./db/search-sql.js";
 // Column-to-zod: input schemas from the schema model (resources, admin, OpenAPI and MCP share them).
 export { columnInput, createInput, updateData, keyInput } from "./schema/zod.js";

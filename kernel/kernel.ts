@@ -201,7 +201,7 @@ export class Kernel {
     const options = this.options;
     // SPEC's frozen bag: the database and the app's identity, then any service by its key (`auth`,
     // `storage`, `secrets`, `kv`, ...), read when asked so a service provided later is seen.
-    const fixed: Record<string, unknown> = { db: store.db, kind: options.db.kind, live: options.db.live, probe: options.db.probe, name: options.name ?? "trellis", baseUrl: options.baseUrl };
+    const fixed: Record<string, unknown> = { db: store.db, kind: options.db.kind, live: options.db.live, probe: options.db.probe, backup: options.db.backup, name: options.name ?? "trellis", baseUrl: options.baseUrl };
     const resources = new Proxy(Object.freeze(fixed), {
       get: (target, key) => (typeof key === "string" && !(key in target) ? services.get(key) : Reflect.get(target, key)),
       has: (target, key) => key in target || (typeof key === "string" && services.has(key)),

@@ -39,6 +39,8 @@ export interface PluginResources {
   readonly auth: unknown;
   /** The database's own liveness check (`DatabaseConfig.probe`), when it has one. */
   readonly probe: (() => Promise<void>) | undefined;
+  /** The database's own backup (`DatabaseConfig.backup`), when it has one. */
+  readonly backup: (() => Promise<Uint8Array>) | undefined;
 }
 
 export interface PluginContext {

@@ -29,6 +29,7 @@ import { filesPlugin, type FileProcedures, type FilesConfig } from "../plugins/f
 import { jobsPlugin, type JobDefinitionOptions, type JobRun, type JobsConfig, type JobsPlugin } from "../plugins/jobs/index.js";
 import { webhooksPlugin, type WebhooksConfig } from "../plugins/webhooks/index.js";
 import { mailPlugin, type MailConfig, type Mailer } from "../plugins/mail/index.js";
+import { backupsPlugin, type BackupsConfig, type BackupsService } from "../plugins/backups/index.js";
 import { defaultPreset, type PresetOptions } from "./default.js";
 import type { CronOptions, JobOutput, WithJob, WithJobs } from "./job-types.js";
 import type { AppAdminRouter, BuiltApp, ContextOf, NestName } from "./types.js";
@@ -278,6 +279,16 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
    */
   mail(config: MailConfig): App<S, Extra & { mail: Mailer }, Router> {
     this.kernel.use(mailPlugin(config));
+    return this as never;
+  }
+
+  /**
+   * Backups of the database while the app serves (the embedded database's tarball, or pg_dump on
+   * PostgreSQL): `every` schedules them (through `.jobs()` when the app has it), `to` a directory
+   * or `"storage"`, `keep` the newest N. Adds `context.backups` and `_admin.backups.*`.
+   */
+  backups(config: BackupsConfig = {}): App<S, Extra & { backups: BackupsService }, Router> {
+    this.kernel.use(backupsPlugin(config));
     return this as never;
   }
 

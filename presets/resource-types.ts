@@ -59,7 +59,7 @@ export interface NotIncludable<K> {
 
 type NotIncludables<I, Allowed> = { [K in Exclude<keyof I, Allowed>]: NotIncludable<K> };
 
-export interface ListInput<Cols, Includable extends string, I = IncludeFlags<Includable>> {
+export interface ListInput<Cols, Includable extends string, I = IncludeFlags<Includable>, N = NearestArgs<Cols>> {
   where?: Where<Cols>;
   orderBy?: readonly OrderByEntry<Cols>[];
   take?: number;
@@ -67,8 +67,10 @@ export interface ListInput<Cols, Includable extends string, I = IncludeFlags<Inc
   include?: I & NotIncludables<I, Includable>;
   /** A previous page's `nextCursor` (`{name}.page`): only rows after it, same `where` and `orderBy`. */
   after?: string;
+  /** Words to find in the table's full-text index (`.search()`): best match first unless `orderBy` is given. */
+  search?: string;
   /** `list` only: the k rows nearest a vector, nearest first, each with `_distance` (no orderBy, take, skip or after). */
-  nearest?: NearestArgs<Cols>;
+  nearest?: N;
 }
 
 export interface GetInput<Cols, Includable extends string, I = IncludeFlags<Includable>> {
@@ -80,6 +82,8 @@ export interface LiveInput<Cols, Includable extends string, I = IncludeFlags<Inc
   where?: Where<Cols>;
   orderBy?: readonly OrderByEntry<Cols>[];
   take?: number;
+  /** Words to find in the table's full-text index: the stream re-runs the search on every change. */
+  search?: string;
   include?: I & NotIncludables<I, Includable>;
 }
 
@@ -99,8 +103,8 @@ type Result<T> = ClientPromiseResult<T, ResourceError>;
 
 /** `list` as a client calls it: the rows carry what `include` asked for. */
 export interface ListCall<Tables, Rels, Cols, Includable extends string> {
-  <const I extends IncludeFlags<Includable> = {}, const N extends NearestArgs<Cols> | undefined = undefined>(
-    input?: ListInput<Cols, Includable, I> & { nearest?: N },
+  <const I extends IncludeFlags<Includable> = {}, const N extends NearestArgs<Cols> = never>(
+    input?: ListInput<Cols, Includable, I, N>,
     options?: Options,
   ): Result<WithDistance<WithIncluded<ColumnsRow<Cols>, Tables, Rels, I>, N>[]>;
 }

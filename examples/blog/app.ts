@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { App, mcp, type AppOptions } from "trellis";
 import { memoryStorage } from "trellis/storage";
-import { v1, v2, v3 } from "./schema.js";
+import { v1, v2, v3, v4 } from "./schema.js";
 import { authSecret } from "./secret.js";
 
 /**
@@ -15,6 +15,7 @@ export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = 
     .schema(v1)
     .schema(v2)
     .schema(v3)
+    .schema(v4)
     .auth({ secret: authSecret(), emailAndPassword: { enabled: true } })
     // Email verification, password reset and change of email. SMTP_URL (smtp://user:pass@host:587)
     // in production; without it, in development, messages land in the database's outbox, their
@@ -67,18 +68,15 @@ export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = 
       }),
       { permission: "authenticated" },
     )
-    // Published posts whose title or body contains the words: a tool for MCP clients, and
-    // POST /rpc/post/search and POST /rest/post/search like any procedure.
+    // Published posts holding every word (full-text, best match first): a tool for MCP clients, and
+    // POST /rpc/post/search and POST /rest/post/search like any procedure. Lists search too:
+    // GET /rest/post?search=words, under the list rule (drafts stay their author's).
     .procedure("post.search", (base) =>
       base
-        .meta(mcp.tool({ description: "Search published blog posts by a word or phrase in their title or body", annotations: { readOnlyHint: true } }))
-        .input(z.object({ query: z.string().min(1).describe("Words to look for"), take: z.number().int().min(1).max(50).optional().describe("At most this many posts (default 10)") }))
+        .meta(mcp.tool({ description: "Search published blog posts for words in their title or body, best match first", annotations: { readOnlyHint: true } }))
+        .input(z.object({ query: z.string().min(1).max(500).describe("Words to look for"), take: z.number().int().min(1).max(50).optional().describe("At most this many posts (default 10)") }))
         .handler(({ input, context }) =>
-          context.db.query.post.findMany({
-            where: { status: "published", OR: [{ title: { contains: input.query } }, { body: { contains: input.query } }] },
-            orderBy: [{ createdAt: "desc" }],
-            take: input.take ?? 10,
-          }),
+          context.db.query.post.findMany({ where: { status: "published" }, search: input.query, take: input.take ?? 10 }),
         ),
     )
     // GET /rest/post, GET /rest/post/{id}, ... with the document at /openapi.json and a reference at /docs.

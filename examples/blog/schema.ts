@@ -31,3 +31,6 @@ export const v2 = schema("2")
 
 /** Version 3: images on posts (the file table and the post_file pivot). */
 export const v3 = schema("3").extend(v2).files({ attachTo: ["post"] }).build();
+
+/** Version 4: full-text search on posts, title matches ranked above body matches, English stemming. */
+export const v4 = schema("4").extend(v3).search("post", { title: "A", body: "B" }, { language: "english" }).build();

@@ -3,8 +3,11 @@
  * Prometheus metrics at /metrics.
  *
  *   OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318   where spans go (default http://localhost:4318)
+ *   OTEL_SERVICE_NAME=notes                              the service the spans name (default trellis-observability)
  *   METRICS_TOKEN=...                                    the scrape token (at least 16 characters)
  *   AUTH_SECRET=...                                      the auth library's secret
+ *   DATA_DIR=...                                         the embedded database (memory:// for none kept)
+ *   PORT=3000
  */
 import { randomBytes } from "node:crypto";
 import { embedded } from "trellis/embedded";
@@ -21,7 +24,8 @@ const app = createObservedApp({
   secret: process.env.AUTH_SECRET ?? randomBytes(32).toString("base64url"),
 });
 const server = await serve(app, { port: Number(process.env.PORT ?? 3000), handleSignals: false });
-console.log(`spans go to ${tracing.destination}`);
+console.log(`observability example at ${server.url}`);
+console.log(`spans of ${tracing.serviceName} go to ${tracing.destination}`);
 console.log(`metrics: curl -H "Authorization: Bearer ${metricsToken}" ${server.url}/metrics`);
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {

@@ -41,6 +41,8 @@ export interface DatabaseConfig {
    * probe uses it instead of `select 1`.
    */
   probe?: () => Promise<void>;
+  /** A consistent copy of the whole database, taken while it serves (the embedded factory sets it: a gzip tarball). */
+  backup?: () => Promise<Uint8Array>;
 }
 
 /** Object store for file bytes (the contract lives beside the adapters). */

@@ -35,6 +35,14 @@ export interface IndexChange {
   readonly distance?: VectorDistance;
 }
 
+/** A full-text index to drop (`drop`), create (`create`) or both, in that order (search-ddl.ts). */
+export interface SearchChange {
+  readonly table: string;
+  readonly drop: boolean;
+  /** The table as this version declares it, when it has an index to create. */
+  readonly create?: TableModel;
+}
+
 export interface MigrationStep {
   /** Position in the registered order, from 0. */
   readonly index: number;
@@ -46,6 +54,8 @@ export interface MigrationStep {
   readonly createIndexes: readonly IndexChange[];
   /** Index names to drop. */
   readonly dropIndexes: readonly string[];
+  /** Full-text indexes declared, changed or removed by this version. */
+  readonly search: readonly SearchChange[];
 }
 
 export const MIGRATION_ERRORS = {
@@ -90,12 +100,14 @@ function diffStep(
   previous: string | undefined,
   problems: string[],
 ): MigrationStep {
-  const step = { createTables: [] as TableModel[], addColumns: [] as AddedColumn[], createIndexes: [] as IndexChange[], dropIndexes: [] as string[] };
+  const step = { createTables: [] as TableModel[], addColumns: [] as AddedColumn[], createIndexes: [] as IndexChange[], dropIndexes: [] as string[], search: [] as SearchChange[] };
   const refuse = (table: string, column: string, why: string) =>
     problems.push(`Cannot migrate ${table}.${column} from version ${JSON.stringify(previous ?? "0")} to ${JSON.stringify(model.version)}: ${why}`);
 
   for (const table of Object.values(model.tables)) {
     const before = database.get(table.name);
+    const change = searchChange(before, table);
+    if (change) step.search.push(change);
     if (!before) {
       step.createTables.push(table);
       continue;
@@ -117,6 +129,12 @@ function diffStep(
     }
   }
   return { index, version: model.version, ...(previous === undefined ? {} : { previous }), ...step };
+}
+
+/** A changed index is dropped and built again: the weights live in every stored vector. */
+function searchChange(before: TableModel | undefined, table: TableModel): SearchChange | undefined {
+  if (JSON.stringify(before?.search ?? null) === JSON.stringify(table.search ?? null)) return undefined;
+  return { table: table.name, drop: before?.search !== undefined, ...(table.search ? { create: table } : {}) };
 }
 
 function newColumnProblem(column: ColumnModel): string | undefined {

@@ -6,6 +6,7 @@ import type { FindPlan, IncludePlan } from "./query-args.js";
 import { INCLUDE_LIMIT, RELATED, isMany } from "./relations.js";
 import { orderByList } from "./select-sql.js";
 import { DISTANCE } from "./nearest.js";
+import { rankFirst } from "./search-sql.js";
 
 /**
  * `findMany` on Postgres as ONE statement returning ONE JSON document, whatever it includes.
@@ -33,7 +34,7 @@ export function findManyPostgresStatement(model: SchemaModel, table: TableModel,
   const order = plan.nearest
     ? sql` order by ${sql.id(PARENT, DISTANCE)}`
     : plan.ordering.length > 0
-      ? sql` order by ${orderByList("postgres", table, PARENT, plan.ordering)}`
+      ? sql` order by ${rankFirst(plan, PARENT, orderByList("postgres", table, PARENT, plan.ordering))}`
       : sql``;
   return sql<{ rows: unknown }>`select coalesce(json_agg(${jsonArray(values)}${order}), '[]') as "rows" from (${pageOf(table, plan)}) as ${sql.id(PARENT)}`;
 }
@@ -73,7 +74,7 @@ function pageOf(table: TableModel, plan: FindPlan): RawBuilder<unknown> {
   const order = plan.nearest
     ? sql` order by ${sql.id(DISTANCE)}`
     : plan.ordering.length > 0
-      ? sql` order by ${orderByList("postgres", table, table.name, plan.ordering)}`
+      ? sql` order by ${rankFirst(plan, table.name, orderByList("postgres", table, table.name, plan.ordering))}`
       : sql``;
   const limit = plan.take !== undefined ? sql` limit ${plan.take}` : sql``;
   const offset = plan.skip ? sql` offset ${plan.skip}` : sql``;

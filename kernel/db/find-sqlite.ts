@@ -4,6 +4,7 @@ import { decodeValue, rowDecoder } from "./decode.js";
 import type { FindPlan, IncludePlan } from "./query-args.js";
 import { INCLUDE_LIMIT, RELATED, isMany } from "./relations.js";
 import { columnValue, orderByList, selectList } from "./select-sql.js";
+import { rankFirst } from "./search-sql.js";
 import { encodeValue } from "./values.js";
 
 /**
@@ -24,7 +25,7 @@ type Row = Record<string, unknown>;
 /** The parent page's statement (each included relation is one more batched statement). */
 export function findManySqliteStatement(table: TableModel, plan: FindPlan): RawBuilder<Row> {
   const where = plan.where ? sql` where ${plan.where}` : sql``;
-  const order = plan.ordering.length > 0 ? sql` order by ${orderByList("sqlite", table, table.name, plan.ordering)}` : sql``;
+  const order = plan.ordering.length > 0 ? sql` order by ${rankFirst(plan, table.name, orderByList("sqlite", table, table.name, plan.ordering))}` : sql``;
   // SQLite has no OFFSET without LIMIT; -1 means no limit.
   const limit = plan.take !== undefined ? sql` limit ${plan.take}` : plan.skip ? sql` limit -1` : sql``;
   const offset = plan.skip ? sql` offset ${plan.skip}` : sql``;

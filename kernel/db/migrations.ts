@@ -4,6 +4,7 @@ import type { DatabaseKind } from "../contracts/resources.js";
 import { addColumnStatements, createIndexStatement, createTablesStatements, dropIndexStatement, indexName } from "./ddl.js";
 import { CREATE_VECTOR_EXTENSION, hasVectorColumn, hnswIndexStatement, vectorExtensionMissing } from "./vector-sql.js";
 import { planMigrations, type MigrationStep } from "./diff.js";
+import { createSearchStatements, dropSearchStatements } from "./search-ddl.js";
 import { withTransactionalDdl } from "./transactional-ddl.js";
 import { recordVersion } from "./version-record.js";
 import { TrellisError } from "../errors.js";
@@ -35,6 +36,11 @@ export function stepStatements(kind: DatabaseKind, step: MigrationStep): string[
     // Then new tables, so that a column added to an existing table may reference one of them.
     ...createTablesStatements(kind, step.createTables),
     ...step.addColumns.flatMap((added) => addColumnStatements(kind, added.table, added.name, added.column)),
+    // Full-text indexes last: one may cover a column this step added.
+    ...step.search.flatMap((change) => [
+      ...(change.drop ? dropSearchStatements(kind, change.table) : []),
+      ...(change.create ? createSearchStatements(kind, change.create) : []),
+    ]),
   ];
 }
 

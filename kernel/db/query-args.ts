@@ -8,12 +8,15 @@ import { compileWhere } from "./where.js";
 import { DEFAULT_QUERY_LIMITS, QueryBudget, type QueryLimits } from "./query-limits.js";
 import { afterCursor, readCursor } from "./cursor.js";
 import { planNearest, type NearestPlan } from "./nearest.js";
+import { planSearch, type SearchPlan } from "./search-sql.js";
 
 /** `findMany`/`findFirst`/`count` arguments checked against the schema, ready to compile. */
 export interface FindPlan {
   readonly where?: RawBuilder<SqlBool>;
   /** The caller's ordering, then the primary key as a tie-breaker so pages are stable. */
   readonly ordering: Ordering;
+  /** Set when a search orders by rank (no `orderBy` given): the first ORDER BY term, before `ordering`. */
+  readonly rank?: SearchPlan["rank"];
   readonly take?: number;
   readonly skip?: number;
   readonly include: readonly IncludePlan[];
@@ -27,7 +30,7 @@ export interface IncludePlan {
   readonly where?: RawBuilder<SqlBool>;
 }
 
-const FIND_KEYS = new Set(["where", "orderBy", "take", "skip", "include", "after", "nearest"]);
+const FIND_KEYS = new Set(["where", "orderBy", "take", "skip", "include", "after", "search", "nearest"]);
 
 /** `limits` bound the whole query: its `where` and every include's `where` share one budget. */
 export function planFind(
@@ -45,22 +48,34 @@ export function planFind(
   }
   const budget = new QueryBudget(limits);
   const nearest = args.nearest === undefined || args.nearest === null ? undefined : planNearest(kind, table, args);
-  const where = compileWhere(kind, table, args.where, { qualifier: table.name, budget });
-  const filter = nearest ? (where ? sql<SqlBool>`(${where}) and ${nearest.present(table.name)}` : nearest.present(table.name)) : where;
+  const compiled = compileWhere(kind, table, args.where, { qualifier: table.name, budget });
+  const filter = nearest ? (compiled ? sql<SqlBool>`(${compiled}) and ${nearest.present(table.name)}` : nearest.present(table.name)) : compiled;
   const order = ordering(table, args.orderBy);
   // `after`: keyset over the full ordering, ANDed with the caller's where (and so any owner scope).
   if (args.after !== undefined && args.after !== null && primaryKeyOf(table) === undefined) {
     throw new QueryError("after", `table "${table.name}" has no primary key to page by`);
   }
   const keyset = args.after === undefined || args.after === null ? undefined : afterCursor(kind, table, order, readCursor(kind, table, order, args.after));
-  const scoped = filter && keyset ? sql<SqlBool>`(${filter}) and ${keyset}` : (filter ?? keyset);
+  // A search narrows the same where (owner scope included) and, without an orderBy, orders by rank;
+  // beside nearest, which orders by distance, it only narrows.
+  const search = planSearch(kind, table, args.search);
+  const rank = search && !nearest && (args.orderBy === undefined || args.orderBy === null) ? search.rank : undefined;
+  if (rank && keyset) throw new QueryError("after", RANK_NOT_PAGED);
+  const where = [filter, keyset, search?.where].filter((part) => part !== undefined).reduce<RawBuilder<SqlBool> | undefined>(
+    (all, part) => (all ? sql<SqlBool>`(${all}) and ${part}` : part),
+    undefined,
+  );
   return {
-    ...(scoped ? { where: scoped } : {}),
+    ...(where ? { where } : {}),
     ordering: nearest ? [] : order,
+    ...(rank ? { rank } : {}),
     ...(nearest ? { take: nearest.k, nearest } : { ...count("take", args.take), ...count("skip", args.skip) }),
     include: relations(kind, model, table, args.include, budget),
   };
 }
+
+/** Rank is a float computed per query, not a stored value a cursor can hold. */
+export const RANK_NOT_PAGED = "a search ordered by rank has no cursor pages: give an orderBy to page it by cursor, or use list with skip";
 
 function ordering(table: TableModel, orderBy: unknown): Ordering {
   const out: [string, Direction][] = [];

@@ -113,7 +113,7 @@ export interface NearestArgs<Cols> {
 }
 
 /** A row of a `nearest` list carries its distance from the searched vector; other rows do not. */
-export type WithDistance<Row, N> = [N] extends [undefined] ? Row : Row & { _distance: number };
+export type WithDistance<Row, N> = [N] extends [never] ? Row : Row & { _distance: number };
 
 /** What a relation brings: an array (hasMany, manyToMany) or one row or null (belongsTo, hasOne). */
 export type Related<Tables, R> = R extends RelationState<infer K, infer T>
@@ -156,19 +156,21 @@ export interface FindArgs<Tables, Rels, Cols, I> {
   include?: I & NotRelations<I, keyof Rels>;
   /** A previous page's `nextCursor`: only rows after it, under the same `where` and `orderBy`. */
   after?: string;
+  /** Words to find in the table's full-text index (`.search()`): best match first unless `orderBy` is given. */
+  search?: string;
   /** The k rows nearest a vector, nearest first, each with `_distance` (no orderBy, take, skip or after). */
   nearest?: NearestArgs<Cols>;
 }
 
 /** `db.query.<table>` typed by the schema: arguments checked, included relations typed. */
 export interface SchemaTableQuery<Tables, Rels, T extends keyof Tables> {
-  findMany<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}, const N extends NearestArgs<Tables[T]> | undefined = undefined>(
+  findMany<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}, const N extends NearestArgs<Tables[T]> = never>(
     args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I> & { nearest?: N },
   ): Promise<WithDistance<WithIncluded<ColumnsRow<Tables[T]>, Tables, RelsOf<Rels, T>, I>, N>[]>;
   findFirst<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(
     args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>,
   ): Promise<WithIncluded<ColumnsRow<Tables[T]>, Tables, RelsOf<Rels, T>, I> | null>;
-  count(args?: { where?: Where<Tables[T]> }): Promise<number>;
+  count(args?: { where?: Where<Tables[T]>; search?: string }): Promise<number>;
   /** `findMany(args)` as a keyset page; `nextCursor` (null on the last page) goes in `after` (see `TableQuery.findPage`). */
   findPage<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(
     args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>,

@@ -3,7 +3,7 @@ import type { SchemaModel, TableModel } from "../schema/model.js";
 import type { DatabaseKind } from "../contracts/resources.js";
 import { findManyPostgres, findManyPostgresStatement } from "./find-postgres.js";
 import { findManySqlite, findManySqliteStatement } from "./find-sqlite.js";
-import { planFind } from "./query-args.js";
+import { RANK_NOT_PAGED, planFind } from "./query-args.js";
 import { QueryError } from "./query-error.js";
 import { cursorOf } from "./cursor.js";
 import type { Where } from "./where.js";
@@ -34,6 +34,12 @@ export interface FindManyArgs<Row, I extends Include = Include> {
   include?: I;
   /** The `nextCursor` of a previous page: only rows after it (keyset, same `orderBy` required). */
   after?: string;
+  /**
+   * Words to find in the table's full-text index (`.search()` in the schema): rows holding every
+   * word, best match first unless `orderBy` is given. Never a query language: anything but letters
+   * and digits separates words. At most 500 characters; no word at all matches every row.
+   */
+  search?: string;
   /** The k rows nearest a vector, nearest first, each with `_distance` (nearest.ts). */
   nearest?: { column: string; vector: readonly number[]; k: number };
 }
@@ -55,7 +61,7 @@ export type WithIncluded<Row, I> = Row & { [K in keyof I as I[K] extends true | 
 export interface TableQuery<Row> {
   findMany<const I extends Include = {}>(args?: FindManyArgs<Row, I>): Promise<WithIncluded<Row, I>[]>;
   findFirst<const I extends Include = {}>(args?: FindManyArgs<Row, I>): Promise<WithIncluded<Row, I> | null>;
-  count(args?: { where?: Where }): Promise<number>;
+  count(args?: { where?: Where; search?: string }): Promise<number>;
   /**
    * `findMany(args)` as a keyset page: `{ items, nextCursor }`, where `nextCursor` (null on the last
    * page) passed as `after` with the same `where` and `orderBy` gives the next page. Pages stay
@@ -87,7 +93,7 @@ export interface CompiledFind {
  */
 export type QueryApi<DB> = { readonly [T in keyof DB & string]: TableQuery<Selectable<DB[T]>> };
 
-const COUNT_KEYS = new Set(["where"]);
+const COUNT_KEYS = new Set(["where", "search"]);
 
 export function createQueryApi<DB = any>(
   db: Kysely<any>,
@@ -129,6 +135,7 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
     async findPage(args?: unknown) {
       const checked = plan(args);
       if (checked.nearest) throw new QueryError("nearest", "a nearest search answers its k rows at once: list it (findMany), it has no pages");
+      if (checked.rank) throw new QueryError("orderBy", RANK_NOT_PAGED);
       if (checked.take === undefined) return { items: await findMany(args), nextCursor: null };
       // One row more than asked says whether a next page exists, without a count.
       const rows = await findMany({ ...(args as object), take: checked.take + 1 });

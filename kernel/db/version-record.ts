@@ -27,6 +27,8 @@ export function definitionOf(model: SchemaModel): Definition {
     const columns: Record<string, string> = {};
     const table = model.tables[name]!;
     for (const column of Object.keys(table.columns).sort()) columns[column] = describeColumn(table.columns[column]!);
+    // Only searchable tables carry the entry, so versions without an index keep their checksums.
+    if (table.search) columns["~search"] = `${table.search.language} ${Object.entries(table.search.columns).map(([column, weight]) => `${column}:${weight}`).join(" ")}`;
     tables[name] = columns;
   }
   return tables;

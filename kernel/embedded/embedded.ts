@@ -155,7 +155,7 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase<any> {
       : undefined;
   const backup = async () => {
     await started;
-    return backupEmbedded(client as unknown as Parameters<typeof backupEmbedded>[0]);
+    return client instanceof ThreadClient ? client.backup() : backupEmbedded(client as EmbeddedClient);
   };
   return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, thread, about, ready: () => started, backup, close, probe };
 }

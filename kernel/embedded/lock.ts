@@ -1,5 +1,6 @@
 import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { TrellisError } from "../errors.js";
 
 /**
  * One process at a time on a PGlite data directory: two would corrupt it. The lock is a
@@ -40,7 +41,8 @@ export function lockDataDir(dataDir: string): DataDirLock {
   for (let attempt = 0; !tryCreate(lockPath, holder); attempt++) {
     const current = readHolder(lockPath);
     if (current && isAlive(current)) {
-      throw new Error(
+      throw new TrellisError(
+        "EMBEDDED_DIR_LOCKED",
         `The embedded database directory ${dataDir} is locked by process ${current.pid} on ${current.hostname} ` +
           `(since ${current.startedAt}); lock file ${lockPath}. Stop that process, or use another dataDir.`,
       );

@@ -4,6 +4,8 @@ export const SCHEMA_ERRORS = {
   INVALID: "SCHEMA_INVALID",
   /** A re-declaration changed a column that `.auth()` or `.files()` depends on. */
   CORE_COLUMN: "SCHEMA_CORE_COLUMN",
+  /** A `.search()` call names a missing table, an unknown or non-text column, a bad weight or language. */
+  SEARCH: "SCHEMA_SEARCH_INVALID",
 } as const;
 
 export type SchemaErrorCode = (typeof SCHEMA_ERRORS)[keyof typeof SCHEMA_ERRORS];

@@ -13,6 +13,7 @@ export {
   type EnumOptions,
 } from "./columns.js";
 export { parseSet, toSet } from "./sets.js";
+export type { SearchColumns, SearchLanguage, SearchOptions } from "./search.js";
 export type {
   ApiKeyColumns,
   ApiKeyTables,
@@ -74,5 +75,7 @@ export type {
   RelationKind,
   RelationModel,
   SchemaModel,
+  SearchModel,
+  SearchWeight,
   TableModel,
 } from "./model.js";

@@ -55,6 +55,19 @@ export interface TableModel {
   readonly name: string;
   /** Columns in declaration order (object key order is the order DDL emits them). */
   readonly columns: Readonly<Record<string, ColumnModel>>;
+  /** Set by `.search()`: the table's full-text index. */
+  readonly search?: SearchModel;
+}
+
+/** A full-text weight: A ranks highest, D lowest. */
+export type SearchWeight = "A" | "B" | "C" | "D";
+
+/** The full-text index of a table: its text columns with their weights, and the language. */
+export interface SearchModel {
+  /** Searchable text columns in declaration order, each with its weight. */
+  readonly columns: Readonly<Record<string, SearchWeight>>;
+  /** A PostgreSQL text search configuration (`simple`, `english`, ...); SQLite knows `simple` and `english`. */
+  readonly language: string;
 }
 
 export type RelationKind = "hasMany" | "hasOne" | "belongsTo" | "manyToMany";

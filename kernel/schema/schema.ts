@@ -17,6 +17,7 @@ import {
   type PivotTables,
 } from "./files-tables.js";
 import { primaryKeyOf, type RelationModel, type SchemaModel, type TableModel } from "./model.js";
+import { searchModel, searchProblems, type SearchColumns, type SearchOptions } from "./search.js";
 import { rel, relationModel, type DescribeRelations, type RelationBuilder, type RelationDef } from "./relations.js";
 import type { AddTable, MergeTables, SchemaResult } from "./types.js";
 import { checkName, coreProblems, schemaProblems, type Draft } from "./validate.js";
@@ -34,6 +35,16 @@ export interface SchemaBuilder<TTables, TRelations> {
     table: N,
     define: (rel: RelationBuilder<TTables, N>) => R,
   ): SchemaBuilder<TTables, AddTable<TRelations, N, DescribeRelations<R>>>;
+  /**
+   * A full-text index over text columns of `table` (declared earlier in the chain): `["title", "body"]`
+   * weighs every column alike, `{ title: "A", body: "B" }` ranks title matches higher (A highest, D
+   * lowest). Resource lists then take `search: "words"`. `false` removes an earlier version's index.
+   */
+  search<N extends Names<TTables>>(
+    table: N,
+    columns: SearchColumns<keyof TTables[N] & string> | false,
+    options?: SearchOptions,
+  ): SchemaBuilder<TTables, TRelations>;
   /** Deep-merges an earlier version's tables and relations; this builder's columns and relations win. */
   extend<T2, R2>(previous: SchemaResult<T2, R2>): SchemaBuilder<MergeTables<T2, TTables>, MergeTables<R2, TRelations>>;
   /** Adds better-auth's tables (with the admin plugin's fields) and their relations. */
@@ -112,12 +123,24 @@ class Builder {
     return this.next({ relations: mergeDeep(this.draft.relations, named({ [table]: define(rel) })) });
   }
 
+  search(table: string, columns: unknown, options?: SearchOptions): Builder {
+    let model: ReturnType<typeof searchModel> | null = null;
+    if (columns !== false) {
+      model = searchModel(table, columns, options);
+      const problems = Array.isArray(model) ? model : searchProblems(this.draft.tables, table, model);
+      if (problems.length > 0) throw new SchemaError(SCHEMA_ERRORS.SEARCH, this.draft.version, problems);
+    }
+    return this.next({ search: { ...this.draft.search, [table]: model as Exclude<typeof model, string[]> } });
+  }
+
   extend(previous: SchemaModel): Builder {
     if (!previous || typeof previous.tables !== "object" || typeof previous.relations !== "object") {
       throw new TypeError(".extend() takes a built schema (the result of .build())");
     }
     const tables = Object.fromEntries(Object.entries(previous.tables).map(([name, table]) => [name, table.columns]));
+    const search = Object.fromEntries(Object.values(previous.tables).flatMap((table) => (table.search ? [[table.name, table.search]] : [])));
     return this.next({
+      search: { ...search, ...this.draft.search },
       tables: mergeDeep(tables, this.draft.tables),
       relations: mergeDeep(previous.relations as Relations, this.draft.relations as Relations),
       auth: this.draft.auth ?? previous.auth,
@@ -164,7 +187,10 @@ class Builder {
     const problems = schemaProblems(this.draft);
     if (problems.length > 0) throw new SchemaError(SCHEMA_ERRORS.INVALID, version, problems);
     const tables: Record<string, TableModel> = {};
-    for (const [name, columns] of Object.entries(this.draft.tables)) tables[name] = { name, columns };
+    for (const [name, columns] of Object.entries(this.draft.tables)) {
+      const search = this.draft.search?.[name];
+      tables[name] = search ? { name, columns, search } : { name, columns };
+    }
     // Drafts are never mutated (every call copies what it changes), so freezing their parts in place is safe.
     return deepFreeze({ version, tables, relations, ...(auth ? { auth } : {}), ...(files ? { files } : {}) });
   }

@@ -1,7 +1,8 @@
 import { authTables } from "./auth-tables.js";
 import type { ColumnModels } from "./columns.js";
 import { fileTable } from "./files-tables.js";
-import type { ColumnModel, ColumnType, RelationModel, SchemaModel } from "./model.js";
+import type { ColumnModel, ColumnType, RelationModel, SchemaModel, SearchModel } from "./model.js";
+import { searchProblems } from "./search.js";
 
 /** The builder's state: a `SchemaModel` before tables get their `name`. Never mutated; calls copy it. */
 export interface Draft {
@@ -10,6 +11,8 @@ export interface Draft {
   readonly relations: Readonly<Record<string, Readonly<Record<string, RelationModel>>>>;
   readonly auth?: SchemaModel["auth"];
   readonly files?: SchemaModel["files"];
+  /** `.search()` by table; `null` where a version removed an earlier version's index. */
+  readonly search?: Readonly<Record<string, SearchModel | null>>;
 }
 
 // Quoting would allow more, but these names also become URL segments, procedure names and index names.
@@ -128,5 +131,6 @@ export function schemaProblems(draft: Draft): string[] {
   for (const relations of Object.values(draft.relations)) {
     for (const relation of Object.values(relations)) problems.push(...relationProblems(draft.tables, relation));
   }
+  for (const [table, search] of Object.entries(draft.search ?? {})) if (search) problems.push(...searchProblems(draft.tables, table, search));
   return problems;
 }

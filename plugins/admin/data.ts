@@ -3,7 +3,7 @@ import { RpcError, decodeRow, rowSelection, type AppDatabase, type DatabaseKind,
 import type { AdminSettings } from "./options.js";
 import { redact, refuseSecretFilter, refuseSecretOrder } from "./secrets.js";
 import type { CountCache } from "./count-cache.js";
-import { assertWritable, equalityWhere, tableOf, writeData, type AdminTable } from "./tables.js";
+import { assertWritable, equalityWhere, keyValues, tableOf, writeData, type AdminTable } from "./tables.js";
 
 export type AdminRow = Record<string, unknown>;
 
@@ -14,10 +14,13 @@ const record = z.preprocess((value, ctx) => {
 }, z.record(z.string(), z.unknown()));
 
 const table = z.string().min(1);
-const listInput = z.object({
+/** What a list selects: `list` pages through it, the export route writes all of it. */
+export const selectionInput = z.object({
   table,
   where: record.optional(),
   orderBy: z.array(z.record(z.string(), z.enum(["asc", "desc"]))).optional(),
+});
+const listInput = selectionInput.extend({
   take: z.number().int().min(0).optional(),
   skip: z.number().int().min(0).optional(),
 });
@@ -93,7 +96,25 @@ export function dataProcedures(base: ProcedureBase<AppRpcContext>, db: AppDataba
     return { data: rows.map((row) => out(t, row)), count: rows.length };
   });
 
-  return { list, get, create, update, delete: remove };
+  // Bounded by the largest page: the dashboard deletes what it selected on one page.
+  const deleteMany = base.input(z.object({ table, keys: z.array(z.union([z.string(), z.number()])).min(1).max(limits.max) })).handler(async ({ input }): Promise<{ data: AdminRow[]; count: number }> => {
+    const t = tableOf(tables, input.table);
+    assertWritable(t);
+    const { column, values } = keyValues(kind, t, input.keys);
+    // All or nothing: a key that matches no row, or a row another one still references, deletes none.
+    const rows = await db.transact(async (trx) => {
+      const deleted = (await trx.deleteFrom(t.model.name).where(column as never, "in", values as never).returning(rowSelection(kind, t.model) as never).execute()) as AdminRow[];
+      if (deleted.length < values.length) {
+        const found = new Set(deleted.map((row) => String(row[column])));
+        const missing = values.filter((value) => !found.has(String(value)));
+        throw new RpcError("NOT_FOUND", { message: `No ${t.model.name} row with ${column} ${missing.map(String).join(", ")}; nothing was deleted` });
+      }
+      return deleted;
+    });
+    return { data: rows.map((row) => out(t, row)), count: rows.length };
+  });
+
+  return { list, get, create, update, delete: remove, deleteMany };
 }
 
 function notFound(t: AdminTable) {

@@ -9,6 +9,7 @@ import { countCache } from "./count-cache.js";
 import type { AuthApi } from "./user-actions.js";
 import { ActivityRing, activityRecorder } from "./activity.js";
 import { SECTION_PLUGINS, adminSections } from "./sections.js";
+import { exportRoute } from "./export.js";
 
 export type { AdminConfig } from "./options.js";
 export type { AdminRouter } from "./procedures.js";
@@ -18,6 +19,7 @@ export type { AdminHealth } from "./health.js";
 export type { ActivityEntry } from "./activity.js";
 export { REDACTED } from "./secrets.js";
 export type { AdminSection } from "./sections.js";
+export type { AdminProcedure } from "./procedure-list.js";
 
 /**
  * The admin API under `_admin` (the facade reserves the namespace for this plugin) and, unless
@@ -47,10 +49,11 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
       const recorder = activity && activityRecorder(activity, "/rpc/_admin/activity");
       if (recorder) ctx.hooks.error.tap(recorder.onError);
       ctx.hooks.changed.tap((change) => counts.changed(change.table));
+      const tables = adminTables(ctx.schema);
       const procedures = adminProcedures(ctx.base, {
         db: ctx.resources.db,
         kind: ctx.resources.kind,
-        tables: adminTables(ctx.schema),
+        tables,
         settings,
         sealed: () => sealed!,
         registry: () => ctx.want("resource-registry"),
@@ -61,10 +64,11 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
         services: () => ({ kv: ctx.resources.kv, storage: ctx.resources.storage }),
         auth: () => ctx.want("auth") as AuthApi | undefined,
       });
-      const sections = adminSections(ctx, gatedBase(ctx, settings.roles));
+      const sections = adminSections(ctx, gatedBase(ctx, settings.roles), settings);
       return {
-        procedures: { _admin: { ...sections, ...procedures } } as never,
-        routes: settings.ui ? dashboardRoutes(settings.path) : [],
+        procedures: { _admin: { ...sections.procedures, ...procedures } } as never,
+        // The export is part of the API: served with `ui: false` too.
+        routes: [exportRoute(settings.path, { db: ctx.resources.db, tables, settings, sealed: () => sealed! }), ...(settings.ui ? dashboardRoutes(settings.path) : []), ...sections.routes],
         middleware: recorder ? [recorder.middleware] : [],
       };
     },

@@ -6,6 +6,12 @@ export interface AdminConfig {
    */
   listLimit?: { default?: number; max?: number };
   /**
+   * Most rows one CSV or JSON export may hold (`GET <path>/export/<table>.csv`); a filter that
+   * selects more is 400, asking for a narrower one.
+   * @default 100000
+   */
+  exportLimit?: number;
+  /**
    * Roles that may call `_admin.*` (`user.role` may be comma-separated). Keep it equal to the auth
    * library admin plugin's `adminRoles` when you change it.
    * @default ["admin"]
@@ -37,6 +43,7 @@ export interface AdminConfig {
 
 export interface AdminSettings {
   limits: { default: number; max: number; maxSkip: number };
+  exportLimit: number;
   roles: readonly string[];
   ui: boolean;
   path: string;
@@ -52,6 +59,7 @@ export function adminSettings(config: AdminConfig = {}): AdminSettings {
   const path = (config.path ?? "/_admin").replace(/\/+$/, "") || "/_admin";
   return {
     limits: { default: Math.min(config.listLimit?.default ?? 50, max), max, maxSkip: MAX_SKIP },
+    exportLimit: Math.max(1, Math.floor(config.exportLimit ?? 100_000)),
     roles: config.roles?.length ? config.roles : ["admin"],
     ui: config.ui ?? true,
     path: path.startsWith("/") ? path : `/${path}`,

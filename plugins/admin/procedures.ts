@@ -8,6 +8,7 @@ import { userProcedures } from "./users.js";
 import { checkHealth, type AdminHealth } from "./health.js";
 import { activityProcedure, type ActivityRing } from "./activity.js";
 import type { AuthApi } from "./user-actions.js";
+import { procedureList } from "./procedure-list.js";
 
 export interface AdminDeps {
   db: AppDatabase<any>;
@@ -47,6 +48,7 @@ export function adminProcedures(base: ProcedureBase<AppRpcContext>, deps: AdminD
     ),
     activity: activityProcedure(gated, deps.activity),
     health: gated.handler((): Promise<AdminHealth> => checkHealth(deps.db, deps.services().kv, deps.services().storage)),
+    procedures: procedureList(gated, deps.sealed),
     data: dataProcedures(gated, deps.db, deps.kind, deps.tables, deps.settings, deps.counts),
     users: userProcedures(gated, deps.db, deps.kind, deps.schema, deps.auth),
   };

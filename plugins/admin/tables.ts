@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RpcError, createInput, encodeValue, updateData, type DatabaseKind, type SchemaModel, type TableModel } from "../../kernel/index.js";
+import { RpcError, createInput, encodeValue, primaryKeyOf, updateData, type DatabaseKind, type SchemaModel, type TableModel } from "../../kernel/index.js";
 import { READ_ONLY_TABLES, secretColumns } from "./secrets.js";
 
 type Row = Record<string, unknown>;
@@ -66,6 +66,21 @@ export function equalityWhere(kind: DatabaseKind, table: AdminTable, where: Row)
     out[column] = encoded(kind, table, column, value, `where.${column}`);
   }
   return out;
+}
+
+/**
+ * A bulk write's `keys`: primary-key values, each encoded for the family, repeats dropped. A table
+ * without a primary key is 400: its rows have nothing to be named by.
+ */
+export function keyValues(kind: DatabaseKind, table: AdminTable, keys: readonly unknown[]): { column: string; values: unknown[] } {
+  const column = primaryKeyOf(table.model);
+  if (!column) throw new RpcError("BAD_REQUEST", { message: `"${table.model.name}" has no primary key, so its rows cannot be named by key` });
+  const values = new Map<string, unknown>();
+  for (const [i, key] of keys.entries()) {
+    const value = encoded(kind, table, column, key, `keys[${i}]`);
+    values.set(String(value), value);
+  }
+  return { column, values: [...values.values()] };
 }
 
 /** Create or update `data`: unknown and serial columns are 400, values checked by the column's schema, then encoded. */

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { RpcError, errorResponse, readStream, type AppStorage, type RouteDefinition } from "../../kernel/index.js";
+import { RpcError, errorResponse, readStream, type AppStorage, type RequestEvent, type RouteDefinition } from "../../kernel/index.js";
 import { fileNotFound, type FileAccess } from "./access.js";
 import { contentDisposition } from "./file-name.js";
 import { rendersInline } from "./media-type.js";
@@ -13,8 +13,7 @@ function etagOf(key: string): string {
 }
 
 /**
- * `GET <path>`: the bytes streamed from the store, inline only for types safe to render (else as an
- * attachment), never sniffed, sandboxed.
+ * `GET <path>`: the file, as `serveFile` answers it.
  * With `owner`, everyone but the owner (and `roles`) gets 404, signed in or not, exactly as for an
  * id that does not exist.
  */
@@ -28,31 +27,41 @@ export function downloadRoute(path: string, rule: FilePermission<any>, deps: { r
       const found = await rows.find(event.params.id ?? "", access.ownerScope(rule, context));
       await access.check(rule, context, found?.record);
       if (!found) throw fileNotFound();
-      const etag = etagOf(found.key);
-      const headers = fileHeaders(found, etag, rule, event.url.searchParams.has("download"));
-      if (matchesEtag(event.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
-      const size = found.record.size;
-      const range = requestedRange(event.headers.get("range"), event.headers.get("if-range"), etag, size);
-      if (range === "unsatisfiable") {
-        const response = errorResponse(new RpcError("RANGE_NOT_SATISFIABLE", { status: 416, message: `Range not satisfiable for ${size} bytes` }), false);
-        response.headers.set("content-range", `bytes */${size}`);
-        return response;
-      }
-      if (range) {
-        headers.set("content-range", `bytes ${range.start}-${range.end}/${size}`);
-        headers.set("content-length", String(range.end - range.start + 1));
-      } else headers.set("content-length", String(size));
-      const status = range ? 206 : 200;
-      if (event.method === "HEAD") return new Response(null, { status, headers });
-      // Streamed from the store as the client reads: a file is never held whole in memory.
-      const body = await readStream(storage, found.key, range);
-      if (!body) throw new Error(`File ${found.record.id} has a row but no bytes in storage`);
-      return new Response(body, { status, headers });
+      // Public bytes may sit in shared caches for an hour; others only in the caller's, revalidated each time.
+      return serveFile(event, found, storage, rule === "public" ? "public, max-age=3600" : "private, no-cache");
     },
   };
 }
 
-function fileHeaders({ record }: StoredFile, etag: string, rule: FilePermission<any>, download: boolean): Headers {
+/**
+ * A stored file as a response: its bytes streamed from the store, inline only for types safe to
+ * render (else as an attachment, and always with `?download`), never sniffed, sandboxed; with
+ * `ETag`, conditional requests and single ranges.
+ */
+export async function serveFile(event: RequestEvent, found: StoredFile, storage: AppStorage, cacheControl: string): Promise<Response> {
+  const etag = etagOf(found.key);
+  const headers = fileHeaders(found, etag, cacheControl, event.url.searchParams.has("download"));
+  if (matchesEtag(event.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
+  const size = found.record.size;
+  const range = requestedRange(event.headers.get("range"), event.headers.get("if-range"), etag, size);
+  if (range === "unsatisfiable") {
+    const response = errorResponse(new RpcError("RANGE_NOT_SATISFIABLE", { status: 416, message: `Range not satisfiable for ${size} bytes` }), false);
+    response.headers.set("content-range", `bytes */${size}`);
+    return response;
+  }
+  if (range) {
+    headers.set("content-range", `bytes ${range.start}-${range.end}/${size}`);
+    headers.set("content-length", String(range.end - range.start + 1));
+  } else headers.set("content-length", String(size));
+  const status = range ? 206 : 200;
+  if (event.method === "HEAD") return new Response(null, { status, headers });
+  // Streamed from the store as the client reads: a file is never held whole in memory.
+  const body = await readStream(storage, found.key, range);
+  if (!body) throw new Error(`File ${found.record.id} has a row but no bytes in storage`);
+  return new Response(body, { status, headers });
+}
+
+function fileHeaders({ record }: StoredFile, etag: string, cacheControl: string, download: boolean): Headers {
   const attachment = download || !rendersInline(record.type);
   return new Headers({
     "content-type": record.type,
@@ -61,7 +70,6 @@ function fileHeaders({ record }: StoredFile, etag: string, rule: FilePermission<
     "content-security-policy": "default-src 'none'; sandbox",
     etag,
     "accept-ranges": "bytes",
-    // Public bytes may sit in shared caches for an hour; others only in the caller's, revalidated each time.
-    "cache-control": rule === "public" ? "public, max-age=3600" : "private, no-cache",
+    "cache-control": cacheControl,
   });
 }

@@ -9,10 +9,12 @@ import { restUploadRoute } from "./rest-upload.js";
 import { outageAware } from "./storage-outage.js";
 import { streamingUploads } from "./upload-request.js";
 import { FileRows } from "./records.js";
+import { filesAdminSection } from "./admin.js";
 
 export type { FileAction, FilePermission, FilePermissionFn, FileRecord, FilesConfig } from "./options.js";
 export type { Attachment } from "./attachments.js";
 export type { FileProcedures } from "./procedures.js";
+export type { AdminFile, AdminFilesRouter, FileLink } from "./admin.js";
 
 /**
  * Uploads, metadata and downloads over the schema's `.files()` tables: the `file.*` procedures and
@@ -26,6 +28,7 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
     name: "files",
     stage: "feature",
     optionalDependencies: ["auth", "resources"],
+    provides: ["admin-section:files"],
     validate(ctx) {
       const problems: TrellisError[] = [];
       const fail = (code: string, message: string) => problems.push(new TrellisError(code, message, { plugin: "files", hook: "validate" }));
@@ -58,9 +61,10 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
       const rows = new FileRows(db, kind, table, resolved.path);
       const registry = ctx.want("resource-registry");
       const attachments = new Attachments(db, kind, ctx.schema, () => registry);
+      const outageStorage = outageAware(storage!, ctx.report, "rpc");
       const procedures = fileProcedures({
         config: resolved,
-        storage: outageAware(storage!, ctx.report, "rpc"),
+        storage: outageStorage,
         db,
         rows,
         access,
@@ -68,7 +72,8 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
         base: ctx.base,
         report: (error, source) => ctx.report(error, source),
       });
-      const routes: RouteDefinition[] = [downloadRoute(resolved.path, resolved.permissions.get, { rows, access, storage: outageAware(storage!, ctx.report, "route") })];
+      const routeStorage = outageAware(storage!, ctx.report, "route");
+      const routes: RouteDefinition[] = [downloadRoute(resolved.path, resolved.permissions.get, { rows, access, storage: routeStorage })];
       const limits = { fileBytes: resolved.maxBytes, fieldBytes: ENVELOPE_BYTES };
       // With the REST surface, uploads take plain multipart there too (the document lists the route).
       if (ctx.plugins.includes("openapi")) {
@@ -76,10 +81,13 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
         ctx.hooks.sealed.tap((app) => (sealed = app));
         routes.push(restUploadRoute(limits, resolved.maxBytes + ENVELOPE_BYTES, () => sealed!));
       }
+      // `_admin.files.*` when the app has `.admin()` (the admin plugin mounts it; unused otherwise).
+      const uploads = { storage: outageStorage, db, rows, maxBytes: resolved.maxBytes, accept: resolved.accept, report: ctx.report };
+      ctx.provide("admin-section:files", filesAdminSection({ db, schema: ctx.schema, rows, attachments, uploads, routeStorage, owned: access.owned }));
       return {
         procedures: { file: procedures } as never,
         routes,
-        middleware: [streamingUploads("/rpc/file/upload", limits)],
+        middleware: [streamingUploads(ctx.plugins.includes("admin") ? ["/rpc/file/upload", "/rpc/_admin/files/upload"] : ["/rpc/file/upload"], limits)],
       };
     },
   });

@@ -1,12 +1,10 @@
 import { z } from "zod";
-import { RpcError, whereColumns, writeStream, type AppDatabase, type AppStorage, type ErrorSource, type ProcedureBase } from "../../kernel/index.js";
+import { RpcError, whereColumns, type AppDatabase, type AppStorage, type ErrorSource, type ProcedureBase } from "../../kernel/index.js";
 import { fileNotFound, type FileAccess } from "./access.js";
 import type { Attachment, Attachments } from "./attachments.js";
-import { cleanName } from "./file-name.js";
-import { accepts, storedType } from "./media-type.js";
 import type { FileAction, FilePermission, FileRecord, ResolvedFilesConfig } from "./options.js";
-import { FileRows } from "./records.js";
-import { StreamedFile } from "./streamed-file.js";
+import type { FileRows } from "./records.js";
+import { admittedType, storeUpload, type UploadStore } from "./store-upload.js";
 
 /** Room for the RPC envelope around the file in a multipart body (field names, JSON, boundaries). */
 export const ENVELOPE_BYTES = 64 * 1024;
@@ -47,6 +45,7 @@ export interface FileProcedureDeps {
 /** `file.upload`, `file.list`, `file.get`, `file.delete`, `file.attach`, `file.detach`. */
 export function fileProcedures(deps: FileProcedureDeps) {
   const { config, storage, db, rows, access, attachments, base } = deps;
+  const uploads: UploadStore = { storage, db, rows, maxBytes: config.maxBytes, accept: config.accept, report: deps.report };
   const rules = config.permissions;
   // Attaching changes what a file belongs to: only its owner (or `roles`) may, whatever `get` allows.
   const attachRule: FilePermission<any> = access.owned ? "owner" : rules.get;
@@ -66,53 +65,13 @@ export function fileProcedures(deps: FileProcedureDeps) {
     .input(uploadInput)
     .handler(async ({ input, context }): Promise<FileRecord> => {
       const { file, attach } = input;
-      // A file still arriving (`StreamedFile`) has no size yet: its bytes are counted as they pass.
-      if (!(file instanceof StreamedFile) && file.size > config.maxBytes) throw tooLarge(config.maxBytes);
-      const type = storedType(file.type);
-      if (config.accept && !accepts(config.accept, type)) {
-        throw new RpcError("UNSUPPORTED_MEDIA_TYPE", { status: 415, message: `File type "${type}" is not accepted; accepted: ${config.accept.join(", ")}` });
-      }
+      const type = admittedType(file, config);
       await access.check(rules.upload, context);
       const entity = attach && attachments.entity(attach.table, attach.entityId);
       if (attach && entity) await attachments.authorize("update", attach.table, entity.id, context);
-
-      const { id, key } = FileRows.newIdentity();
-      // A streamed file was counted (and bounded) by the multipart parser; any other is counted here.
-      let counted = 0;
-      const body =
-        file instanceof StreamedFile
-          ? file.stream()
-          : file.stream().pipeThrough(
-              new TransformStream<Uint8Array, Uint8Array>({
-                transform(chunk, controller) {
-                  counted += chunk.byteLength;
-                  if (counted > config.maxBytes) throw tooLarge(config.maxBytes);
-                  controller.enqueue(chunk);
-                },
-              }),
-            );
-      // Bytes first, then the row: a failure in between leaves at worst an unreferenced blob, never
-      // a row without bytes; a failed insert removes the blob again. A stream that fails (too large,
-      // cut off) leaves no bytes (the storage contract) and no row.
-      try {
-        await writeStream(storage, key, body);
-      } catch (error) {
-        await storage.delete(key).catch((cause) => deps.report(cause, "rpc"));
-        throw error;
-      }
-      const size = file instanceof StreamedFile ? file.received() : counted;
-      const values = { id, key, name: cleanName(file.name), type, size, ...(access.owned ? { userId: context.user?.id ?? null } : {}) };
-      try {
-        if (!attach || !entity) return (await rows.insert(db, values)).record;
-        return await db.transact(async (trx) => {
-          const stored = await rows.insert(trx, values);
-          await attachments.attach(trx, id, attach.table, entity.id, attach.role ?? null, attach.position ?? 0);
-          return stored.record;
-        });
-      } catch (error) {
-        await storage.delete(key).catch((cause) => deps.report(cause, "rpc"));
-        throw error;
-      }
+      const owner = access.owned ? { userId: context.user?.id ?? null } : {};
+      const link = attach && entity ? (trx: AppDatabase<any>, id: string) => attachments.attach(trx, id, attach.table, entity.id, attach.role ?? null, attach.position ?? 0) : undefined;
+      return storeUpload(uploads, file, type, owner, link);
     });
 
   const list = gated(rules.list)
@@ -204,10 +163,6 @@ export function fileProcedures(deps: FileProcedureDeps) {
 }
 
 export type FileProcedures = ReturnType<typeof fileProcedures>;
-
-function tooLarge(maxBytes: number) {
-  return new RpcError("PAYLOAD_TOO_LARGE", { status: 413, message: `File is larger than ${maxBytes} bytes` });
-}
 
 /**
  * The storage key never leaves the server, so it cannot be filtered on either (no guessing by

@@ -25,18 +25,18 @@ class UploadRequest extends Request {
   }
 }
 
-/** True for a multipart POST to `path`: the requests an upload route reads as a stream. */
-export function isMultipartPost(event: RequestEvent, path: string): boolean {
-  return event.method === "POST" && event.path === path && (event.headers.get("content-type") ?? "").toLowerCase().startsWith("multipart/form-data");
+/** True for a multipart POST to `paths` (one or several): the requests an upload route reads as a stream. */
+export function isMultipartPost(event: RequestEvent, paths: string | readonly string[]): boolean {
+  return event.method === "POST" && (typeof paths === "string" ? event.path === paths : paths.includes(event.path)) && (event.headers.get("content-type") ?? "").toLowerCase().startsWith("multipart/form-data");
 }
 
 /**
- * Swaps a multipart `POST <path>` (the RPC upload) for an `UploadRequest` before the RPC handler
+ * Swaps a multipart `POST` to one of `paths` (the RPC uploads) for an `UploadRequest` before the RPC handler
  * reads it, and stops reading the body once the response is decided (a 401 never reads the file).
  */
-export function streamingUploads(path: string, limits: MultipartLimits): HttpMiddleware {
+export function streamingUploads(paths: readonly string[], limits: MultipartLimits): HttpMiddleware {
   const middleware: HttpMiddleware = async (event, next) => {
-    if (!isMultipartPost(event, path)) return next();
+    if (!isMultipartPost(event, paths)) return next();
     const upload = await openMultipart(event.request, limits);
     event.request = new UploadRequest(event.request, upload);
     return next().finally(() => upload.dispose());

@@ -39,6 +39,7 @@ export function jobsPlugin(config: JobsConfig = {}): JobsPlugin {
   const plugin: AppPlugin = definePlugin({
       name: "jobs",
       stage: "feature",
+      optionalDependencies: ["telemetry"],
       provides: ["jobs", "admin-section:jobs"],
       validate(ctx) {
         if (ctx.resources.kind === "sqlite") {
@@ -53,6 +54,7 @@ export function jobsPlugin(config: JobsConfig = {}): JobsPlugin {
           settings,
           logger: ctx.logger,
           report: (error) => ctx.report(error, "job"),
+          telemetry: ctx.want("telemetry"),
         });
         ctx.provide("jobs", runtime, { context: true });
         // `_admin.jobs.*` when the app has `.admin()` (the admin plugin mounts it; unused otherwise).

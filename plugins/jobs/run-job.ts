@@ -1,6 +1,7 @@
 import { RequestEvent, type AppRpcContext, type Logger, type SealedApp } from "../../kernel/index.js";
 import type { Definition } from "./registry.js";
 import type { StandardSchema } from "./options.js";
+import type { JobOutcome, JobsTelemetry } from "./telemetry.js";
 
 /** A job as pg-boss hands it to a worker (`includeMetadata`). */
 export interface FetchedJob {
@@ -19,6 +20,8 @@ export interface RunDeps {
   report(error: unknown): void;
   /** Signals of running handlers, aborted at shutdown once the grace period is over. */
   running: Set<AbortController>;
+  /** Spans and metrics, when the app has the telemetry plugin. */
+  telemetry: JobsTelemetry | undefined;
 }
 
 /** Marks a failure that is part of normal operation (a webhook receiver answered 500): retried, logged, not reported to `onError`. */
@@ -27,9 +30,14 @@ export const EXPECTED_FAILURE = Symbol.for("trellis.jobs.expected");
 /**
  * Runs one job: validates its data, builds a request-less context, runs the handler under its
  * timeout, then completes or fails it. Each job of a batch settles on its own, so one failure never
- * fails its neighbours.
+ * fails its neighbours. With telemetry, the attempt runs in a span of its own (`JobsTelemetry.run`).
  */
 export async function runJob(definition: Definition, job: FetchedJob, deps: RunDeps): Promise<void> {
+  if (!deps.telemetry) return void (await attempt(definition, job, deps));
+  await deps.telemetry.run({ id: job.id, name: definition.name, attempt: job.retryCount + 1 }, () => attempt(definition, job, deps));
+}
+
+async function attempt(definition: Definition, job: FetchedJob, deps: RunDeps): Promise<{ outcome: JobOutcome; failure?: Error }> {
   const controller = new AbortController();
   const timeoutMs = (definition.policy.expireInSeconds - 1) * 1000;
   const timer = setTimeout(() => controller.abort(new Error(`job "${definition.name}" timed out after ${timeoutMs / 1000} s`)), timeoutMs);
@@ -43,6 +51,7 @@ export async function runJob(definition: Definition, job: FetchedJob, deps: RunD
       aborted(controller.signal),
     ]);
     await deps.complete(definition.name, job.id, result ?? null);
+    return { outcome: "completed" };
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));
     // A failure to record the failure (the database went away) leaves the job active: it runs
@@ -54,6 +63,7 @@ export async function runJob(definition: Definition, job: FetchedJob, deps: RunD
     } else {
       deps.report(failure);
     }
+    return { outcome: last ? "failed" : "retry", failure };
   } finally {
     clearTimeout(timer);
     deps.running.delete(controller);

@@ -6,6 +6,8 @@ import { JobTable, describeDefinitions, queueInfos, totals } from "./inspect.js"
 import type { JobDefinitionOptions, JobsSettings } from "./options.js";
 import { Definitions } from "./registry.js";
 import { parse, runJob, type FetchedJob } from "./run-job.js";
+import { JobsTelemetry } from "./telemetry.js";
+import type { Telemetry } from "../telemetry/index.js";
 import type { JobHandler, JobRecord, JobState, JobsService, QueueInfo, SendOptions, StateCounts } from "./types.js";
 
 type PgBoss = import("pg-boss");
@@ -15,6 +17,8 @@ export interface RuntimeDeps {
   settings: JobsSettings;
   logger: Logger | undefined;
   report(error: unknown): void;
+  /** The telemetry plugin's service, when the app has it. */
+  telemetry: Telemetry | undefined;
 }
 
 /**
@@ -27,6 +31,7 @@ export class JobsRuntime implements JobsService {
   readonly #table: JobTable;
   readonly #running = new Set<AbortController>();
   readonly #workers = new Map<string, string>();
+  readonly #telemetry: JobsTelemetry | undefined;
   #boss: PgBoss | undefined;
   #sealed: SealedApp | undefined;
   #closed = false;
@@ -37,6 +42,7 @@ export class JobsRuntime implements JobsService {
   ) {
     this.#db = engineDb(deps.kysely);
     this.#table = new JobTable(this.#db, deps.settings.schema);
+    this.#telemetry = deps.telemetry && new JobsTelemetry(deps.telemetry, () => this.queues());
   }
 
   attach(sealed: SealedApp): void {
@@ -45,6 +51,10 @@ export class JobsRuntime implements JobsService {
 
   define<Data>(name: string, options: JobDefinitionOptions<Data>, handler: JobHandler<Data>): void {
     this.definitions.define("plugin", name, options, handler as JobHandler<any>);
+  }
+
+  cron(name: string, expression: string, handler: JobHandler<undefined>, options?: JobDefinitionOptions<undefined> & { tz?: string }): void {
+    this.definitions.cron("plugin", name, expression, handler as JobHandler<any>, options);
   }
 
   async start(): Promise<void> {
@@ -93,6 +103,7 @@ export class JobsRuntime implements JobsService {
       fail: (name: string, id: string, error: object) => boss.fail(name, id, error),
       report: this.deps.report,
       running: this.#running,
+      telemetry: this.#telemetry,
     };
     const batchSize = definition.concurrency;
     const id = await boss.work(definition.name, { batchSize, includeMetadata: true, pollingIntervalSeconds: this.deps.settings.pollingInterval }, async (jobs) => {
@@ -141,7 +152,8 @@ export class JobsRuntime implements JobsService {
     if (startAfter !== undefined) sendOptions.startAfter = startAfter instanceof Date ? startAfter.toISOString() : startAfter;
     if (singletonKey !== undefined) Object.assign(sendOptions, { singletonKey, singletonSeconds: options.singletonSeconds ?? 60 });
     if (priority !== undefined) sendOptions.priority = priority;
-    const id = await boss.send(name, JSON.stringify(value ?? null) as never, sendOptions);
+    const enqueue = () => boss.send(name, JSON.stringify(value ?? null) as never, sendOptions);
+    const id = await (this.#telemetry ? this.#telemetry.send(name, enqueue) : enqueue());
     // Wakes this process's worker; on PGlite its fetch queues behind an open transaction, so it
     // sees the job right after the commit.
     const worker = this.#workers.get(name);

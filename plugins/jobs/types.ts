@@ -89,6 +89,8 @@ export interface QueueInfo {
 export interface JobsService {
   /** Defines a job kind (build time only). */
   define<Data = unknown>(name: string, options: JobDefinitionOptions<Data>, handler: JobHandler<Data>): void;
+  /** Defines a schedule (build time only): one `handler` run per tick across every replica. */
+  cron(name: string, expression: string, handler: JobHandler<undefined>, options?: JobDefinitionOptions<undefined> & { tz?: string }): void;
   /**
    * Queues a job; resolves its id (null when a `singletonKey` dropped it). Called inside
    * `db.transact(...)`, the job exists only if that transaction commits.

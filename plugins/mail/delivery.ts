@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "../../kernel/index.js";
+import type { SpanOptions, Telemetry } from "../telemetry/index.js";
 import type { MailLimiter } from "./limits.js";
 import type { MailRows } from "./outbox.js";
 import type { OpenTransport } from "./transports.js";
@@ -30,7 +31,12 @@ export interface DeliveryDeps {
   from: string;
   limiter: MailLimiter | undefined;
   logger: Logger | undefined;
+  /** The telemetry plugin's service, when the app has it. */
+  telemetry: Telemetry | undefined;
 }
+
+/** OpenTelemetry's `SpanKind.CLIENT`, as a number: the API may not be installed. */
+const CLIENT = 2;
 
 /**
  * One delivery attempt and its bookkeeping: the first attempt checks the per-address limit and
@@ -52,8 +58,30 @@ export class Delivery {
     return true;
   }
 
-  /** Sends once; records the outcome; rethrows the transport's error so a caller may retry. */
-  async attempt(mail: QueuedMail, attempt: number): Promise<void> {
+  /**
+   * Sends once in a `mail send` span (a child of the active span, or as `trace` says); records the
+   * outcome; rethrows the transport's error so a caller may retry. The span names the transport,
+   * the message's kind and id, never its addresses or content.
+   */
+  attempt(mail: QueuedMail, attempt: number, trace: Pick<SpanOptions, "root" | "links"> = {}): Promise<void> {
+    const { telemetry } = this.deps;
+    if (!telemetry) return this.#send(mail, attempt);
+    const attributes = { "trellis.mail.transport": this.deps.transport().name, "trellis.mail.kind": mail.kind, "trellis.mail.id": mail.id, "trellis.mail.attempt": attempt };
+    return telemetry.span(
+      "mail send",
+      (span) =>
+        this.#send(mail, attempt).then(
+          () => void span?.setAttribute("trellis.mail.outcome", "sent"),
+          (error: unknown) => {
+            span?.setAttribute("trellis.mail.outcome", "failed");
+            throw error;
+          },
+        ),
+      { kind: CLIENT, attributes, ...trace },
+    );
+  }
+
+  async #send(mail: QueuedMail, attempt: number): Promise<void> {
     const transport = this.deps.transport();
     try {
       await transport.send({ from: this.deps.from, to: mail.to, subject: mail.subject, text: mail.text, ...(mail.html ? { html: mail.html } : {}) }, mail.link ?? undefined);

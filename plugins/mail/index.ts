@@ -41,7 +41,7 @@ export function mailPlugin(config: MailConfig): AppPlugin {
   return definePlugin({
     name: "mail",
     stage: "feature",
-    optionalDependencies: ["auth", "jobs"],
+    optionalDependencies: ["auth", "jobs", "telemetry"],
     validate(ctx) {
       const problems = checkConfig(config, resolved, ctx);
       if (problems.length === 1) throw problems[0];
@@ -57,9 +57,10 @@ export function mailPlugin(config: MailConfig): AppPlugin {
       ctx.hooks.ready.tap(async () => void (transport = await openTransport(resolved.transport, ctx.logger)));
       const auth = resolved.auth && ctx.plugins.includes("auth") ? resolved.auth : false;
       if (auth && resolved.limits) limiter = mailLimiter(resolved.limits, sendingPaths(auth), report);
-      const delivery = new Delivery({ rows, transport: () => transport!, from: resolved.from, limiter, logger: ctx.logger });
+      const telemetry = ctx.want("telemetry");
+      const delivery = new Delivery({ rows, transport: () => transport!, from: resolved.from, limiter, logger: ctx.logger, telemetry });
       let closing = false;
-      const inProcess = processQueue(delivery, { retries: resolved.retries, retryDelayMs: resolved.retryDelayMs, failed: report, stopped: () => closing });
+      const inProcess = processQueue(delivery, { retries: resolved.retries, retryDelayMs: resolved.retryDelayMs, failed: report, stopped: () => closing, telemetry });
       const jobs = ctx.want("jobs") as JobsLike | undefined;
       queue = jobs ? jobsQueue(jobs, delivery, inProcess, report) : inProcess;
       const mailer = createMailer(name, config.templates ?? {}, () => queue!);

@@ -1,3 +1,4 @@
+import type { Telemetry } from "../telemetry/index.js";
 import type { Delivery, QueuedMail } from "./delivery.js";
 
 /**
@@ -24,15 +25,18 @@ export interface MailQueue {
  */
 export function processQueue(
   delivery: Delivery,
-  options: { retries: number; retryDelayMs: number; failed: (error: unknown) => void; stopped: () => boolean },
+  options: { retries: number; retryDelayMs: number; failed: (error: unknown) => void; stopped: () => boolean; telemetry: Telemetry | undefined },
 ): MailQueue {
   const pending = new Set<Promise<void>>();
   const run = async (mail: QueuedMail) => {
+    // Delivered after the request answered: each attempt is a trace of its own, linked to the
+    // span that queued the message.
+    const queuedBy = options.telemetry?.spanContext();
     await new Promise((resolve) => setImmediate(resolve));
     if (!(await delivery.prepare(mail))) return;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await delivery.attempt(mail, attempt);
+        return await delivery.attempt(mail, attempt, { root: true, links: queuedBy && [queuedBy] });
       } catch (error) {
         // The app is closing: the row says "failed" with the error; no retry outlives the database.
         if (attempt > options.retries || options.stopped()) return options.failed(error);

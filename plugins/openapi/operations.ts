@@ -1,5 +1,5 @@
 import type { AnyProcedure } from "@orpc/server";
-import type { ResourceAction } from "../../kernel/index.js";
+import { isStreamProcedure, type ResourceAction } from "../../kernel/index.js";
 
 /** A resource procedure REST serves: the five actions, and `page` and `batch`. */
 export type RestAction = ResourceAction | "page" | "batch";
@@ -60,7 +60,7 @@ export function restOperations(procedures: ReadonlyMap<string, AnyProcedure>): R
     }
     if (name.startsWith("_admin.") || name.startsWith("file.")) continue;
     // A stream answers on /rpc (server-sent events); plain JSON has nothing to say for it.
-    if (streams(procedure)) continue;
+    if (isStreamProcedure(procedure)) continue;
     const tag = (def.meta as { resource?: ResourceTag }).resource;
     if (tag) {
       if (tag.action === "live") continue;
@@ -97,18 +97,4 @@ export function restOperations(procedures: ReadonlyMap<string, AnyProcedure>): R
     operations.push({ name, method: "POST", route: `/rest${path}`, path, params: [] });
   }
   return operations;
-}
-
-const AsyncGeneratorFunction = Object.getPrototypeOf(async function* () {}).constructor;
-
-/** True for a procedure that answers with a stream of events rather than one value. */
-export function streams(procedure: AnyProcedure): boolean {
-  const def = procedure["~orpc"];
-  return def.handler instanceof AsyncGeneratorFunction || isEventIterator(def.outputSchema);
-}
-
-/** oRPC's `eventIterator(schema)` marks its schema with this symbol (read by description: it is not exported). */
-function isEventIterator(schema: unknown): boolean {
-  const standard = (schema as { "~standard"?: object } | undefined)?.["~standard"];
-  return standard !== undefined && Object.getOwnPropertySymbols(standard).some((symbol) => symbol.description === "ORPC_EVENT_ITERATOR_DETAILS");
 }

@@ -1,5 +1,5 @@
 import type { JSONSchema } from "@orpc/openapi";
-import { columnInput, type ColumnModel, type TableModel } from "../../kernel/index.js";
+import { MAX_SEARCH_CHARS, columnInput, type ColumnModel, type TableModel } from "../../kernel/index.js";
 
 /**
  * JSON Schemas of a resource's REST shapes. The column schemas are the kernel's zod inputs converted
@@ -139,6 +139,13 @@ export function listQuerySchema(table: TableModel, includable: readonly string[]
       take: { type: "integer", minimum: 0 },
       skip: { type: "integer", minimum: 0 },
       after: { type: "string", description: "The nextCursor of a previous page ({name}.page): only rows after it" },
+      ...(table.search && {
+        search: {
+          type: "string",
+          maxLength: MAX_SEARCH_CHARS,
+          description: `Words to find in ${Object.keys(table.search.columns).join(", ")}: rows holding every word, best match first unless orderBy is given`,
+        },
+      }),
       ...(includable.length > 0 && { include: includeSchema(includable) }),
       ...(vectors.length > 0 && {
         nearest: {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_SEARCH_CHARS } from "../../kernel/index.js";
 
 /** The list, get, update and delete input shapes of a resource; column schemas come from the kernel. */
 
@@ -29,6 +30,8 @@ export function listInput() {
       include: include.optional(),
       /** A previous page's `nextCursor` (`{name}.page`): only rows after it. */
       after: z.string().max(16_384).optional(),
+      /** Words to find in the table's full-text index: best match first unless `orderBy` is given. */
+      search: z.string().max(MAX_SEARCH_CHARS, `search must be at most ${MAX_SEARCH_CHARS} characters`).optional(),
       /** The k rows whose vector `column` is nearest `vector`, nearest first, each with `_distance`. */
       nearest: nearest.optional(),
     })

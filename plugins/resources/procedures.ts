@@ -26,7 +26,7 @@ import { mcp } from "../../kernel/index.js";
 export type ToolAction = ResourceAction | "page" | "batch";
 
 const TOOL_TEXT: Record<ToolAction, string> = {
-  list: "List rows (where, orderBy, take, skip, include; nearest: { column, vector, k } for the k rows nearest a vector) of",
+  list: "List rows (where, orderBy, take, skip, include, search; nearest: { column, vector, k } for the k rows nearest a vector) of",
   get: "Get one row by its key (where) of",
   create: "Create a row of",
   update: "Update the columns in data of the row named by where of",
@@ -57,7 +57,7 @@ export interface ResourceSpec {
 }
 
 type Row = Record<string, unknown>;
-export type ListInput = { where?: Row; orderBy?: Record<string, "asc" | "desc">[]; take?: number; skip?: number; include?: Record<string, true>; after?: string; nearest?: NearestInput };
+export type ListInput = { where?: Row; orderBy?: Record<string, "asc" | "desc">[]; take?: number; skip?: number; include?: Record<string, true>; after?: string; search?: string; nearest?: NearestInput };
 
 /** The metadata resource procedures carry: `procedure["~orpc"].meta.resource`. */
 export interface ResourceMeta {
@@ -120,7 +120,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     for (const scope of [filter, isOwner("list") ? { [ownerColumn!]: ownerOf(context) } : undefined]) {
       if (scope) where = where ? { AND: [where, scope] } : scope;
     }
-    return { where, orderBy: input.orderBy, take, skip: input.skip, after: input.after, nearest: input.nearest, include: await includeArgs(input.include, spec.includable, context) };
+    return { where, orderBy: input.orderBy, take, skip: input.skip, after: input.after, search: input.search, nearest: input.nearest, include: await includeArgs(input.include, spec.includable, context) };
   };
 
   const list = gated("list")

@@ -11,7 +11,8 @@ const DB_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 
 
 /**
  * Every metric Trellis exports, by name: docs/observability.md and its dashboard name only these
- * (a test checks it), plus the process metrics (`process_*`, `nodejs_*`, process-metrics.ts).
+ * (a test checks it), plus the process metrics (`process_*`, `nodejs_*`, process-metrics.ts) and,
+ * with `.jobs()`, the jobs plugin's `trellis_job_*` (plugins/jobs/telemetry.ts).
  */
 export const METRIC_NAMES = [
   "trellis_http_requests_total",

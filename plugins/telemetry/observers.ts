@@ -40,39 +40,31 @@ function isStream(value: unknown): boolean {
  */
 export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetrics | undefined, dbSystem: string): Observer {
   const seconds = (started: number) => (performance.now() - started) / 1000;
+  // Each call makes only the closures its case needs: with metrics alone, the callbacks of one `then`.
   return {
     procedure(name, source, run) {
       const parent = tracing?.recordingParent();
       if (!parent && !metrics) return run();
       const started = performance.now();
-      const done = (outcome: "ok" | "error", output?: unknown) => {
-        if (!metrics) return;
-        const surface = outcome === "ok" && source === "rpc" && isStream(output) ? "live" : source;
-        metrics.procedureDuration.observe(seconds(started), name, surface, outcome);
-        if (outcome === "ok" && name === "file.upload") {
-          const size = (output as { size?: unknown } | undefined)?.size;
-          if (typeof size === "number" && size > 0) metrics.uploadBytes.add(size);
-        }
-      };
-      const observed = () =>
-        run().then(
-          (output) => (done("ok", output), output),
+      if (!parent) {
+        return run().then(
+          (output) => (recordProcedure(metrics!, name, source, seconds(started), true, output), output),
           (error: unknown) => {
-            done("error");
+            recordProcedure(metrics!, name, source, seconds(started), false);
             throw error;
           },
         );
-      if (!parent) return observed();
+      }
       const attributes = { "rpc.system": "orpc", "rpc.method": name, "trellis.procedure.name": name, "trellis.procedure.surface": source };
       return tracing!.within(parent, name, INTERNAL, attributes, (span) =>
         run().then(
           (output) => {
             if (source === "rpc" && isStream(output)) span.setAttribute("trellis.procedure.surface", "live");
-            done("ok", output);
+            if (metrics) recordProcedure(metrics, name, source, seconds(started), true, output);
             return output;
           },
           (error: unknown) => {
-            done("error");
+            if (metrics) recordProcedure(metrics, name, source, seconds(started), false);
             throw error;
           },
         ),
@@ -84,12 +76,10 @@ export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetr
       if (!parent && !metrics) return run();
       const operation = operationOf(sql);
       const started = performance.now();
-      const record = () => metrics?.statementDuration.observe(seconds(started), operation);
-      const timed = () => settled(run, record);
-      if (!parent) return timed();
+      if (!parent) return settled(run, () => metrics!.statementDuration.observe(seconds(started), operation));
       // The text only: values travel as parameters and are never read here.
       const attributes = { "db.system.name": dbSystem, "db.operation.name": operation.toUpperCase(), "db.query.text": sql };
-      return tracing!.within(parent, operation.toUpperCase(), CLIENT, attributes, timed);
+      return tracing!.within(parent, operation.toUpperCase(), CLIENT, attributes, () => settled(run, () => metrics?.statementDuration.observe(seconds(started), operation)));
     },
 
     connectionWait(ms) {
@@ -100,20 +90,31 @@ export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetr
       const parent = tracing?.recordingParent();
       if (!parent && !metrics) return run();
       const started = performance.now();
-      const record = () => metrics?.storageDuration.observe(seconds(started), operation);
-      const timed = () => settled(run, record);
-      if (!parent) return timed();
+      if (!parent) return settled(run, () => metrics!.storageDuration.observe(seconds(started), operation));
       // The storage key stays out: it is the server's secret name for the bytes.
       const attributes: Record<string, string | number> = { "trellis.storage.operation": operation };
       if (bytes !== undefined) attributes["trellis.storage.bytes"] = bytes;
       return tracing!.within(parent, `storage ${operation}`, CLIENT, attributes, (span) =>
-        timed().then((result) => {
+        settled(run, () => metrics?.storageDuration.observe(seconds(started), operation)).then((result) => {
           if (result instanceof Uint8Array) span.setAttribute("trellis.storage.bytes", result.byteLength);
           return result;
         }),
       );
     },
   };
+}
+
+/**
+ * A procedure's duration by name, surface and outcome; a streamed result is surface `live`;
+ * `file.upload`'s stored size counts as upload bytes.
+ */
+function recordProcedure(metrics: AppMetrics, name: string, source: string, elapsed: number, ok: boolean, output?: unknown): void {
+  if (!ok) return metrics.procedureDuration.observe(elapsed, name, source, "error");
+  metrics.procedureDuration.observe(elapsed, name, source === "rpc" && isStream(output) ? "live" : source, "ok");
+  if (name === "file.upload") {
+    const size = (output as { size?: unknown } | undefined)?.size;
+    if (typeof size === "number" && size > 0) metrics.uploadBytes.add(size);
+  }
 }
 
 /** Runs `run`, then `record` whether it resolved or threw (the duration is wanted either way). */

@@ -80,9 +80,15 @@ export function requestObserver(options: RequestObserverOptions): HttpMiddleware
     if (!traced && !metrics) return next();
     const started = performance.now();
     if (!traced) {
-      return next()
-        .catch((error: unknown) => answer(event, error))
-        .then((response) => (record(event, response.status, started), response));
+      // One promise, not a catch and a then: this runs on every request.
+      return next().then(
+        (response) => (record(event, response.status, started), response),
+        (error: unknown) => {
+          const response = answer(event, error);
+          record(event, response.status, started);
+          return response;
+        },
+      );
     }
     const { api, tracer } = tracing!;
     const parent = tracing!.extract(event.headers);

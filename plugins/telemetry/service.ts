@@ -1,4 +1,4 @@
-import type { Attributes, Span, SpanKind, Tracer } from "@opentelemetry/api";
+import type { Attributes, Span, SpanContext, SpanKind, Tracer } from "@opentelemetry/api";
 import type { Counter, CounterConfiguration, Gauge, GaugeConfiguration, Histogram, HistogramConfiguration, Registry } from "prom-client";
 import type { AppMetrics } from "./metrics.js";
 import type { Prom } from "./peers.js";
@@ -8,6 +8,14 @@ export interface SpanOptions {
   attributes?: Attributes;
   /** @default SpanKind.INTERNAL */
   kind?: SpanKind;
+  /**
+   * A trace of its own, whatever span is active: for work that runs apart from the request that
+   * caused it (a job run, a delivery after the answer). Recorded whenever an SDK is registered;
+   * tie it to its cause with `links`.
+   */
+  root?: boolean;
+  /** Spans this one follows from (OpenTelemetry links), e.g. `spanContext()` saved when the work was queued. */
+  links?: SpanContext[];
 }
 
 /**
@@ -24,6 +32,8 @@ export interface Telemetry {
    * parent (no SDK, not sampled) `fn` runs with `undefined` and nothing is recorded.
    */
   span<T>(name: string, fn: (span: Span | undefined) => Promise<T>, options?: SpanOptions): Promise<T>;
+  /** The active span's context when it is recording (to link later work to it), else undefined. */
+  spanContext(): SpanContext | undefined;
   /** The registry `/metrics` serves; undefined when metrics are off. */
   readonly registry: Registry | undefined;
   /** A counter on the app's registry (a no-op when metrics are off). Name it `<app or plugin>_<what>_total`. */
@@ -45,9 +55,13 @@ export function telemetryService(tracing: Tracing | undefined, metrics: AppMetri
   return Object.freeze({
     tracer: tracing?.tracer,
     span<T>(name: string, fn: (span: Span | undefined) => Promise<T>, options: SpanOptions = {}): Promise<T> {
-      const parent = tracing?.recordingParent();
+      const parent = !tracing ? undefined : options.root ? tracing.enabled() && tracing.api.ROOT_CONTEXT : tracing.recordingParent();
       if (!parent) return fn(undefined);
-      return tracing!.within(parent, name, options.kind ?? INTERNAL, options.attributes ?? {}, fn);
+      return tracing!.within(parent, name, options.kind ?? INTERNAL, options.attributes ?? {}, fn, options.links);
+    },
+    spanContext() {
+      const parent = tracing?.recordingParent();
+      return parent && tracing!.api.trace.getSpanContext(parent);
     },
     registry: metrics?.registry,
     counter: (config) => (prom && metrics ? new prom.Counter({ ...config, registers }) : NO_COUNTER),

@@ -1,4 +1,4 @@
-import type { Attributes, Context, Span, SpanKind, Tracer, TracerProvider } from "@opentelemetry/api";
+import type { Attributes, Context, Span, SpanContext, SpanKind, Tracer, TracerProvider } from "@opentelemetry/api";
 import type { Otel } from "./peers.js";
 
 /** W3C Trace Context: `00-<32 hex trace id>-<16 hex span id>-<2 hex flags>`. */
@@ -57,9 +57,9 @@ export class Tracing {
    * Runs `run` in a child span of `parent`, ends it when `run` settles, and records a failure
    * with its code (never its message: it may quote a value).
    */
-  within<T>(parent: Context, name: string, kind: SpanKind, attributes: Attributes, run: (span: Span) => Promise<T>): Promise<T> {
+  within<T>(parent: Context, name: string, kind: SpanKind, attributes: Attributes, run: (span: Span) => Promise<T>, links?: SpanContext[]): Promise<T> {
     const { api } = this;
-    const span = this.tracer.startSpan(name, { kind, attributes }, parent);
+    const span = this.tracer.startSpan(name, links?.length ? { kind, attributes, links: links.map((context) => ({ context })) } : { kind, attributes }, parent);
     return api.context.with(api.trace.setSpan(parent, span), () => run(span)).then(
       (value) => {
         span.end();

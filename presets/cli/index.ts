@@ -58,7 +58,10 @@ program
 
 program.command("doctor").description("check Node, peers, the database, the secret and baseUrl").action(act(() => import("./commands/doctor.js").then(({ doctor }) => doctor())));
 const db = program.command("db").description("the database");
-db.command("shell").description("psql on DATABASE_URL").action(act(() => import("./commands/db-shell.js").then(({ dbShell }) => dbShell())));
+db.command("shell")
+  .description("psql on DATABASE_URL, else on the embedded database (the app stopped); psql's own arguments after --")
+  .argument("[psql...]", "arguments for psql, after -- (e.g. -- -c \"select 1\")")
+  .action(act((args: string[]) => import("./commands/db-shell.js").then(({ dbShell }) => dbShell(args))));
 db.command("backup")
   .description("a consistent backup: the embedded database as a gzip tarball, PostgreSQL with pg_dump")
   .option("--to <target>", "file (default), a file path, or storage (the app's storage adapter)", "file")

@@ -8,7 +8,7 @@ import type { Page } from "playwright-core";
 import { serve, type RunningServer } from "../../presets/node.js";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
 import { mailApp, mailOf, post, signUpBody, PASSWORD } from "../mail/fixture.js";
-import { freePort, launchChromium } from "../support/browser.js";
+import { freePort, launchChromium, pressTabUntil, screenshotPath } from "../support/browser.js";
 
 
 const { profile, context, unavailable } = await launchChromium("trellis-admin-mail-chromium-", "the dashboard mail suite");
@@ -54,6 +54,15 @@ describe.skipIf(unavailable !== undefined)("the dashboard's mail view in Chromiu
     expect(await row.getByRole("cell", { name: "verify-email" }).isVisible()).toBe(true);
     expect(await row.getByRole("cell", { name: "sent" }).isVisible()).toBe(true);
     expect(await row.getByRole("link", { name: "open" }).getAttribute("href")).toMatch(/\/api\/auth\/verify-email\?token=/);
+    await page.screenshot({ path: screenshotPath(profile, "admin-mail.png") });
+    // By keyboard too: from the top of a fresh page, Tab reaches the nav item, Enter opens it, Tab reaches Refresh.
+    await page.goto("about:blank");
+    await page.goto(`${url}/_admin#/`);
+    await page.getByRole("heading", { name: "Overview", level: 1 }).waitFor();
+    await pressTabUntil(page, page.getByRole("navigation", { name: "Tables" }).getByRole("link", { name: "Mail" }));
+    await page.keyboard.press("Enter");
+    await table.waitFor();
+    await pressTabUntil(page, page.getByRole("button", { name: "Refresh" }));
   });
 
   it("sends a password reset from a user row", async () => {

@@ -4,20 +4,16 @@
  * database is checked after each step. Skips, saying why, when no browser can be started.
  */
 import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { serve, type RunningServer } from "../../presets/node.js";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
 import { signIn, signUp } from "../support/auth.js";
 import { adminApp } from "./fixture.js";
-import { freePort, launchChromium } from "../support/browser.js";
+import { freePort, launchChromium, screenshotPath } from "../support/browser.js";
 
 const PASSWORD = "correct-horse-battery-staple";
-/** The committed screenshot is rewritten only on request (`UPDATE_SCREENSHOT=1`), so a test run leaves the tree clean. */
-const SCREENSHOT_DOC = new URL("../../docs/admin-dashboard.png", import.meta.url).pathname;
-/** Where a view's screenshot goes: docs/ on request, else the throwaway profile directory. */
-const shot = (name: string) => (process.env.UPDATE_SCREENSHOT ? new URL(`../../docs/${name}`, import.meta.url).pathname : join(profile, name));
+const shot = (name: string) => screenshotPath(profile, name);
 
 const { profile, context, unavailable } = await launchChromium("trellis-admin-chromium-", "the dashboard browser suite");
 
@@ -86,11 +82,11 @@ describe.skipIf(unavailable !== undefined)("the admin dashboard in Chromium", ()
     await page.getByRole("button", { name: "views" }).click();
     await page.getByRole("button", { name: "views ▲" }).click();
     await page.getByRole("button", { name: "views ▼" }).waitFor();
-    await expect.poll(() => rows().first().locator("td").nth(3).textContent()).toBe("87");
+    await expect.poll(() => rows().first().locator("td").nth(4).textContent()).toBe("87");
     await page.getByRole("button", { name: "Next page" }).click();
     await page.getByRole("status").filter({ hasText: "Rows 26–30 of 30" }).waitFor();
     expect(await rows().count()).toBe(5);
-    expect(await rows().last().locator("td").nth(3).textContent()).toBe("0");
+    expect(await rows().last().locator("td").nth(4).textContent()).toBe("0");
   });
 
   it("filters rows, and shows an API error as a message", async () => {
@@ -173,7 +169,7 @@ describe.skipIf(unavailable !== undefined)("the admin dashboard in Chromium", ()
     await page.getByRole("status").filter({ hasText: "of 20" }).waitFor();
     await page.getByRole("button", { name: "Open post 12" }).click();
     await page.getByRole("complementary", { name: "post 12" }).waitFor();
-    await page.screenshot({ path: process.env.UPDATE_SCREENSHOT ? SCREENSHOT_DOC : join(profile, "dashboard.png") });
+    await page.screenshot({ path: shot("admin-dashboard.png") });
     await page.getByRole("button", { name: "Close" }).click();
   });
 

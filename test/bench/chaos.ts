@@ -14,15 +14,21 @@ import { App } from "../../presets/trellis.js";
 import { serve } from "../../presets/node.js";
 import { tcpRelay } from "../support/tcp-relay.js";
 import { sleep, steadyLoad, waitUntil } from "../chaos/load.js";
+import { objectStoreCycles, redisCycles } from "./chaos-stores.js";
 
 const v1 = schema("1").table("note", (t) => ({ id: t.serial().primaryKey(), body: t.text() })).build();
 
 export async function run(): Promise<void> {
+  const cycles = { seconds: Number(process.env.CHAOS_SECONDS ?? 60), downMs: Number(process.env.CHAOS_DOWN_MS ?? 1000) };
+  await postgresCycles(cycles);
+  await redisCycles(cycles);
+  await objectStoreCycles(cycles);
+}
+
+async function postgresCycles({ seconds, downMs }: { seconds: number; downMs: number }): Promise<void> {
   const url = process.env.DATABASE_URL;
   console.log("\n## chaos: PostgreSQL going away under load");
   if (!url) return console.log("skipped: DATABASE_URL is not set");
-  const seconds = Number(process.env.CHAOS_SECONDS ?? 60);
-  const downMs = Number(process.env.CHAOS_DOWN_MS ?? 1000);
   const schemaName = `bench_chaos_${Date.now().toString(36)}`;
   const admin = async (statement: string) => {
     const client = new pg.Client({ connectionString: url });

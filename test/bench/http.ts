@@ -18,7 +18,7 @@ import { embedded, type EmbeddedThread } from "../../kernel/embedded/index.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App, type AppOptions } from "../../presets/trellis.js";
 import { serve } from "../../presets/node.js";
-import { overhead, registerNoopSdk } from "./telemetry-sdk.js";
+import { costLine, costOf, median, registerNoopSdk } from "./telemetry-sdk.js";
 
 /** Both apps' baseURL: the origin their auth trusts. */
 const ORIGIN = "http://127.0.0.1";
@@ -165,13 +165,6 @@ async function drive(target: Target, entry: Case): Promise<number> {
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 
-/** The median of a few figures (the mean of the middle two for an even count). */
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
 /** Which sides run: `BENCH_THREADS=worker` or `main` for one mode only. */
 const THREADS = (process.env.BENCH_THREADS?.split(",") ?? ["worker", "main"]) as EmbeddedThread[];
 
@@ -213,10 +206,13 @@ export async function run(): Promise<void> {
 }
 
 /**
- * The telemetry plugin over real HTTP: the same app left without it (`telemetry: false`), with it
- * and no SDK registered (the default), with `/metrics` on, and with an SDK registered that exports
- * to nothing. Each app serves a raw route and a procedure reading one row of SQLite in memory (so
- * the figures are the request path's, not the embedded database's); they take turns on each case.
+ * The telemetry plugin over real HTTP: the same app left without it (`telemetry: false`, twice:
+ * two identical servers show what the machine cannot tell apart), with it and no SDK registered
+ * (the default), with `/metrics` on, and with an SDK registered that exports to nothing. Each app
+ * serves a raw route and a procedure reading one row of SQLite in memory (so the figures are the
+ * request path's, not the embedded database's). Paired rounds: in each round every server takes its
+ * turn (in a rotated order), and its cost is its time per request over the baseline's in that round;
+ * the median over rounds is reported. `npm run bench -- http:telemetry` runs this alone.
  */
 export async function telemetryOverhead(): Promise<void> {
   const body = JSON.stringify({ pong: true });
@@ -224,45 +220,54 @@ export async function telemetryOverhead(): Promise<void> {
     new App({ db: { dialect: new SqliteDialect({ database: new Database(":memory:") }), kind: "sqlite" }, telemetry })
       .route("GET", "/ping", () => new Response(body, { headers: { "content-type": "application/json" } }))
       .procedure("read", (base) => base.handler(async ({ context }) => (await sql<{ n: number }>`select 1 as n`.execute(context.db)).rows[0]));
+  const listen = { port: 0, hostname: "127.0.0.1", handleSignals: false, banner: false } as const;
   const servers = {
-    off: await serve(make(false), { port: 0, hostname: "127.0.0.1", handleSignals: false, banner: false }),
-    noSdk: await serve(make(undefined), { port: 0, hostname: "127.0.0.1", handleSignals: false, banner: false }),
-    metrics: await serve(make({ metrics: { token: "bench-token-0123456789" } }), { port: 0, hostname: "127.0.0.1", handleSignals: false, banner: false }),
+    off: await serve(make(false), listen),
+    offAgain: await serve(make(false), listen),
+    noSdk: await serve(make(undefined), listen),
+    metrics: await serve(make({ metrics: { token: "bench-token-0123456789" } }), listen),
   };
+  const seconds = Number(process.env.BENCH_SECONDS ?? 2);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 7);
   const cases = [
     { name: "GET raw route (10 conn)", connections: 10, requests: [{ method: "GET" as const, path: "/ping" }] },
     { name: "procedure reading a row (10 conn)", connections: 10, requests: [post("/rpc/read", {})] },
   ];
   const driveCase = async (url: string, entry: (typeof cases)[number]) =>
-    (await autocannon({ url, connections: entry.connections, duration: DURATION, requests: entry.requests })).requests.average;
-  console.log(`\n## http: telemetry overhead (${DURATION} s per case and round, ${ROUNDS} alternating rounds, median req/s)`);
+    (await autocannon({ url, connections: entry.connections, duration: seconds, requests: entry.requests })).requests.average;
+  console.log(`\n## http: telemetry overhead (${seconds} s per server and round, ${rounds} paired rounds, cost against the server without the plugin: median [middle half])`);
   for (const server of Object.values(servers)) await driveCase(server.url, cases[0]!);
-  const run = async (names: (keyof typeof servers)[]) => {
-    const results = new Map<string, number[]>();
-    for (const entry of cases) {
-      for (let round = 0; round < ROUNDS; round++) {
-        for (const name of names) {
-          const key = `${entry.name}|${name}`;
-          results.set(key, [...(results.get(key) ?? []), await driveCase(servers[name].url, entry)]);
-        }
+  const run = async (entry: (typeof cases)[number], names: (keyof typeof servers)[]) => {
+    const rates = names.map(() => [] as number[]);
+    for (let round = 0; round < rounds; round++) {
+      for (let k = 0; k < names.length; k++) {
+        const index = (k + round) % names.length;
+        rates[index]!.push(await driveCase(servers[names[index]!].url, entry));
       }
     }
-    return (entry: (typeof cases)[number], name: keyof typeof servers) => median(results.get(`${entry.name}|${name}`)!);
+    // Time per request is the inverse of the rate: the cost is the baseline's rate over the candidate's.
+    return (name: keyof typeof servers) => {
+      const index = names.indexOf(name);
+      return { wall: costOf(rates[index]!.map((rate, round) => rates[0]![round]! / rate)), perSecond: median(rates[index]!) };
+    };
   };
-  const plain = await run(["off", "noSdk", "metrics"]);
   for (const entry of cases) {
-    console.log(overhead(`${entry.name}: no SDK registered`, plain(entry, "noSdk"), plain(entry, "off"), 2));
-    console.log(overhead(`${entry.name}: /metrics on`, plain(entry, "metrics"), plain(entry, "off"), 3));
+    const cost = await run(entry, ["off", "offAgain", "noSdk", "metrics"]);
+    console.log(costLine(`${entry.name}: without the plugin (a second server)`, cost("offAgain")));
+    console.log(costLine(`${entry.name}: no SDK registered`, cost("noSdk"), 2));
+    console.log(costLine(`${entry.name}: /metrics on`, cost("metrics"), 3));
   }
   const unregister = registerNoopSdk();
   try {
-    const traced = await run(["off", "noSdk"]);
-    for (const entry of cases) console.log(overhead(`${entry.name}: SDK, no-op exporter`, traced(entry, "noSdk"), traced(entry, "off")));
+    for (const entry of cases) console.log(costLine(`${entry.name}: SDK, no-op exporter`, (await run(entry, ["off", "noSdk"]))("noSdk")));
   } finally {
     unregister();
   }
   await Promise.all(Object.values(servers).map((server) => server.close()));
 }
+
+/** Parts of this suite that run alone: `npm run bench -- http:telemetry`. */
+export const cases = { telemetry: telemetryOverhead };
 
 /**
  * `/health` while another request runs a 2-second query: with PGlite on the request thread nothing

@@ -5,7 +5,7 @@ import { sql } from "kysely";
 import { App, type AppOptions } from "../../presets/trellis.js";
 import { sqliteMemory } from "../support/app.js";
 import { compare, print } from "./measure.js";
-import { cpuOverhead, cpuPerOp, overhead, registerNoopSdk } from "./telemetry-sdk.js";
+import { costLine, pairedCosts, registerNoopSdk } from "./telemetry-sdk.js";
 
 /** A trivial procedure through `app.handle()` against a bare oRPC handler serving the same procedure. */
 export async function run(): Promise<void> {
@@ -33,11 +33,13 @@ export async function run(): Promise<void> {
 
 /**
  * What the telemetry plugin costs on the same procedure plus one that reads a row: left out
- * (`telemetry: false`), registered with no SDK (the default), with `/metrics` on, and with an SDK
- * registered that exports to nothing. Every app runs in alternating rounds; the SDK is global, so
- * its case runs after the others, against the same app without the plugin.
+ * (`telemetry: false`, twice: two identical apps show what the machine cannot tell apart),
+ * registered with no SDK (the default), with `/metrics` on, and with an SDK registered that
+ * exports to nothing. Paired rounds in one process (`pairedCosts`); the SDK is global, so its case
+ * runs after the others, against the same app without the plugin. `npm run bench -- kernel:telemetry`
+ * runs this alone.
  */
-async function telemetryOverhead(): Promise<void> {
+export async function telemetryOverhead(): Promise<void> {
   const input = z.object({ n: z.number() });
   const make = (telemetry: AppOptions["telemetry"]) => {
     const app = new App({ db: sqliteMemory(), telemetry })
@@ -48,53 +50,48 @@ async function telemetryOverhead(): Promise<void> {
   };
   const apps = {
     off: make(false),
+    offAgain: make(false),
     noSdk: make(undefined),
     metrics: make({ metrics: { token: "bench-token-0123456789" } }),
   };
   const request = (path: string) => () =>
     new Request(`http://localhost/rpc/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ json: { n: 41 } }) });
   const op = (app: { handle(r: Request): Promise<Response> }, make: () => Request) => async () => (await app.handle(make())).text();
-  console.log("\n## Telemetry overhead (in-process, sequential; best of 5 alternating rounds)");
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 600);
+  console.log(`\n## Telemetry overhead (in-process, sequential; ${rounds} paired rounds, cost against the app without the plugin: median [middle half])`);
   for (const path of ["add", "read"]) {
     const make = request(path);
-    const [off, noSdk, metrics] = await compare(
+    const costs = await pairedCosts(
       [
         { name: "off", op: op(apps.off, make) },
+        { name: "off again", op: op(apps.offAgain, make) },
         { name: "no SDK", op: op(apps.noSdk, make) },
         { name: "metrics", op: op(apps.metrics, make) },
       ],
-      { rounds: 5 },
+      { rounds },
     );
-    console.log(overhead(`${path}: plugin on, no SDK registered`, noSdk!.perSecond, off!.perSecond, 2, { of: noSdk!.p50, to: off!.p50 }));
-    console.log(overhead(`${path}: /metrics on`, metrics!.perSecond, off!.perSecond, 3, { of: metrics!.p50, to: off!.p50 }));
-    const cpu = await cpuPerOp([
-      { name: "off", op: op(apps.off, make) },
-      { name: "no SDK", op: op(apps.noSdk, make) },
-      { name: "metrics", op: op(apps.metrics, make) },
-    ]);
-    console.log(cpuOverhead(`${path}: plugin on, no SDK registered`, cpu.get("no SDK")!, cpu.get("off")!, 2));
-    console.log(cpuOverhead(`${path}: /metrics on`, cpu.get("metrics")!, cpu.get("off")!, 3));
+    console.log(costLine(`${path}: without the plugin (a second app)`, costs.get("off again")!));
+    console.log(costLine(`${path}: plugin on, no SDK registered`, costs.get("no SDK")!, 2));
+    console.log(costLine(`${path}: /metrics on`, costs.get("metrics")!, 3));
   }
   const unregister = registerNoopSdk();
   try {
     for (const path of ["add", "read"]) {
       const make = request(path);
-      const [off, traced] = await compare(
+      const costs = await pairedCosts(
         [
           { name: "off", op: op(apps.off, make) },
           { name: "SDK", op: op(apps.noSdk, make) },
         ],
-        { rounds: 5 },
+        { rounds: Math.ceil(rounds / 2) },
       );
-      console.log(overhead(`${path}: SDK registered, no-op exporter`, traced!.perSecond, off!.perSecond, undefined, { of: traced!.p50, to: off!.p50 }));
-      const cpu = await cpuPerOp([
-        { name: "off", op: op(apps.off, make) },
-        { name: "SDK", op: op(apps.noSdk, make) },
-      ]);
-      console.log(cpuOverhead(`${path}: SDK registered, no-op exporter`, cpu.get("SDK")!, cpu.get("off")!));
+      console.log(costLine(`${path}: SDK registered, no-op exporter`, costs.get("SDK")!));
     }
   } finally {
     unregister();
   }
   await Promise.all(Object.values(apps).map((app) => app.close()));
 }
+
+/** Parts of this suite that run alone: `npm run bench -- kernel:telemetry`. */
+export const cases = { telemetry: telemetryOverhead };

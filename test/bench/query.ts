@@ -85,6 +85,8 @@ export async function run(): Promise<void> {
   print("page 500 of 10,000 posts on PGlite, 20 a page", pages, { of: "findPage after cursor (page 500)", to: "findMany skip 9,980 (page 500)", target: 10 });
   await kysely.destroy();
   await database.close();
+  // Full-text search against ILIKE on 100,000 rows, on a database of its own.
+  await (await import("./query-search.js")).run();
   await vectors();
 }
 

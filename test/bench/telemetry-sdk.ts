@@ -17,40 +17,66 @@ export function registerNoopSdk(): () => void {
   };
 }
 
-/**
- * The line the telemetry figures print: throughput of `of` against `to`, the cost in percent, and
- * (in process) the median latencies, which a loaded machine disturbs less than the throughput.
- */
-export function overhead(label: string, of: number, to: number, target?: number, p50?: { of: number; to: number }): string {
-  const cost = (1 - of / to) * 100;
-  const verdict = target === undefined ? "(reported)" : `(target < ${target}%) ${cost < target ? "OK" : "ABOVE TARGET"}`;
-  const median = p50 ? `   p50 ${(p50.of * 1000).toFixed(1)} vs ${(p50.to * 1000).toFixed(1)} us (${((p50.of / p50.to - 1) * 100).toFixed(1)}%)` : "";
-  return `  ${label.padEnd(48)} ${of.toFixed(0).padStart(7)} vs ${to.toFixed(0).padStart(7)} req/s   overhead ${cost.toFixed(1).padStart(5)}% ${verdict}${median}`;
+/** The median of `values` (the mean of the middle two for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** A candidate's cost against the baseline: the median of its per-round ratios, and their middle half. */
+export interface Cost {
+  /** Percent; positive is dearer than the baseline. */
+  median: number;
+  /** The 25th and 75th percentiles of the per-round costs, percent. */
+  spread: [number, number];
+}
+
+/** Per-round ratios as a cost: median and interquartile range, in percent. */
+export function costOf(ratios: readonly number[]): Cost {
+  const sorted = [...ratios].sort((a, b) => a - b);
+  const at = (q: number) => (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! - 1) * 100;
+  return { median: (median(sorted) - 1) * 100, spread: [at(0.25), at(0.75)] };
 }
 
 /**
- * CPU time per operation (user + system, microseconds), the least of `rounds` alternating rounds
- * of `count` operations each. On a machine shared with other work, wall-clock throughput swings by
- * tens of percent between rounds; the CPU the process itself spends per request barely moves.
+ * In-process and paired: many short rounds (a few milliseconds each), each running every candidate
+ * for `count` sequential operations (in an order rotated every round, so none always runs first),
+ * then each candidate's time per operation divided by the baseline's (the first candidate) in the
+ * same round. A loaded machine slows whole stretches of the run; a ratio within one short round
+ * barely sees it, and the median over rounds drops the rounds a burst did hit. Both wall time and
+ * the process's own CPU time.
  */
-export async function cpuPerOp(candidates: { name: string; op: () => Promise<unknown> }[], { rounds = 5, count = 3000, warmup = 500 } = {}): Promise<Map<string, number>> {
-  const best = new Map<string, number>();
+export async function pairedCosts(
+  candidates: { name: string; op: () => Promise<unknown> }[],
+  { rounds = 600, count = 10, warmup = 500 } = {},
+): Promise<Map<string, { wall: Cost; cpu: Cost; perSecond: number }>> {
   for (const { op } of candidates) for (let i = 0; i < warmup; i++) await op();
+  const wall = candidates.map(() => [] as number[]);
+  const cpu = candidates.map(() => [] as number[]);
   for (let round = 0; round < rounds; round++) {
-    for (const { name, op } of candidates) {
-      const start = process.cpuUsage();
+    for (let k = 0; k < candidates.length; k++) {
+      const index = (k + round) % candidates.length;
+      const { op } = candidates[index]!;
+      const cpuStart = process.cpuUsage();
+      const start = performance.now();
       for (let i = 0; i < count; i++) await op();
-      const used = process.cpuUsage(start);
-      const perOp = (used.user + used.system) / count;
-      best.set(name, Math.min(best.get(name) ?? Infinity, perOp));
+      wall[index]!.push((performance.now() - start) / count);
+      const used = process.cpuUsage(cpuStart);
+      cpu[index]!.push((used.user + used.system) / 1000 / count);
     }
   }
-  return best;
+  const ratios = (series: number[][], index: number) => series[index]!.map((value, round) => value / series[0]![round]!);
+  return new Map(
+    candidates.map(({ name }, index) => [name, { wall: costOf(ratios(wall, index)), cpu: costOf(ratios(cpu, index)), perSecond: 1000 / median(wall[index]!) }]),
+  );
 }
 
-/** The CPU line: microseconds per request with and without, and the cost in percent. */
-export function cpuOverhead(label: string, of: number, to: number, target?: number): string {
-  const cost = (of / to - 1) * 100;
-  const verdict = target === undefined ? "(reported)" : `(target < ${target}%) ${cost < target ? "OK" : "ABOVE TARGET"}`;
-  return `  ${label.padEnd(48)} ${of.toFixed(1).padStart(7)} vs ${to.toFixed(1).padStart(7)} us CPU/request   overhead ${cost.toFixed(1).padStart(5)}% ${verdict}`;
+/** The line of one paired cost: both measures, their spread, and the verdict on the wall time. */
+export function costLine(label: string, cost: { wall: Cost; cpu?: Cost; perSecond?: number }, target?: number): string {
+  const pct = (value: number) => `${value >= 0 ? "+" : ""}${value.toFixed(1)}%`;
+  const verdict = target === undefined ? "(reported)" : `(target < ${target}%) ${cost.wall.median < target ? "OK" : "ABOVE TARGET"}`;
+  const cpu = cost.cpu ? `   CPU ${pct(cost.cpu.median).padStart(7)} [${pct(cost.cpu.spread[0])} .. ${pct(cost.cpu.spread[1])}]` : "";
+  const rate = cost.perSecond ? `${cost.perSecond.toFixed(0).padStart(6)} req/s  ` : "";
+  return `  ${label.padEnd(46)} ${rate}time ${pct(cost.wall.median).padStart(7)} [${pct(cost.wall.spread[0])} .. ${pct(cost.wall.spread[1])}]${cpu}  ${verdict}`;
 }

@@ -24,6 +24,12 @@ export interface LoadOptions {
   table?: string;
   /** Pause between a worker's requests, in ms. */
   pauseMs?: number;
+  /** Headers on every request (a session cookie). */
+  headers?: Record<string, string>;
+  /** How the read goes: a REST list (default, needs `.openapi()`) or the RPC list. */
+  read?: "rest" | "rpc";
+  /** The row each write creates (default `{ body }`). */
+  row?: (sequence: number) => Record<string, unknown>;
 }
 
 export function steadyLoad(baseUrl: string, options: LoadOptions = {}): Load {
@@ -45,11 +51,15 @@ export function steadyLoad(baseUrl: string, options: LoadOptions = {}): Load {
     while (running) {
       const started = Date.now();
       try {
-        const body = `load ${sequence++}`;
-        const created = await fetch(`${baseUrl}/rpc/${table}/create`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ json: { body } }) });
+        const n = sequence++;
+        const row = options.row ? options.row(n) : { body: `load ${n}` };
+        const created = await fetch(`${baseUrl}/rpc/${table}/create`, { method: "POST", headers: { ...options.headers, "content-type": "application/json" }, body: JSON.stringify({ json: row }) });
         const text = await record(created, started);
         if (created.status === 200) report.acknowledged.push(JSON.parse(text).json.id);
-        const listed = await fetch(`${baseUrl}/rest/${table}?take=5`);
+        const listed =
+          options.read === "rpc"
+            ? await fetch(`${baseUrl}/rpc/${table}/list`, { method: "POST", headers: { ...options.headers, "content-type": "application/json" }, body: JSON.stringify({ json: { take: 5 } }) })
+            : await fetch(`${baseUrl}/rest/${table}?take=5`, { headers: options.headers });
         await record(listed, Date.now());
       } catch (error) {
         report.unexpected.push(`fetch failed: ${(error as Error).message}`);

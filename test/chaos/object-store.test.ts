@@ -7,7 +7,7 @@ import { openDatabase, type TestDatabase } from "../support/databases.js";
 import { signUp, type SignedIn } from "../support/auth.js";
 import { startObjectStore, type ObjectStore } from "../support/object-store.js";
 import { bytes, filesApp, uploadForm } from "../files/fixture.js";
-import { waitUntil } from "./load.js";
+import { steadyLoad, waitUntil } from "./load.js";
 
 describe("object store chaos", () => {
   let database: TestDatabase;
@@ -47,6 +47,9 @@ describe("object store chaos", () => {
     const before = await upload("before.png");
     expect(before.status).toBe(200);
     const rows = await fileCount();
+    // Steady mixed load (RPC creates and lists on a table) through the outage and the recovery.
+    const load = steadyLoad(server.url, { table: "post", read: "rpc", workers: 2, pauseMs: 5, headers: { cookie: ada.cookie }, row: (n) => ({ title: `load ${n}` }) });
+    await waitUntil(() => load.report.acknowledged.length > 5, 10_000, "the load warming up");
 
     await store.stop();
     const started = Date.now();
@@ -69,5 +72,10 @@ describe("object store chaos", () => {
     const again = await download(before.body.id);
     expect(again.status).toBe(200);
     expect(new Uint8Array(await again.arrayBuffer())).toEqual(bytes(2048));
+    const report = await load.stop();
+    console.log(`database traffic through it: ${JSON.stringify(report.statuses)}`);
+    // The store going away touches only file calls: the rest answers 200 throughout.
+    expect(report.unexpected).toEqual([]);
+    expect(report.statuses[503]).toBeUndefined();
   });
 });

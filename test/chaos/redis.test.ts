@@ -12,7 +12,7 @@ import { App } from "../../presets/trellis.js";
 import { serve, type RunningServer } from "../../presets/node.js";
 import { ORIGIN, signUp } from "../support/auth.js";
 import { ownRedis, redisServerMissing, type OwnRedis } from "../support/redis-server.js";
-import { sleep, waitUntil } from "./load.js";
+import { sleep, steadyLoad, waitUntil } from "./load.js";
 
 const missing = redisServerMissing();
 if (missing) console.log(`skipping Redis chaos: ${missing}`);
@@ -30,11 +30,12 @@ describe.skipIf(Boolean(missing))("Redis chaos", () => {
       db: await openDatabase("sqlite"),
       baseUrl: ORIGIN,
       onError: () => {},
-      rateLimit: { max: 1000, windowMs: 60_000, store: redisRateLimitStore(client, { prefix: `${policy}:rl:`, timeoutMs: 200 }), onStoreError: policy },
+      rateLimit: { max: 100_000, windowMs: 60_000, store: redisRateLimitStore(client, { prefix: `${policy}:rl:`, timeoutMs: 200 }), onStoreError: policy },
     })
       .schema(v1)
       .auth({ secret: SECRET, emailAndPassword: { enabled: true }, secondaryStorage: redisSecondaryStorage(client, { prefix: `${policy}:auth:`, timeoutMs: 200 }), session: { storeSessionInDatabase: true } })
       .resource("note")
+      .openapi()
       .procedure("me", (base) => base.input(z.object({})).handler(({ context }) => context.user?.email ?? null), { permission: "authenticated" });
 
   beforeAll(async () => {
@@ -61,6 +62,9 @@ describe.skipIf(Boolean(missing))("Redis chaos", () => {
     const closed = servers.closed!.url;
     const alice = await signUp(asHandler(open), "alice@example.com");
     expect((await call(open, "me", {}, alice.cookie)).status).toBe(200);
+    // Steady mixed load on both servers through the whole outage and the recovery.
+    const loads = { open: steadyLoad(open, { workers: 2, pauseMs: 5 }), closed: steadyLoad(closed, { workers: 2, pauseMs: 5 }) };
+    await waitUntil(() => loads.open.report.acknowledged.length > 5 && loads.closed.report.acknowledged.length > 5, 10_000, "the load warming up");
 
     await redis.stop();
     const started = Date.now();
@@ -85,5 +89,13 @@ describe.skipIf(Boolean(missing))("Redis chaos", () => {
     console.log(`Redis back: the closed policy admits again after ${recovered} ms`);
     expect((await call(open, "me", {}, alice.cookie)).status).toBe(200);
     await sleep(10);
+    const open_ = await loads.open.stop();
+    const closed_ = await loads.closed.stop();
+    console.log(`under load: open ${JSON.stringify(open_.statuses)}, closed ${JSON.stringify(closed_.statuses)}`);
+    // Open never refuses; closed refuses with 503 and nothing else; neither answers a 500.
+    expect(open_.unexpected).toEqual([]);
+    expect(open_.statuses[503]).toBeUndefined();
+    expect(closed_.unexpected).toEqual([]);
+    expect(closed_.statuses[503]).toBeGreaterThan(0);
   });
 });

@@ -1,4 +1,5 @@
 import { execFile, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -230,6 +231,11 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     };
     try {
       await until("/health", 200);
+      // The running app holds the data directory: db shell refuses, naming the holder.
+      const locked = await trellis(dir, ["db", "shell", "--", "-c", "select 1"], env());
+      expect(locked.code).toBe(1);
+      expect(locked.stderr).toContain("CLI_DB_LOCKED");
+      expect(locked.stderr).toMatch(/locked by process \d+/);
       expect((await fetch(`http://localhost:${port}/ping`)).status).toBe(404);
       await writeFile(appFile, original.replace(".procedure(\n", '.route("GET", "/ping", () => ({ pong: true }))\n    .procedure(\n'));
       const ping = await until("/ping", 200);
@@ -240,9 +246,40 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     }
   });
 
-  it.runIf(name === "embedded")("db shell explains what it needs", { timeout: 60_000 }, async () => {
-    const shell = await trellis(dir, ["db", "shell"], { ...env(), DATABASE_URL: undefined });
-    expect(shell.code).toBe(1);
-    expect(shell.stderr).toContain("CLI_DB_SHELL_EMBEDDED");
+  it.runIf(name === "embedded")("db shell runs psql on the embedded database, with psql's arguments after --", { timeout: 120_000 }, async () => {
+    // Migrated by the first test of this block: the schema's table is there, and the lock is free again after.
+    const shell = await trellis(dir, ["db", "shell", "--", "-c", "\\dt note"], env());
+    expect(shell.code, shell.stderr).toBe(0);
+    expect(shell.stdout).toMatch(/public\s+\|\s+note\s+\|\s+table/);
+    expect(existsSync(join(dir, ".data.lock"))).toBe(false);
+  });
+
+  it.runIf(name === "embedded")("db shell without psql serves the embedded database at a printed URL until Ctrl-C", { timeout: 120_000 }, async () => {
+    const shell = spawn(process.execPath, [tsx, cli, "db", "shell"], { cwd: dir, env: { ...process.env, ...env(), PATH: "/nonexistent", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    const exited = new Promise<number | null>((done) => shell.once("exit", (code) => done(code)));
+    const url = await new Promise<string>((found, failed) => {
+      shell.stdout.on("data", (chunk) => {
+        output += chunk;
+        const match = /served at (postgresql:\/\/\S+) until Ctrl-C/.exec(output);
+        if (match) found(match[1]!);
+      });
+      shell.stderr.on("data", (chunk) => (output += chunk));
+      void exited.then(() => failed(new Error(`db shell exited:\n${output}`)));
+    });
+    try {
+      expect(output).toContain("psql is not installed");
+      const pg = await import("pg");
+      const client = new pg.default.Client({ connectionString: url });
+      await client.connect();
+      const { rows } = await client.query("select count(*)::int as n from note");
+      await client.end();
+      expect(rows).toEqual([{ n: expect.any(Number) }]);
+      expect(existsSync(join(dir, ".data.lock"))).toBe(true);
+    } finally {
+      shell.kill("SIGINT");
+    }
+    expect(await exited).toBe(0);
+    expect(existsSync(join(dir, ".data.lock"))).toBe(false);
   });
 });

@@ -9,47 +9,26 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { embedded, restoreEmbedded } from "../../kernel/embedded/index.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App, type BuiltApp } from "../../presets/trellis.js";
+import { underWriteLoad } from "../support/write-load.js";
 
 const v1 = schema("1").table("note", (t) => ({ id: t.serial().primaryKey(), body: t.text() })).build();
 
-describe("embedded backups", () => {
-  const database = embedded({ dataDir: "memory://", thread: "main" });
+describe.each(["main", "worker"] as const)("embedded backups, thread %s", (thread) => {
+  const database = embedded({ dataDir: "memory://", thread });
   let app: BuiltApp<any, any>;
   let backup: Uint8Array;
-  const acknowledged: number[] = [];
   let beforeBackup: number[] = [];
 
   beforeAll(async () => {
     app = await new App({ db: database }).schema(v1).resource("note").start();
-  });
+  }, 60_000);
   afterAll(() => app?.close());
 
-  it("taken under write load, restores every row acknowledged before it began", async () => {
-    let running = true;
-    const writer = async () => {
-      while (running) {
-        const response = await app.handle(new Request("http://localhost/rpc/note/create", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ json: { body: "x".repeat(200) } }) }));
-        const body = await response.json();
-        if (response.status !== 200) throw new Error(`create answered ${response.status}: ${JSON.stringify(body)}`);
-        acknowledged.push(body.json.id);
-        // In-memory queries can settle without a macrotask: yield, or the timers below never run.
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    };
-    const writers = [writer(), writer(), writer()];
-    const failed = Promise.all(writers).then(() => "stopped", (error) => error);
-    while (acknowledged.length < 100) {
-      const outcome = await Promise.race([failed, new Promise((resolve) => setTimeout(resolve, 10))]);
-      if (outcome) throw outcome;
-    }
-    beforeBackup = [...acknowledged];
-    const started = Date.now();
-    backup = await database.backup();
-    const tookMs = Date.now() - started;
-    const duringBackup = acknowledged.length - beforeBackup.length;
-    running = false;
-    await Promise.all(writers);
-    console.log(`backup: ${(backup.byteLength / 1024 / 1024).toFixed(1)} MB gzip in ${tookMs} ms, ${beforeBackup.length} rows acknowledged before it, ${duringBackup} during`);
+  it("taken under write load, restores every row acknowledged before it began", { timeout: 120_000 }, async () => {
+    const load = await underWriteLoad(app, () => database.backup());
+    backup = load.result;
+    beforeBackup = load.before;
+    console.log(`backup (thread ${thread}): ${(backup.byteLength / 1024 / 1024).toFixed(1)} MB gzip in ${load.tookMs} ms, ${beforeBackup.length} rows acknowledged before it, ${load.during} during`);
     expect([backup[0], backup[1]]).toEqual([0x1f, 0x8b]); // gzip
 
     const dataDir = join(mkdtempSync(join(tmpdir(), "trellis-restore-")), "db");
@@ -65,7 +44,15 @@ describe("embedded backups", () => {
     }
   });
 
-  it("refuses a non-empty directory unless forced", async () => {
+  it.runIf(thread === "worker")("on the database thread, the app answers while the backup runs", { timeout: 60_000 }, async () => {
+    let done = false;
+    const backup = database.backup().finally(() => (done = true));
+    const health = await app.handle(new Request("http://localhost/health"));
+    expect({ status: health.status, body: await health.json(), backupStillRunning: !done }).toEqual({ status: 200, body: { status: "ok", database: "up" }, backupStillRunning: true });
+    expect((await backup).byteLength).toBeGreaterThan(1000);
+  });
+
+  it("refuses a non-empty directory unless forced", { timeout: 60_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "trellis-restore-full-"));
     writeFileSync(join(dataDir, "something"), "x");
     await expect(restoreEmbedded(backup, dataDir)).rejects.toMatchObject({ code: "DB_RESTORE_NOT_EMPTY", message: expect.stringContaining("--force") });

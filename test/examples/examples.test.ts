@@ -32,6 +32,7 @@ describe("examples/blog: the App facade on the default preset, embedded database
       ["0001_1", true],
       ["0002_2", true],
       ["0003_3", true],
+      ["0004_4", true],
     ]);
   });
 
@@ -48,6 +49,16 @@ describe("examples/blog: the App facade on the default preset, embedded database
     expect(home.status).toBe(200);
     expect(await home.json()).toMatchObject({ publishedPosts: 1, signedIn: false });
     expect(await ada.client.me()).toEqual({ id: ada.user.id, email: "ada@example.test" });
+  });
+
+  it("searches posts by words, best match first, drafts only for their author, on the list and the MCP tool", async () => {
+    const body = await ada.client.post.create({ title: "Garden notes", body: "Tomatoes and compost", status: "published" });
+    const title = await ada.client.post.create({ title: "Composting tomatoes", body: "How to", status: "published" });
+    const draft = await ada.client.post.create({ title: "Compost secrets", body: "draft" });
+    expect((await t.anonymous.client.post.list({ search: "compost tomato" })).map((post) => post.id)).toEqual([title.id, body.id]);
+    expect((await ada.client.post.list({ search: "secrets" })).map((post) => post.id)).toEqual([draft.id]);
+    expect(await bo.client.post.list({ search: "secrets" })).toEqual([]);
+    expect((await t.anonymous.client.post.search({ query: "composting" })).map((post) => post.id)).toEqual([title.id, body.id]);
   });
 
   it("uploads an image attached to the author's post, lists it on the post and serves it to anyone", async () => {

@@ -11,7 +11,7 @@ import { App } from "../../presets/trellis.js";
 import { serve, type RunningServer } from "../../presets/node.js";
 import { signUp } from "../support/auth.js";
 import { waitFor } from "./support.js";
-import { freePort, launchChromium } from "../support/browser.js";
+import { freePort, launchChromium, pressTabUntil, screenshotPath } from "../support/browser.js";
 
 const PASSWORD = "correct-horse-battery-staple";
 const { profile, context, unavailable } = await launchChromium("trellis-jobs-chromium-", "the jobs dashboard suite");
@@ -58,7 +58,10 @@ describe.skipIf(unavailable !== undefined)("the jobs view of the admin dashboard
     // The view's heading paints before its data arrives: wait for the rows themselves.
     await page.getByRole("cell", { name: "0 3 * * *" }).waitFor();
     await page.getByRole("cell", { name: "the mail server refused" }).waitFor();
-    await page.getByRole("button", { name: /^Retry job / }).click();
+    await page.screenshot({ path: screenshotPath(profile, "admin-jobs.png") });
+    // By keyboard: Tab to the button, Enter retries.
+    await pressTabUntil(page, page.getByRole("button", { name: /^Retry job / }));
+    await page.keyboard.press("Enter");
     await page.getByRole("status").filter({ hasText: "will run again" }).waitFor();
     await waitFor("the second attempt", () => attempts === 2);
   }, 60_000);

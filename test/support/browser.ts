@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext } from "playwright-core";
+import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
 
 /** Debian's Chromium, as the dashboard suites and the dashboard bench drive it through playwright-core. */
 export const CHROMIUM = "/usr/bin/chromium";
@@ -15,6 +15,35 @@ export async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/**
+ * Where a view's screenshot goes: `docs/<name>` when `UPDATE_SCREENSHOT` is set (the images in
+ * docs/admin.md are taken by the suites, never by hand), else the throwaway profile, so a plain run
+ * leaves the tree clean.
+ */
+export function screenshotPath(profile: string, name: string): string {
+  return process.env.UPDATE_SCREENSHOT ? new URL(`../../docs/${name}`, import.meta.url).pathname : join(profile, name);
+}
+
+/**
+ * Presses Tab until `target` has the focus, as a keyboard user would, and throws when it never
+ * does within `max` presses or when it has no visible focus ring (an outline) once there.
+ */
+export async function pressTabUntil(page: Page, target: Locator, max = 80): Promise<void> {
+  // Resolved once: asking a handle is one round trip per key, a locator several.
+  const element = await target.elementHandle();
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press("Tab");
+    const state = await element!.evaluate((el) => {
+      if (el !== document.activeElement) return undefined;
+      const style = getComputedStyle(el);
+      return { ring: style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0, name: el.getAttribute("aria-label") ?? el.textContent };
+    });
+    if (state && !state.ring) throw new Error(`No visible focus ring on "${state.name}"`);
+    if (state) return;
+  }
+  throw new Error(`Tab never reached ${target}`);
 }
 
 export interface LaunchedChromium {

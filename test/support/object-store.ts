@@ -10,6 +10,7 @@ import { fromObjectStore } from "../../kernel/storage/index.js";
 interface S3rverInstance {
   run(): Promise<{ port: number; address: string }>;
   close(): Promise<void>;
+  httpServer?: import("node:http").Server;
 }
 type S3rverClass = new (options: Record<string, unknown>) => S3rverInstance;
 
@@ -46,7 +47,11 @@ export async function startObjectStore(bucket = "trellis-test"): Promise<ObjectS
   const stop = async () => {
     const running = server;
     server = undefined;
-    await running?.close();
+    // An outage ends the connections too: `close()` alone would wait for keep-alive sockets the
+    // client goes on using.
+    const closed = running?.close();
+    running?.httpServer?.closeAllConnections();
+    await closed;
   };
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new sdk.S3Client({

@@ -3,6 +3,7 @@ import { App, type AppAdminRouter, type InferRouter } from "../../presets/trelli
 import { createClient } from "../../presets/client.js";
 import { schema } from "../../kernel/schema/index.js";
 import { sqliteMemory } from "../support/app.js";
+import type { AdminFilesRouter } from "../../plugins/index.js";
 
 const v1 = schema("1")
   .auth()
@@ -32,5 +33,32 @@ describe("the _admin router is typed through the same client", () => {
     await client._admin.data.list({ table: "post", take: "10" });
     // @ts-expect-error: table is required
     await client._admin.data.get({ where: { id: 1 } });
+  });
+
+  it("types bulk delete and the procedure list", async () => {
+    const client = createClient<InferRouter<typeof app>>({ url: "http://localhost:3000" });
+    const deleted = await client._admin.data.deleteMany({ table: "post", keys: [1, 2] });
+    expectTypeOf(deleted.count).toEqualTypeOf<number>();
+    const procedures = await client._admin.procedures();
+    expectTypeOf(procedures[0]!.name).toEqualTypeOf<string>();
+    expectTypeOf(procedures[0]!.input).toEqualTypeOf<Record<string, unknown> | null>();
+    // @ts-expect-error: keys are primary-key values, not a where
+    await client._admin.data.deleteMany({ table: "post", keys: { id: 1 } });
+  });
+});
+
+describe("_admin.files is typed by the files plugin's router type", () => {
+  it("lists files with their owner and links, uploads a File, deletes by id", async () => {
+    const client = createClient<InferRouter<typeof app> & { _admin: { files: AdminFilesRouter } }>({ url: "http://localhost:3000" });
+    const page = await client._admin.files.list({ search: "image/", take: 25 });
+    expectTypeOf(page.count).toEqualTypeOf<number>();
+    expectTypeOf(page.data[0]!.owner).toEqualTypeOf<{ id: string; email: string } | null>();
+    expectTypeOf(page.data[0]!.attachedTo[0]!.id).toEqualTypeOf<string | number>();
+    expectTypeOf((await client._admin.files.upload({ file: new File([], "a.png") })).size).toEqualTypeOf<number>();
+    expectTypeOf((await client._admin.files.delete({ id: "x" })).name).toEqualTypeOf<string>();
+    // The admin router itself is untouched.
+    expectTypeOf((await client._admin.data.list({ table: "post" })).count).toEqualTypeOf<number>();
+    // @ts-expect-error: take is a number
+    await client._admin.files.list({ take: "25" });
   });
 });

@@ -59,6 +59,12 @@ export class ThreadClient implements PGliteLike {
     return this.#track(this.thread.call({ op: "exec", db: this.db, tx, sql }));
   }
 
+  /** A backup taken on the thread between two statements (kernel/embedded/backup.ts); the bytes arrive transferred. */
+  backup(): Promise<Uint8Array> {
+    if (this.#closed) return Promise.reject(new Error("PGlite is closed"));
+    return this.#track(this.thread.call({ op: "dump", db: this.db }));
+  }
+
   async transaction<T>(callback: (tx: Transaction) => Promise<T>): Promise<T> {
     if (this.#closed) throw new Error("PGlite is closed");
     const id = ++this.#transactions;

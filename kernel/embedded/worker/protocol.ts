@@ -4,7 +4,8 @@ import { protocol } from "@electric-sql/pglite";
  * The messages between the request thread and the database thread. Every request carries an
  * `id` answered exactly once; `db` names one embedded database (the thread can hold several),
  * `tx` one open transaction on it. The port delivers in order and the thread starts each
- * statement in arrival order, so statements run in the order they were sent.
+ * statement in arrival order, so statements run in the order they were sent. `dump` answers a
+ * backup (kernel/embedded/backup.ts) taken between two statements, its bytes handed over, not copied.
  */
 export type Request =
   | { id: number; op: "open"; db: number; dataDir: string; sharedBuffers: string }
@@ -13,6 +14,7 @@ export type Request =
   | { id: number; op: "begin"; db: number; tx: number }
   | { id: number; op: "end"; db: number; tx: number; commit: boolean }
   | { id: number; op: "rollback"; db: number; tx: number }
+  | { id: number; op: "dump"; db: number }
   | { id: number; op: "close"; db: number };
 
 export type Reply = { id: number; value?: unknown } | { id: number; error: WireError };

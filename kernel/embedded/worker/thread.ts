@@ -1,5 +1,6 @@
 import { parentPort } from "node:worker_threads";
 import type { Results, Transaction } from "@electric-sql/pglite";
+import { backupEmbedded } from "../backup.js";
 import { openInstance, type EmbeddedClient } from "../instance.js";
 import { toWire, transferables, type Reply, type Request } from "./protocol.js";
 
@@ -110,6 +111,11 @@ async function handle(request: Request): Promise<void> {
     case "rollback": {
       await database(request.db).transactions.get(request.tx)?.tx?.rollback();
       return reply(request.id, null);
+    }
+    case "dump": {
+      const bytes = await backupEmbedded(database(request.db).client);
+      // The tarball owns its buffer: moved to the request thread, never copied.
+      return reply(request.id, bytes, [bytes.buffer as ArrayBuffer]);
     }
     case "close": {
       const found = databases.get(request.db);

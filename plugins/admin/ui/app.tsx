@@ -8,6 +8,9 @@ import { Schema } from "./schema.js";
 import { Activity } from "./activity.js";
 import { MailView } from "./mail.js";
 import { Jobs } from "./jobs.js";
+import { Files } from "./files.js";
+import { Backups } from "./backups.js";
+import { Runner } from "./runner.js";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta };
 
@@ -22,9 +25,12 @@ const VIEWS = [
   { hash: "#/users", label: "Users", plugin: undefined },
   { hash: "#/schema", label: "Schema and health", plugin: undefined },
   { hash: "#/activity", label: "Activity", plugin: undefined },
-  // Shown only when the app has `.mail()` / `.jobs()` (their `_admin.*` sections exist only then).
+  { hash: "#/procedures", label: "Procedures", plugin: undefined },
+  // Shown only when the app has `.mail()` / `.jobs()` / `.files()` / `.backups()` (their `_admin.*` sections exist only then).
   { hash: "#/mail", label: "Mail", plugin: "mail" },
   { hash: "#/jobs", label: "Jobs", plugin: "jobs" },
+  { hash: "#/files", label: "Files", plugin: "files" },
+  { hash: "#/backups", label: "Backups", plugin: "backups" },
 ] as const;
 
 const viewInHash = () => VIEWS.find((v) => v.hash === location.hash)?.hash;
@@ -117,10 +123,16 @@ export function App() {
           <Activity />
         ) : view === "#/schema" ? (
           <Schema meta={meta} />
+        ) : view === "#/procedures" ? (
+          <Runner />
         ) : view === "#/mail" && mail ? (
           <MailView />
         ) : view === "#/jobs" && jobs ? (
           <Jobs />
+        ) : view === "#/files" && meta.plugins.includes("files") ? (
+          <Files />
+        ) : view === "#/backups" && meta.plugins.includes("backups") ? (
+          <Backups />
         ) : current ? (
           <Browse key={current.name} table={current} mail={mail} onChanged={load} />
         ) : (

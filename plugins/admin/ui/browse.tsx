@@ -13,6 +13,22 @@ interface Filter {
 
 type Panel = { mode: "edit"; row: Row } | { mode: "create" } | undefined;
 
+/** The filter chips as `_admin.data.list`'s `where`, each value typed for its column. */
+function whereOf(table: TableInfo, filters: Filter[]) {
+  return filters.length
+    ? { AND: filters.map((f) => ({ [f.column]: { [f.op]: filterValue(table.columns.find((c) => c.name === f.column)!, f.value) } })) }
+    : undefined;
+}
+
+/** The export route beside this page (`<dashboard path>/export/post.csv?where=...`): what the filters and sort select, every row. */
+function exportHref(table: TableInfo, format: "csv" | "json", where: unknown, orderBy: unknown): string {
+  const query = new URLSearchParams();
+  if (where) query.set("where", JSON.stringify(where));
+  if (orderBy) query.set("orderBy", JSON.stringify(orderBy));
+  const search = query.toString();
+  return `${location.pathname.replace(/\/$/, "")}/export/${encodeURIComponent(table.name)}.${format}${search ? `?${search}` : ""}`;
+}
+
 /** One table: a page of rows, sortable columns, filter chips, and the row panel. */
 export function Browse({ table, mail = false, onChanged }: { table: TableInfo; mail?: boolean; onChanged: () => void }) {
   const [skip, setSkip] = useState(0);
@@ -22,14 +38,19 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
   const [page, setPage] = useState<{ data: Row[]; count: number; skip: number }>();
   const [error, setError] = useState<string>();
   const [panel, setPanel] = useState<Panel>();
+  // Primary-key values of the rows ticked on this page; a new page starts with none.
+  const [selected, setSelected] = useState<unknown[]>([]);
+  const [confirming, setConfirming] = useState(false);
   const filterable = table.columns.filter((c) => !c.secret && operatorsFor(c).length > 0);
+  const key = table.writable ? table.primaryKey : null;
+  const where = whereOf(table, filters);
+  const orderBy = order ? [{ [order[0]]: order[1] }] : undefined;
 
   const load = async () => {
-    const where = filters.length
-      ? { AND: filters.map((f) => ({ [f.column]: { [f.op]: filterValue(table.columns.find((c) => c.name === f.column)!, f.value) } })) }
-      : undefined;
     try {
-      setPage({ ...(await client._admin.data.list({ table: table.name, where, orderBy: order ? [{ [order[0]]: order[1] }] : undefined, take: PAGE, skip })), skip });
+      setPage({ ...(await client._admin.data.list({ table: table.name, where, orderBy, take: PAGE, skip })), skip });
+      setSelected([]);
+      setConfirming(false);
       setError(undefined);
     } catch (e) {
       setError(messageOf(e));
@@ -52,6 +73,18 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
     setPanel(undefined);
     await load();
     onChanged();
+  };
+  const ticked = (row: Row) => selected.includes(row[key!]);
+  const tick = (row: Row) => setSelected(ticked(row) ? selected.filter((k) => k !== row[key!]) : [...selected, row[key!]]);
+  const allTicked = page !== undefined && page.data.length > 0 && page.data.every(ticked);
+  const removeSelected = async () => {
+    try {
+      await client._admin.data.deleteMany({ table: table.name, keys: selected as (string | number)[] });
+      await written();
+    } catch (e) {
+      setConfirming(false);
+      setError(messageOf(e));
+    }
   };
 
   return (
@@ -78,10 +111,27 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
       {error && <p role="alert" class="error">{error}</p>}
       {page && (
         <>
+          <div class="toolbar">
+            <a class="button" href={exportHref(table, "csv", where, orderBy)} download>Export CSV</a>
+            <a class="button" href={exportHref(table, "json", where, orderBy)} download>Export JSON</a>
+            {selected.length > 0 && (confirming ? (
+              <>
+                <button type="button" class="danger" onClick={removeSelected}>Confirm delete of {selected.length} {selected.length === 1 ? "row" : "rows"}</button>
+                <button type="button" class="quiet" onClick={() => setConfirming(false)}>Cancel</button>
+              </>
+            ) : (
+              <button type="button" class="danger" onClick={() => setConfirming(true)}>Delete selected ({selected.length})</button>
+            ))}
+          </div>
           <div class="scroll">
             <table aria-label={`${table.name} rows`}>
               <thead>
                 <tr>
+                  {key && (
+                    <th scope="col" class="pick">
+                      <input type="checkbox" aria-label="Select all on this page" checked={allTicked} onChange={() => setSelected(allTicked ? [] : page.data.map((row) => row[key]))} />
+                    </th>
+                  )}
                   {table.columns.map((c) => (
                     <th scope="col" key={c.name} aria-sort={order?.[0] === c.name ? (order[1] === "asc" ? "ascending" : "descending") : undefined}>
                       {c.secret || c.type === "jsonb" || c.type === "bytes" ? (
@@ -98,6 +148,11 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
               <tbody>
                 {page.data.map((row, i) => (
                   <tr key={String(table.primaryKey ? row[table.primaryKey] : i)}>
+                    {key && (
+                      <td class="pick">
+                        <input type="checkbox" aria-label={`Select ${table.name} ${display(row[key])}`} checked={ticked(row)} onChange={() => tick(row)} />
+                      </td>
+                    )}
                     {table.columns.map((c) => (
                       <td key={c.name} class={c.secret ? "redacted" : undefined}>
                         {c.name === table.primaryKey ? (

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { client, messageOf, type Column, type Row, type TableInfo } from "./api.js";
 import { display, parseField } from "./values.js";
 import { SendReset } from "./mail.js";
+import { usePanel } from "./panel.js";
 
 interface Props {
   table: TableInfo;
@@ -22,6 +23,7 @@ export function RowPanel({ table, row, rowKey, mail, onClose, onWritten }: Props
   const [touched, setTouched] = useState<Set<string>>(new Set());
   const [error, setError] = useState<string>();
   const [confirming, setConfirming] = useState(false);
+  const panel = usePanel(onClose);
   const editable = (c: Column) => table.writable && !c.readonly && !c.secret;
   const shown = table.columns.filter((c) => !(creating && (c.readonly || c.secret)));
 
@@ -53,7 +55,7 @@ export function RowPanel({ table, row, rowKey, mail, onClose, onWritten }: Props
 
   const title = creating ? `New ${table.name} row` : `${table.name} ${display(rowKey && Object.values(rowKey)[0])}`;
   return (
-    <aside class="panel" aria-label={title}>
+    <aside class="panel" aria-label={title} ref={panel}>
       <form onSubmit={save}>
         <div class="title">
           <h2>{title}</h2>

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { client, mailAdmin, messageOf } from "./api.js";
 import { age, display } from "./values.js";
+import { usePanel } from "./panel.js";
 
 type Detail = Awaited<ReturnType<typeof client._admin.users.get>>;
 
@@ -10,6 +11,7 @@ export function UserPanel({ id, passwordReset, onClose, onChanged }: { id: strin
   const [user, setUser] = useState<Detail>();
   const [error, setError] = useState<string>();
   const [notice, setNotice] = useState<string>();
+  const panel = usePanel(onClose);
 
   const load = async () => {
     try {
@@ -37,7 +39,7 @@ export function UserPanel({ id, passwordReset, onClose, onChanged }: { id: strin
   const field = (event: Event, name: string) => String(new FormData(event.currentTarget as HTMLFormElement).get(name) ?? "").trim();
 
   return (
-    <aside class="panel" aria-label={user ? `User ${user.email}` : "User"}>
+    <aside class="panel" aria-label={user ? `User ${user.email}` : "User"} ref={panel}>
       <div class="title">
         <h2>{user?.email ?? "User"}</h2>
         <button type="button" class="quiet" onClick={onClose}>Close</button>

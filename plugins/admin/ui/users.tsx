@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { client, messageOf } from "./api.js";
 import { display } from "./values.js";
 import { UserPanel } from "./user-panel.js";
+import { usePanel } from "./panel.js";
 
 type Page = Awaited<ReturnType<typeof client._admin.users.list>> & { skip: number };
 const PAGE = 25;
@@ -79,6 +80,7 @@ export function Users({ passwordReset }: { passwordReset: boolean }) {
 
 function NewUser({ onClose, onCreated }: { onClose: () => void; onCreated: (id: string) => void }) {
   const [error, setError] = useState<string>();
+  const panel = usePanel(onClose);
   const submit = async (event: Event) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
@@ -92,7 +94,7 @@ function NewUser({ onClose, onCreated }: { onClose: () => void; onCreated: (id: 
     }
   };
   return (
-    <aside class="panel" aria-label="New user">
+    <aside class="panel" aria-label="New user" ref={panel}>
       <form onSubmit={submit}>
         <div class="title">
           <h2>New user</h2>

@@ -35,9 +35,6 @@ export async function dbBackup(options: BackupOptions): Promise<number> {
     say(`${green("backed up")} PostgreSQL with pg_dump to ${file}`);
     return 0;
   }
-  // The dump needs the instance in this process; this process does nothing else, so the database
-  // thread buys nothing here.
-  process.env.TRELLIS_EMBEDDED_THREAD = "main";
   const app = (await loadApp(project)) as unknown as { options?: { db?: Partial<Backupable>; storage?: { set(key: string, bytes: Uint8Array): Promise<void> } } };
   const db = app.options?.db;
   if (!db || typeof db.backup !== "function") {

@@ -1,0 +1,155 @@
+import { RpcError, assertRole, primaryKeyOf, toPlainJson, type AppDatabase, type RouteDefinition, type SealedApp } from "../../kernel/index.js";
+import { csvRecord } from "./csv.js";
+import { selectionInput } from "./data.js";
+import type { AdminSettings } from "./options.js";
+import { redact, refuseSecretFilter, refuseSecretOrder } from "./secrets.js";
+import { tableOf, type AdminTable } from "./tables.js";
+
+/** Rows read per statement while the download streams. */
+const BATCH = 500;
+
+const FORMATS = {
+  csv: "text/csv; charset=utf-8",
+  json: "application/json; charset=utf-8",
+} as const;
+
+type Row = Record<string, unknown>;
+
+/**
+ * `GET <path>/export/<table>.<csv|json>?where=<JSON>&orderBy=<JSON>`: every row the filter selects,
+ * as the dashboard's table page lists them (the `_admin.data.list` language, secrets redacted),
+ * streamed in keyset pages so a large export is never held in memory. A GET with no side effect,
+ * so a cross-site link can at most start a download into the admin's own browser; the admin check
+ * is the procedures' (401 signed out, 403 without a role), before the query string is read.
+ */
+export interface ExportDeps {
+  db: AppDatabase<any>;
+  tables: ReadonlyMap<string, AdminTable>;
+  settings: AdminSettings;
+  /** For a failure once the download has started: reported as any route's, though the status is sent. */
+  sealed: () => SealedApp;
+}
+
+export function exportRoute(path: string, { db, tables, settings, sealed }: ExportDeps): RouteDefinition {
+  const query = (name: string) => (db.query as Record<string, any>)[name];
+  return {
+    method: "GET",
+    path: `${path}/export/:file`,
+    handler: async (event, context) => {
+      assertRole("admin", settings.roles, context);
+      const file = event.params.file ?? "";
+      const dot = file.lastIndexOf(".");
+      const format = file.slice(dot + 1);
+      if (dot < 1 || !Object.hasOwn(FORMATS, format)) throw new RpcError("BAD_REQUEST", { message: `Name the export <table>.csv or <table>.json (got "${file}")` });
+      const { where, orderBy } = selection(file.slice(0, dot), event.url.searchParams);
+      const t = tableOf(tables, file.slice(0, dot));
+      refuseSecretFilter(t.model.name, where);
+      refuseSecretOrder(t.model.name, orderBy);
+      const limit = settings.exportLimit;
+      const count = await query(t.model.name).count({ where });
+      if (count > limit) throw new RpcError("BAD_REQUEST", { message: `The filter selects ${count} rows; an export holds at most ${limit} (exportLimit): narrow the filter` });
+      // No ordering asked for: the primary key's, so the file reads in a stable order.
+      const key = primaryKeyOf(t.model);
+      const order = orderBy ?? (key ? [{ [key]: "asc" }] : undefined);
+      const pages = batches((after) => query(t.model.name).findPage({ where, orderBy: order, take: BATCH, after }), limit);
+      // The first page is read before answering, so a bad ordering is still a 400.
+      const first = await pages.next();
+      const failed = (error: unknown) => void sealed().toError(error, "route", event);
+      return new Response(streamed(writer(format as keyof typeof FORMATS, t), first, pages, failed), {
+        headers: {
+          "content-type": FORMATS[format as keyof typeof FORMATS],
+          "content-disposition": `attachment; filename="${t.model.name}.${format}"`,
+          "cache-control": "no-store",
+          "x-content-type-options": "nosniff",
+          "content-security-policy": "default-src 'none'; sandbox",
+        },
+      });
+    },
+  };
+}
+
+interface Writer {
+  head: string;
+  row(row: Row, index: number): string;
+  tail: string;
+}
+
+/** Rows as plain JSON values (REST's: ISO dates, `date` columns as days, base64 bytes), secrets redacted. */
+function writer(format: keyof typeof FORMATS, t: AdminTable): Writer {
+  const columns = Object.keys(t.model.columns);
+  const days = new Set(columns.filter((column) => t.model.columns[column]!.type === "date"));
+  const plain = (row: Row) => toPlainJson(redact(t.model.name, row), days);
+  if (format === "json") return { head: "[\n", row: (row, index) => `${index === 0 ? "" : ",\n"}${plain(row)}`, tail: "\n]\n" };
+  return {
+    head: csvRecord(columns),
+    row: (row) => {
+      const values = JSON.parse(plain(row)) as Row;
+      return csvRecord(columns.map((column) => values[column]));
+    },
+    tail: "",
+  };
+}
+
+/** The file, one page of rows per chunk, read as the client reads; a failure after the first page ends it cut short. */
+function streamed(write: Writer, first: IteratorResult<Row[]>, pages: AsyncGenerator<Row[]>, failed: (error: unknown) => void): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let page = first;
+  let index = 0;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode(write.head));
+    },
+    async pull(controller) {
+      if (page.done) {
+        controller.enqueue(encoder.encode(write.tail));
+        controller.close();
+        return;
+      }
+      controller.enqueue(encoder.encode(page.value.map((row) => write.row(row, index++)).join("")));
+      try {
+        page = await pages.next();
+      } catch (error) {
+        // The status went out with the first page: the failure is reported, the download ends short.
+        failed(error);
+        controller.error(error);
+      }
+    },
+    async cancel() {
+      await pages.return(undefined);
+    },
+  });
+}
+
+/** `where` and `orderBy` from the query string (JSON each), checked as `_admin.data.list` checks them. */
+function selection(table: string, params: URLSearchParams) {
+  const raw: Row = { table };
+  for (const name of ["where", "orderBy"]) {
+    const text = params.get(name);
+    if (text === null || text === "") continue;
+    try {
+      raw[name] = JSON.parse(text);
+    } catch {
+      throw new RpcError("BAD_REQUEST", { message: `${name}: not valid JSON` });
+    }
+  }
+  const parsed = selectionInput.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new RpcError("BAD_REQUEST", { message: `Invalid input: ${issue.path.join(".")}: ${issue.message}` });
+  }
+  return parsed.data;
+}
+
+/** Keyset pages until the last one, or until `limit` rows (rows added after the count stay out). */
+async function* batches(read: (after: string | undefined) => Promise<{ items: Row[]; nextCursor: string | null }>, limit: number): AsyncGenerator<Row[], void, undefined> {
+  let after: string | undefined;
+  let left = limit;
+  while (left > 0) {
+    const { items, nextCursor } = await read(after);
+    const rows = items.slice(0, left);
+    left -= rows.length;
+    if (rows.length > 0) yield rows;
+    if (!nextCursor) return;
+    after = nextCursor;
+  }
+}

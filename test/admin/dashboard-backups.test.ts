@@ -1,0 +1,95 @@
+/**
+ * The dashboard's backups view in Chromium (as in dashboard-mail.test.ts): the settings and kept
+ * backups, "Back up now", a download; and the same API refused to a signed-in user without the
+ * admin role. Skips, saying why, without a browser.
+ */
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { embedded } from "../../kernel/embedded/index.js";
+import { schema } from "../../kernel/schema/index.js";
+import { serve, type RunningServer } from "../../presets/node.js";
+import { App } from "../../presets/trellis.js";
+import { cookieOf } from "../support/auth.js";
+import { freePort, launchChromium } from "../support/browser.js";
+
+const { profile, context, unavailable } = await launchChromium("trellis-admin-backups-chromium-", "the dashboard backups suite");
+
+const PASSWORD = "correct-horse-battery-staple";
+const v1 = schema("1").auth().table("note", (t) => ({ id: t.serial().primaryKey(), body: t.text() })).build();
+
+describe.skipIf(unavailable !== undefined)("the dashboard's backups view in Chromium", () => {
+  const dir = mkdtempSync(join(tmpdir(), "trellis-dashboard-backups-"));
+  let running: RunningServer;
+  let page: Page;
+  let url: string;
+  let alice: string;
+
+  const signUp = async (email: string) => {
+    const response = await running.app.handle(new Request(`${url}/api/auth/sign-up/email`, { method: "POST", headers: { "content-type": "application/json", origin: url }, body: JSON.stringify({ email, password: PASSWORD, name: email.split("@")[0] }) }));
+    const body = (await response.json()) as { user: { id: string } };
+    return { id: body.user.id, cookie: cookieOf(response) };
+  };
+  const call = (name: string, cookie?: string) =>
+    running.app.handle(new Request(`${url}/rpc/_admin/backups/${name}`, { method: "POST", headers: { "content-type": "application/json", ...(cookie ? { cookie } : {}) }, body: "{}" }));
+
+  beforeAll(async () => {
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    const app = new App({ baseUrl: url, db: embedded({ dataDir: "memory://" }), onError: () => undefined })
+      .schema(v1)
+      .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
+      .admin()
+      .backups({ to: dir, keep: 3, every: "0 3 * * *" });
+    running = await serve(app, { port, hostname: "127.0.0.1", handleSignals: false });
+    const boss = await signUp("boss@example.test");
+    alice = (await signUp("alice@example.test")).cookie;
+    await running.app.db.updateTable("user").set({ role: "admin" }).where("id", "=", boss.id).execute();
+    page = await context!.newPage();
+  }, 60_000);
+
+  afterAll(async () => {
+    await context?.close();
+    rmSync(profile, { recursive: true, force: true });
+    await running?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("refuses the API signed out (401) and to a user without the admin role (403)", async () => {
+    for (const name of ["list", "take", "download"]) {
+      expect((await call(name)).status).toBe(401);
+      expect((await call(name, alice)).status).toBe(403);
+    }
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it("shows where backups go, takes one now and lists it", { timeout: 120_000 }, async () => {
+    await page.goto(`${url}/_admin`);
+    await page.getByLabel("Email").fill("boss@example.test");
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("navigation", { name: "Tables" }).getByRole("link", { name: "Backups" }).click();
+    await page.getByText("No backups yet.").waitFor();
+    const settings = page.getByRole("definition");
+    expect(await settings.filter({ hasText: dir }).count()).toBe(1);
+    expect(await settings.filter({ hasText: "0 3 * * * (UTC), by this process" }).count()).toBe(1);
+    await page.getByRole("button", { name: "Back up now" }).click();
+    const status = page.getByRole("status").filter({ hasText: /^Backup backup-.*\.tar\.gz taken \(\d+\.\d MB\)$/ });
+    await status.waitFor({ timeout: 60_000 });
+    const table = page.getByRole("table", { name: "Kept backups" });
+    await table.waitFor();
+    const [name] = readdirSync(dir);
+    expect(await table.getByRole("row").filter({ hasText: name! }).count()).toBe(1);
+  });
+
+  it("downloads a backup as the file that was kept", { timeout: 60_000 }, async () => {
+    const [name] = readdirSync(dir);
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: `Download ${name}` }).click()]);
+    expect(download.suggestedFilename()).toBe(name);
+    const saved = join(profile, "downloaded.tar.gz");
+    await download.saveAs(saved);
+    expect(statSync(saved).size).toBe(statSync(join(dir, name!)).size);
+  });
+});
