@@ -41,6 +41,8 @@ export interface FindManyArgs<Row, I extends Include = Include> {
    * and digits separates words. At most 500 characters; no word at all matches every row.
    */
   search?: string;
+  /** The k rows nearest a vector, nearest first, each with `_distance` (nearest.ts). */
+  nearest?: { column: string; vector: readonly number[]; k: number };
 }
 
 /** One page of `findPage`: `nextCursor` is null on the last page. */
@@ -136,6 +138,7 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
     },
     async findPage(args?: unknown) {
       const checked = plan(args);
+      if (checked.nearest) throw new QueryError("nearest", "a nearest search answers its k rows at once: list it (findMany), it has no pages");
       if (checked.rank) throw new QueryError("orderBy", RANK_NOT_PAGED);
       if (checked.take === undefined) return { items: await findMany(args), nextCursor: null };
       // One row more than asked says whether a next page exists, without a count.

@@ -16,19 +16,25 @@ import {
 } from "../../kernel/index.js";
 import { assertFunction, assertGate, listFilter } from "./permissions.js";
 import { includeArgs, type IncludeRule } from "./include-rules.js";
-import { deleteInput, getInput, listInput, updateInput } from "./inputs.js";
+import { deleteInput, getInput, listInput, updateInput, type NearestInput } from "./inputs.js";
 import type { ListLimits, LiveLimits, ResourceAction, ResourcePermission } from "./options.js";
 import { liveProcedure } from "./live.js";
 import { batchProcedure } from "./batch.js";
+import type { RateLimitCharge } from "../rate-limit/index.js";
 import { mcp } from "../../kernel/index.js";
 import type { CompiledQuery } from "kysely";
 
-const TOOL_TEXT: Record<ResourceAction, string> = {
-  list: "List rows (where, orderBy, take, skip, include, search) of",
+/** Every generated procedure but `live`: what `mcp` may tag. */
+export type ToolAction = ResourceAction | "page" | "batch";
+
+const TOOL_TEXT: Record<ToolAction, string> = {
+  list: "List rows (where, orderBy, take, skip, include, search; nearest: { column, vector, k } for the k rows nearest a vector) of",
   get: "Get one row by its key (where) of",
   create: "Create a row of",
   update: "Update the columns in data of the row named by where of",
   delete: "Delete the row named by where of",
+  page: "One page (where, orderBy, take, after: the nextCursor of the page before) of",
+  batch: "Create, update and delete rows in one transaction (all or nothing) of",
 };
 
 /** Everything a resource's procedures need, resolved once at build. */
@@ -48,26 +54,27 @@ export interface ResourceSpec {
   /** Set when the resource streams (`{name}.live`). */
   live: LiveLimits | undefined;
   /** Actions tagged as MCP tools. */
-  mcp: readonly ResourceAction[];
+  mcp: readonly ToolAction[];
   base: ProcedureBase<AppRpcContext>;
 }
 
 type Row = Record<string, unknown>;
-export type ListInput = { where?: Row; orderBy?: Record<string, "asc" | "desc">[]; take?: number; skip?: number; include?: Record<string, true>; after?: string; search?: string };
+export type ListInput = { where?: Row; orderBy?: Record<string, "asc" | "desc">[]; take?: number; skip?: number; include?: Record<string, true>; after?: string; search?: string; nearest?: NearestInput };
 
 /** The metadata resource procedures carry: `procedure["~orpc"].meta.resource`. */
 export interface ResourceMeta {
-  resource: { table: string; action: ResourceAction | "live"; key: string };
+  resource: { table: string; action: ToolAction | "live"; key: string };
 }
 
-export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kind: DatabaseKind, sealed: () => SealedApp) {
+export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kind: DatabaseKind, sealed: () => SealedApp, rateLimit?: RateLimitCharge) {
   const { table, primaryKey: pk, ownerColumn, permissions } = spec;
   const key = keyInput(table, pk);
   // Public and function permissions need no gate before validation: skip the middleware entirely.
   // Every procedure carries what other surfaces need to know about it (REST paths, live, admin).
   // `live` is the list as a stream: it answers to the list permission.
-  const gated = (action: ResourceAction | "live") => {
-    const rule = permissions[action === "live" ? "list" : action];
+  // `page` answers to the list rule too; `batch` gates each item by its own action's rule.
+  const gated = (action: ToolAction | "live") => {
+    const rule = action === "batch" ? "public" : permissions[action === "live" || action === "page" ? "list" : action];
     return (rule === "public" || typeof rule === "function"
       ? spec.base
       : spec.base.use(({ context, next }) => {
@@ -105,8 +112,10 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
   /** The `findMany` arguments of a list call: limits checked, function permission asked, owner scoped in SQL. */
   const listArgs = async (input: ListInput, context: AppRpcContext) => {
     // Precedence: bad input (400) before a function permission's verdict (403).
-    const take = input.take ?? spec.limits.default;
-    if (take > spec.limits.max) throw new RpcError("BAD_REQUEST", { message: `take must be at most ${spec.limits.max}` });
+    // A nearest search answers k rows: k, not take, is held to the list's maximum.
+    const take = input.nearest ? input.take : (input.take ?? spec.limits.default);
+    if ((take ?? 0) > spec.limits.max) throw new RpcError("BAD_REQUEST", { message: `take must be at most ${spec.limits.max}` });
+    if (input.nearest && input.nearest.k > spec.limits.max) throw new RpcError("BAD_REQUEST", { message: `nearest.k must be at most ${spec.limits.max}` });
     if ((input.skip ?? 0) > spec.limits.maxSkip) throw new RpcError("BAD_REQUEST", { message: `skip must be at most ${spec.limits.maxSkip}` });
     checkInclude(input.include);
     const filter = await listFilter(permissions.list, context);
@@ -115,7 +124,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     for (const scope of [filter, isOwner("list") ? { [ownerColumn!]: ownerOf(context) } : undefined]) {
       if (scope) where = where ? { AND: [where, scope] } : scope;
     }
-    return { where, orderBy: input.orderBy, take, skip: input.skip, after: input.after, search: input.search, include: await includeArgs(input.include, spec.includable, context) };
+    return { where, orderBy: input.orderBy, take, skip: input.skip, after: input.after, search: input.search, nearest: input.nearest, include: await includeArgs(input.include, spec.includable, context) };
   };
 
   const list = gated("list")
@@ -230,15 +239,11 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
 
   // `{name}.page` rather than `list({ page: true })`: one return type per procedure keeps the typed
   // client's answer exact (rows for list, { items, nextCursor } for page) without a union to narrow.
-  const page = spec.base
-    .use(({ context, next }) => {
-      assertGate(typeof permissions.list === "function" ? "public" : permissions.list, context);
-      return next();
-    })
+  const page = gated("page")
     .input(listInput())
     .handler(async ({ input = {}, context }) => rows.page((await query().findPage(await listArgs(input, context))) as { items: Row[]; nextCursor: string | null }));
 
-  const batch = batchProcedure(spec, db, { create: createSchema, update: updateSchema, delete: deleteSchema }, { create: createRow, update: updateRow, delete: deleteRow });
+  const batch = batchProcedure(spec, gated("batch"), db, rateLimit, { create: createSchema, update: updateSchema, delete: deleteSchema }, { create: createRow, update: updateRow, delete: deleteRow });
 
   const procedures = { list, get, create, update, delete: remove, page, batch };
   if (!spec.live) return procedures;
