@@ -1,13 +1,17 @@
-import { ORPCError, type AnyRouter } from "@orpc/server";
-import { RPCHandler } from "@orpc/server/fetch";
+import { StandardRPCJsonSerializer, StandardRPCSerializer } from "@orpc/client/standard";
+import { ORPCError, type AnyProcedure, type AnyRouter } from "@orpc/server";
+import { FetchHandler, type RPCHandlerOptions } from "@orpc/server/fetch";
+import { StrictGetMethodPlugin } from "@orpc/server/plugins";
+import { StandardHandler, StandardRPCCodec, StandardRPCMatcher } from "@orpc/server/standard";
 import { report } from "./errors.js";
 import { RETURNED, eventOf, gateInterceptor, type ErrorRules } from "./gate.js";
 import { customJsonSerializers } from "./wire/custom-json.js";
+import { markedEncoder } from "./wire/row-encoder.js";
 import type { AppRpcContext } from "./context.js";
 
 /** The `/rpc/**` handler: oRPC's RPC protocol, every procedure run through the gate. */
-export function createRpcHandler(router: AnyRouter, rules: ErrorRules): RPCHandler<AppRpcContext> {
-  return new RPCHandler<AppRpcContext>(router, {
+export function createRpcHandler(router: AnyRouter, rules: ErrorRules): FetchHandler<AppRpcContext> {
+  const options: RPCHandlerOptions<AppRpcContext> = {
     customJsonSerializers,
     clientInterceptors: [gateInterceptor(rules, "rpc")],
     // Encoding the output happens after the procedure, outside the client interceptors: a failure
@@ -20,5 +24,31 @@ export function createRpcHandler(router: AnyRouter, rules: ErrorRules): RPCHandl
           throw error;
         }),
     ],
-  });
+    // As oRPC's RPCHandler: GET only for procedures that allow it.
+    plugins: [new StrictGetMethodPlugin()],
+  };
+  // oRPC's RPCHandler, assembled here so the codec can encode resource rows by their compiled encoder.
+  const json = new StandardRPCJsonSerializer(options);
+  const codec = new RowsCodec(new StandardRPCSerializer(json), json);
+  return new FetchHandler(new StandardHandler(router, new StandardRPCMatcher(options), codec, options), options);
+}
+
+/** oRPC's RPC codec, except that an output marked with a row encoder (wire/row-encoder.ts) is encoded by it. */
+class RowsCodec extends StandardRPCCodec {
+  constructor(
+    serializer: StandardRPCSerializer,
+    private readonly json: StandardRPCJsonSerializer,
+  ) {
+    super(serializer);
+  }
+
+  override encode(output: unknown, procedure: AnyProcedure) {
+    const encode = markedEncoder(output);
+    if (!encode) return super.encode(output, procedure);
+    const sink = { meta: [], maps: [], blobs: [], generic: this.json };
+    const json = encode(output, sink);
+    // A Blob somewhere inside (put there by middleware) needs oRPC's multipart answer.
+    if (sink.blobs.length) return super.encode(output, procedure);
+    return { status: 200, headers: {}, body: { json, meta: sink.meta.length ? sink.meta : undefined } };
+  }
 }

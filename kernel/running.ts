@@ -1,4 +1,5 @@
 import { createRouterClient, type AnyProcedure } from "@orpc/server";
+import type { LiveChange } from "./db/live-index.js";
 import { describeHooks } from "./hooks.js";
 import { compose, type HttpMiddleware } from "./middleware.js";
 import type { OrderedPlugin } from "./order.js";
@@ -143,7 +144,7 @@ export class Running {
       migrations: () => this.migrations(),
       state: () => this.state(),
       ready: () => this.#settle(),
-      publishChange: (change: { table: string }) => store.live.notify(change),
+      publishChange: (change: LiveChange) => store.live.notify(change),
       liveStats: () => store.live.stats(),
       service: (key: string) => services.get(key) as never,
       onError: this.#onError,

@@ -9,6 +9,7 @@ import type { AppliedMigration } from "./db/migrator.js";
 import type { ServiceOf } from "./services.js";
 import type { AppState } from "./lifecycle/availability.js";
 import type { Logger } from "./log/logger.js";
+import type { LiveChange } from "./db/live-index.js";
 
 /** How `sealed.call` learns who is calling: a request event, bare headers, or a context already built. */
 export interface SealedCallOptions {
@@ -53,8 +54,10 @@ export interface SealedApp {
   /**
    * Tells live queries that a table changed outside this process (a live provider's notification,
    * another replica's write). Local writes through `db` need no call: they are tracked already.
+   * With `op` and the written rows (`rows`, or `keys` for a delete), only the live queries those
+   * rows can enter or leave re-run; with the table alone, every live query reading it does.
    */
-  publishChange(change: { table: string }): void;
+  publishChange(change: LiveChange): void;
   /** Live queries open in this app: distinct queries, subscribers, and table watchers. */
   liveStats(): { queries: number; subscribers: number; watchers: number };
   /** Whether the app can serve now: `starting`, `ready`, `failed` (setup failed; retried when asked) or `closed`. */

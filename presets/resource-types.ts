@@ -1,7 +1,7 @@
 import type { ClientPromiseResult, FriendlyClientOptions } from "@orpc/client";
 import type { Procedure, ProcedureClient, Schema } from "@orpc/server";
 import type { ColumnState, ColumnsRow, RelationMapOf, SchemaResult, TableName, TablesOf } from "../kernel/schema/index.js";
-import type { FilterValue, OrderByEntry, RelsOf, Where, WithIncluded } from "../kernel/db/query-types.js";
+import type { FilterValue, NearestArgs, OrderByEntry, RelsOf, Where, WithDistance, WithIncluded } from "../kernel/db/query-types.js";
 
 type AnySchema = SchemaResult<any, any>;
 
@@ -22,7 +22,7 @@ export type LiveSetting = boolean | { revalidateMs?: number | false; max?: numbe
 
 /** A value a resource input accepts for a column: what its zod schema takes, `null` when nullable. */
 export type InputValue<C> = C extends ColumnState
-  ? (C["kind"] extends "jsonb" ? unknown : FilterValue<C>) | (C["nullable"] extends true ? null : never)
+  ? (C["kind"] extends "jsonb" ? unknown : C["kind"] extends "vector" ? readonly number[] : FilterValue<C>) | (C["nullable"] extends true ? null : never)
   : never;
 
 type OptionalOnCreate<Cols> = {
@@ -59,7 +59,7 @@ export interface NotIncludable<K> {
 
 type NotIncludables<I, Allowed> = { [K in Exclude<keyof I, Allowed>]: NotIncludable<K> };
 
-export interface ListInput<Cols, Includable extends string, I = IncludeFlags<Includable>> {
+export interface ListInput<Cols, Includable extends string, I = IncludeFlags<Includable>, N = NearestArgs<Cols>> {
   where?: Where<Cols>;
   orderBy?: readonly OrderByEntry<Cols>[];
   take?: number;
@@ -69,6 +69,8 @@ export interface ListInput<Cols, Includable extends string, I = IncludeFlags<Inc
   after?: string;
   /** Words to find in the table's full-text index (`.search()`): best match first unless `orderBy` is given. */
   search?: string;
+  /** `list` only: the k rows nearest a vector, nearest first, each with `_distance` (no orderBy, take, skip or after). */
+  nearest?: N;
 }
 
 export interface GetInput<Cols, Includable extends string, I = IncludeFlags<Includable>> {
@@ -101,10 +103,10 @@ type Result<T> = ClientPromiseResult<T, ResourceError>;
 
 /** `list` as a client calls it: the rows carry what `include` asked for. */
 export interface ListCall<Tables, Rels, Cols, Includable extends string> {
-  <const I extends IncludeFlags<Includable> = {}>(
-    input?: ListInput<Cols, Includable, I>,
+  <const I extends IncludeFlags<Includable> = {}, const N extends NearestArgs<Cols> = never>(
+    input?: ListInput<Cols, Includable, I, N>,
     options?: Options,
-  ): Result<WithIncluded<ColumnsRow<Cols>, Tables, Rels, I>[]>;
+  ): Result<WithDistance<WithIncluded<ColumnsRow<Cols>, Tables, Rels, I>, N>[]>;
 }
 
 /** One page of `{name}.page`: `nextCursor` is null on the last page. */

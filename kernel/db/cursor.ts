@@ -73,6 +73,14 @@ export function readCursor(kind: DatabaseKind, table: TableModel, ordering: Orde
  * `a > $a or (a = $a and (b > $b or (b = $b and id > $id)))`, `=` being `is null` for a null value.
  */
 export function afterCursor(kind: DatabaseKind, table: TableModel, ordering: Ordering, values: readonly unknown[]): RawBuilder<SqlBool> {
+  // One direction over columns that hold no NULL (nor SQLite's text decimals): a row-value comparison,
+  // `(a, id) > ($a, $id)`, the same rows, in the form a database turns into one range of an index.
+  const direction = ordering[0]?.[1];
+  const plain = ordering.every(([column, dir]) => dir === direction && !table.columns[column]!.nullable && !(kind === "sqlite" && table.columns[column]!.type === "decimal"));
+  if (ordering.length > 1 && plain) {
+    const refs = sql.join(ordering.map(([column]) => sql.id(table.name, column)));
+    return sql<SqlBool>`(${refs}) ${sql.raw(direction === "asc" ? ">" : "<")} (${sql.join(values.map((value) => sql`${value}`))})`;
+  }
   let rest: RawBuilder<SqlBool> | undefined;
   for (let i = ordering.length - 1; i >= 0; i--) {
     const [column, direction] = ordering[i]!;

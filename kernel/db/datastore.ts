@@ -2,6 +2,7 @@ import { Kysely, sql, type Migrator } from "kysely";
 import { createAppDatabase, type AppDatabase } from "./database.js";
 import { createMigrator } from "./migrations.js";
 import { validateHistory } from "./diff.js";
+import { checkVectorSupport } from "./vector-sql.js";
 import { reentrant } from "./dialect/index.js";
 import type { DatabaseConfig } from "../contracts/resources.js";
 import { EMPTY_SCHEMA, primaryKeyOf, type SchemaModel } from "../schema/model.js";
@@ -33,6 +34,7 @@ export interface Datastore {
 export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaModel[], instrumentation?: Instrumentation): Datastore {
   // Refuses unsafe steps (a changed type, a removed column) before anything touches the database.
   validateHistory(schemas);
+  checkVectorSupport(config.kind, schemas);
   const wrapped = reentrant(config.dialect);
   const latest = schemas.at(-1) ?? EMPTY_SCHEMA;
   const kysely = new Kysely<any>({ dialect: instrumentation ? observedDialect(wrapped.dialect, instrumentation) : wrapped.dialect, plugins: [touchUpdatedAt(latest, config.kind)] });

@@ -36,6 +36,7 @@ const POSTGRES_TYPES: Record<ColumnType, string> = {
   jsonb: "jsonb",
   uuid: "uuid",
   bytes: "bytea",
+  vector: "vector",
 };
 
 // Declared types pick SQLite's storage affinity; see values.ts for the text forms.
@@ -53,9 +54,12 @@ const SQLITE_TYPES: Record<ColumnType, string> = {
   jsonb: "text",
   uuid: "text",
   bytes: "blob",
+  // Never emitted: a vector column on SQLite is refused at build (vector-sql.ts).
+  vector: "blob",
 };
 
 export function columnType(kind: DatabaseKind, column: ColumnModel): string {
+  if (column.vector && kind === "postgres") return `vector(${column.vector.dimensions})`;
   return (kind === "postgres" ? POSTGRES_TYPES : SQLITE_TYPES)[column.type];
 }
 
@@ -121,7 +125,8 @@ function literalDefault(kind: DatabaseKind, type: ColumnType, value: string | nu
       return quoteLiteral(text);
     }
     case "bytes":
-      throw refuse("nothing: bytes columns take .defaultSql()");
+    case "vector":
+      throw refuse(`nothing: ${type} columns take .defaultSql()`);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { ColumnModel, TableModel } from "../schema/model.js";
 import type { DatabaseKind } from "../contracts/resources.js";
 import { DdlError, checkExpression, columnType, defaultClause, quoteIdent } from "./ddl-column.js";
+import { hnswIndexStatement } from "./vector-sql.js";
 
 /**
  * DDL statements (plain SQL text, one statement per string) for tables and columns of the schema
@@ -19,7 +20,12 @@ export const checkName = (table: string, column: string) => `${table}_${column}_
 
 /** Whether a column gets a `{table}_{column}_idx` index: `.index()` is moot on unique and key columns. */
 export function hasPlainIndex(column: ColumnModel): boolean {
-  return column.index && !column.unique && !column.primaryKey;
+  return column.index && !column.unique && !column.primaryKey && !column.vector;
+}
+
+/** Whether a vector column gets its HNSW index, also named `{table}_{column}_idx`. */
+export function hasVectorIndex(column: ColumnModel): boolean {
+  return column.index && column.vector !== undefined;
 }
 
 /** `create table` and indexes for every table, in foreign-key order. */
@@ -64,8 +70,9 @@ export function addColumnStatements(kind: DatabaseKind, table: string, name: str
 }
 
 export function columnIndexStatements(table: string, name: string, column: ColumnModel): string[] {
-  if (column.unique && !column.primaryKey) return [createIndexStatement(table, name, "unique")];
-  return hasPlainIndex(column) ? [createIndexStatement(table, name, "index")] : [];
+  const hnsw = hasVectorIndex(column) ? [hnswIndexStatement(indexName(table, name), table, name, column.vector!.distance)] : [];
+  if (column.unique && !column.primaryKey) return [createIndexStatement(table, name, "unique"), ...hnsw];
+  return hasPlainIndex(column) ? [createIndexStatement(table, name, "index")] : hnsw;
 }
 
 export function createIndexStatement(table: string, column: string, kind: "unique" | "index"): string {

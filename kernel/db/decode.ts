@@ -86,6 +86,9 @@ function decoderFor(kind: DatabaseKind, type: ColumnType): Decoder | undefined {
       return kind === "sqlite" ? parseJsonText : undefined;
     case "bytes":
       return asBytes;
+    // pgvector's text form `[1,2,3]` is a JSON array.
+    case "vector":
+      return parseJsonText;
   }
 }
 

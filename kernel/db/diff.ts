@@ -1,5 +1,5 @@
-import type { ColumnDefault, ColumnModel, SchemaModel, TableModel } from "../schema/model.js";
-import { hasPlainIndex, indexName, uniqueIndexName } from "./ddl.js";
+import type { ColumnDefault, ColumnModel, SchemaModel, TableModel, VectorDistance } from "../schema/model.js";
+import { hasPlainIndex, hasVectorIndex, indexName, uniqueIndexName } from "./ddl.js";
 
 /**
  * The migration of schema version N is its difference from what versions 1..N-1 left in the
@@ -30,7 +30,9 @@ export interface AddedColumn {
 export interface IndexChange {
   readonly table: string;
   readonly column: string;
-  readonly kind: "unique" | "index";
+  readonly kind: "unique" | "index" | "hnsw";
+  /** The operator class of an `hnsw` index. */
+  readonly distance?: VectorDistance;
 }
 
 /** A full-text index to drop (`drop`), create (`create`) or both, in that order (search-ddl.ts). */
@@ -152,6 +154,9 @@ function changeProblem(old: ColumnModel, next: ColumnModel): string | undefined 
   if (!sameDefault(old.default, next.default)) return "its default changed, which SQLite cannot do in place";
   if (!sameReference(old.references, next.references)) return "its foreign key changed, which SQLite cannot do in place";
   if (!sameEnum(old.enum, next.enum)) return "its enum values changed, which SQLite cannot do in place";
+  if (old.vector && next.vector && (old.vector.dimensions !== next.vector.dimensions || old.vector.distance !== next.vector.distance)) {
+    return `its vector changed from ${old.vector.dimensions} dimensions (${old.vector.distance}) to ${next.vector.dimensions} (${next.vector.distance}); stored vectors would not fit, add a new column`;
+  }
   return undefined;
 }
 
@@ -162,6 +167,8 @@ function diffIndexes(table: string, name: string, old: ColumnModel, next: Column
   if (hasPlainIndex(old) && !hasPlainIndex(next)) step.dropIndexes.push(indexName(table, name));
   if (!wasUnique && isUnique) step.createIndexes.push({ table, column: name, kind: "unique" });
   if (!hasPlainIndex(old) && hasPlainIndex(next)) step.createIndexes.push({ table, column: name, kind: "index" });
+  if (hasVectorIndex(old) && !hasVectorIndex(next)) step.dropIndexes.push(indexName(table, name));
+  if (!hasVectorIndex(old) && hasVectorIndex(next)) step.createIndexes.push({ table, column: name, kind: "hnsw", distance: next.vector!.distance });
 }
 
 function sameDefault(a: ColumnDefault | undefined, b: ColumnDefault | undefined): boolean {

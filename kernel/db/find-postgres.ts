@@ -5,6 +5,7 @@ import { jsonArray, jsonColumnValues, readJsonArray } from "./json-tuple.js";
 import type { FindPlan, IncludePlan } from "./query-args.js";
 import { INCLUDE_LIMIT, RELATED, isMany } from "./relations.js";
 import { orderByList } from "./select-sql.js";
+import { DISTANCE } from "./nearest.js";
 import { rankFirst } from "./search-sql.js";
 
 /**
@@ -29,7 +30,12 @@ type Row = Record<string, unknown>;
 /** The one statement of a `findMany` (what `compile()` shows and live providers watch). */
 export function findManyPostgresStatement(model: SchemaModel, table: TableModel, plan: FindPlan): RawBuilder<{ rows: unknown }> {
   const values = [...jsonColumnValues(table, PARENT), ...plan.include.map((include) => relationValue(model, include))];
-  const order = plan.ordering.length > 0 ? sql` order by ${rankFirst(plan, PARENT, orderByList("postgres", table, PARENT, plan.ordering))}` : sql``;
+  if (plan.nearest) values.push(sql.id(PARENT, DISTANCE));
+  const order = plan.nearest
+    ? sql` order by ${sql.id(PARENT, DISTANCE)}`
+    : plan.ordering.length > 0
+      ? sql` order by ${rankFirst(plan, PARENT, orderByList("postgres", table, PARENT, plan.ordering))}`
+      : sql``;
   return sql<{ rows: unknown }>`select coalesce(json_agg(${jsonArray(values)}${order}), '[]') as "rows" from (${pageOf(table, plan)}) as ${sql.id(PARENT)}`;
 }
 
@@ -47,13 +53,15 @@ export async function findManyPostgres(db: Kysely<any>, model: SchemaModel, tabl
     const size = Object.keys(target.columns).length;
     return { name: relation.name, many: isMany(relation), read: (raw: unknown[]) => decode(readJsonArray(raw, size)) };
   });
+  const distance = plan.nearest ? width + relations.length : -1;
   return (document as unknown[][]).map((raw) => {
-    const tuple = readJsonArray(raw, width + relations.length);
+    const tuple = readJsonArray(raw, width + relations.length + (plan.nearest ? 1 : 0));
     const row = decodeParent(tuple);
     relations.forEach(({ name, many, read }, i) => {
       const value = tuple[width + i] as unknown[] | null;
       row[name] = many ? (value as unknown[][]).map(read) : value === null ? null : read(value);
     });
+    if (distance >= 0) row[DISTANCE] = Number(tuple[distance]);
     return row;
   });
 }
@@ -61,10 +69,16 @@ export async function findManyPostgres(db: Kysely<any>, model: SchemaModel, tabl
 /** The parent page: filtered, ordered and limited before any relation is computed. */
 function pageOf(table: TableModel, plan: FindPlan): RawBuilder<unknown> {
   const where = plan.where ? sql` where ${plan.where}` : sql``;
-  const order = plan.ordering.length > 0 ? sql` order by ${rankFirst(plan, table.name, orderByList("postgres", table, table.name, plan.ordering))}` : sql``;
+  // Ordered by the distance expression alone: the form an HNSW index scan answers.
+  const distance = plan.nearest ? sql`, ${plan.nearest.distance(table.name)} as ${sql.id(DISTANCE)}` : sql``;
+  const order = plan.nearest
+    ? sql` order by ${sql.id(DISTANCE)}`
+    : plan.ordering.length > 0
+      ? sql` order by ${rankFirst(plan, table.name, orderByList("postgres", table, table.name, plan.ordering))}`
+      : sql``;
   const limit = plan.take !== undefined ? sql` limit ${plan.take}` : sql``;
   const offset = plan.skip ? sql` offset ${plan.skip}` : sql``;
-  return sql`select * from ${sql.id(table.name)}${where}${order}${limit}${offset}`;
+  return sql`select *${distance} from ${sql.id(table.name)}${where}${order}${limit}${offset}`;
 }
 
 /**

@@ -1,11 +1,13 @@
 import { isConnectionLost } from "../lifecycle/availability.js";
-import type { ChangeEvent } from "./changes.js";
+import { TableWatch, type LiveChange } from "./live-index.js";
+import type { LiveFilter } from "./live-match.js";
 
 /**
  * Live queries: `db.query.<table>.live(args)` is `findMany(args)` as a stream of full snapshots.
  *
  * - Invalidation comes from committed changes (`LiveHub.notify`): the app's own writes through the
  *   change feed, and, with the PostgreSQL provider, writes of other replicas through LISTEN/NOTIFY.
+ *   A change that names its rows re-runs only the queries those rows can enter or leave.
  * - One shared query per distinct (table, args): every subscriber of it gets the same snapshots.
  * - Re-runs are coalesced: while a re-run is in flight, further changes only mark it dirty, so a
  *   burst of writes costs at most two queries; a snapshot equal to the last is not sent.
@@ -13,7 +15,7 @@ import type { ChangeEvent } from "./changes.js";
  *   backlog. It is released on abort, on `return()`, and when the hub closes.
  */
 export class LiveHub {
-  readonly #watchers = new Map<string, Set<() => void>>();
+  readonly #tables = new Map<string, TableWatch<SharedQuery<any>>>();
   readonly #shared = new Map<string, SharedQuery<any>>();
   readonly #closing = new Set<() => void>();
   #closed = false;
@@ -24,10 +26,12 @@ export class LiveHub {
     this.#activate = activate;
   }
 
-  /** Marks every live query reading `change.table` stale. */
-  notify(change: Pick<ChangeEvent, "table">): void {
-    const watchers = this.#watchers.get(change.table);
-    if (watchers) for (const watcher of [...watchers]) watcher();
+  /**
+   * Marks stale the live queries reading `change.table` that the change can affect: all of them
+   * when it names no rows, else those its rows can enter or leave (live-index.ts).
+   */
+  notify(change: LiveChange): void {
+    this.#tables.get(change.table)?.notify(change);
   }
 
   /** How many distinct queries are live, and how many subscribers they have (for tests and metrics). */
@@ -35,30 +39,37 @@ export class LiveHub {
     let subscribers = 0;
     for (const query of this.#shared.values()) subscribers += query.subscribers.size;
     let watchers = 0;
-    for (const set of this.#watchers.values()) watchers += set.size;
+    for (const watch of this.#tables.values()) watchers += watch.size;
     return { queries: this.#shared.size, subscribers, watchers };
   }
 
-  subscribe<T>(key: string, tables: readonly string[], run: () => Promise<T>, signal?: AbortSignal): AsyncIterableIterator<T> {
+  /**
+   * Subscribes to the query `key` reading `tables`. With a `filter` (a query of `tables[0]` alone),
+   * a change re-runs it only when a written row can enter or leave its result.
+   */
+  subscribe<T>(key: string, tables: readonly string[], run: () => Promise<T>, signal?: AbortSignal, filter?: LiveFilter): AsyncIterableIterator<T> {
     if (this.#closed) throw new Error("The app is closed; live queries cannot start");
     this.#activate?.();
     this.#activate = undefined;
     let shared = this.#shared.get(key) as SharedQuery<T> | undefined;
     if (!shared) {
-      shared = new SharedQuery<T>(run, (error) => this.#fail(key, error));
-      const query = shared;
-      const watcher = () => query.invalidate();
-      for (const table of tables) {
-        let set = this.#watchers.get(table);
-        if (!set) this.#watchers.set(table, (set = new Set()));
-        set.add(watcher);
+      const query = (shared = new SharedQuery<T>(run, (error) => this.#fail(key, error), tables.length === 1 ? filter : undefined));
+      const watches = tables.map((table) => {
+        let watch = this.#tables.get(table);
+        if (!watch) this.#tables.set(table, (watch = new TableWatch()));
+        watch.add(query);
+        return watch;
+      });
+      if (query.filter) {
+        const [watch] = watches;
+        query.onRun = (running) => watch!.running(query, running);
+        query.onSnapshot = (value) => watch!.snapshot(query, value);
       }
       query.release = () => {
-        for (const table of tables) {
-          const set = this.#watchers.get(table);
-          set?.delete(watcher);
-          if (set?.size === 0) this.#watchers.delete(table);
-        }
+        tables.forEach((table, i) => {
+          watches[i]!.delete(query);
+          if (watches[i]!.size === 0 && this.#tables.get(table) === watches[i]) this.#tables.delete(table);
+        });
         this.#shared.delete(key);
       };
       this.#shared.set(key, query);
@@ -85,6 +96,9 @@ export class LiveHub {
 class SharedQuery<T = unknown> {
   readonly subscribers = new Set<Subscriber<T>>();
   release: () => void = () => {};
+  /** The table index follows runs in flight and the snapshot subscribers hold. */
+  onRun: (running: boolean) => void = () => {};
+  onSnapshot: (value: T) => void = () => {};
   #last: { value: T; json: string } | undefined;
   #running = false;
   #dirty = false;
@@ -93,6 +107,7 @@ class SharedQuery<T = unknown> {
   constructor(
     readonly run: () => Promise<T>,
     readonly fail: (error: unknown) => void,
+    readonly filter?: LiveFilter,
   ) {}
 
   add(subscriber: Subscriber<T>): void {
@@ -120,6 +135,7 @@ class SharedQuery<T = unknown> {
 
   async #refresh(): Promise<void> {
     this.#running = true;
+    this.onRun(true);
     try {
       do {
         this.#dirty = false;
@@ -128,6 +144,7 @@ class SharedQuery<T = unknown> {
         const json = JSON.stringify(value, (_, v) => (typeof v === "bigint" ? String(v) : v));
         if (this.#last?.json === json) continue;
         this.#last = { value, json };
+        this.onSnapshot(value);
         for (const subscriber of this.subscribers) subscriber.push(value);
       } while (this.#dirty);
       this.#retryMs = 0;
@@ -138,6 +155,7 @@ class SharedQuery<T = unknown> {
       else this.fail(error);
     } finally {
       this.#running = false;
+      this.onRun(false);
     }
   }
 }

@@ -1,7 +1,8 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider, type MigratorProps } from "kysely";
 import type { SchemaModel } from "../schema/model.js";
 import type { DatabaseKind } from "../contracts/resources.js";
-import { addColumnStatements, createIndexStatement, createTablesStatements, dropIndexStatement } from "./ddl.js";
+import { addColumnStatements, createIndexStatement, createTablesStatements, dropIndexStatement, indexName } from "./ddl.js";
+import { CREATE_VECTOR_EXTENSION, hasVectorColumn, hnswIndexStatement, vectorExtensionMissing } from "./vector-sql.js";
 import { planMigrations, type MigrationStep } from "./diff.js";
 import { createSearchStatements, dropSearchStatements } from "./search-ddl.js";
 import { withTransactionalDdl } from "./transactional-ddl.js";
@@ -21,10 +22,17 @@ export function migrationName(index: number, version: string): string {
 
 /** The SQL of one step for one family, in an order where every statement's dependencies exist. */
 export function stepStatements(kind: DatabaseKind, step: MigrationStep): string[] {
+  const vectors = hasVectorColumn([...step.createTables, ...step.addColumns.map((added) => ({ name: added.table, columns: { [added.name]: added.column } }))]);
   return [
+    // pgvector's type must exist before a column uses it (the embedded database created it already).
+    ...(kind === "postgres" && vectors ? [CREATE_VECTOR_EXTENSION] : []),
     // Index changes first: a new table may reference a column that only now becomes unique.
     ...step.dropIndexes.map(dropIndexStatement),
-    ...step.createIndexes.map((change) => createIndexStatement(change.table, change.column, change.kind)),
+    ...step.createIndexes.map((change) =>
+      change.kind === "hnsw"
+        ? hnswIndexStatement(indexName(change.table, change.column), change.table, change.column, change.distance!)
+        : createIndexStatement(change.table, change.column, change.kind),
+    ),
     // Then new tables, so that a column added to an existing table may reference one of them.
     ...createTablesStatements(kind, step.createTables),
     ...step.addColumns.flatMap((added) => addColumnStatements(kind, added.table, added.name, added.column)),
@@ -54,6 +62,7 @@ export function createMigrationProvider(kind: DatabaseKind, models: readonly Sch
           try {
             await sql.raw(statement).execute(db);
           } catch (cause) {
+            if (statement === CREATE_VECTOR_EXTENSION) throw vectorExtensionMissing(name, cause) ?? new MigrationStepError(name, step, index, statements.length, statement, cause);
             throw new MigrationStepError(name, step, index, statements.length, statement, cause);
           }
         }

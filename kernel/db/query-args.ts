@@ -7,6 +7,7 @@ import { RELATED } from "./relations.js";
 import { compileWhere } from "./where.js";
 import { DEFAULT_QUERY_LIMITS, QueryBudget, type QueryLimits } from "./query-limits.js";
 import { afterCursor, readCursor } from "./cursor.js";
+import { planNearest, type NearestPlan } from "./nearest.js";
 import { planSearch, type SearchPlan } from "./search-sql.js";
 
 /** `findMany`/`findFirst`/`count` arguments checked against the schema, ready to compile. */
@@ -19,6 +20,8 @@ export interface FindPlan {
   readonly take?: number;
   readonly skip?: number;
   readonly include: readonly IncludePlan[];
+  /** `nearest`: the k rows nearest a vector, ordered by distance (then `ordering` is empty). */
+  readonly nearest?: NearestPlan;
 }
 
 /** One included relation, and the condition its rows must meet (compiled against `RELATED`). */
@@ -27,7 +30,7 @@ export interface IncludePlan {
   readonly where?: RawBuilder<SqlBool>;
 }
 
-const FIND_KEYS = new Set(["where", "orderBy", "take", "skip", "include", "after", "search"]);
+const FIND_KEYS = new Set(["where", "orderBy", "take", "skip", "include", "after", "search", "nearest"]);
 
 /** `limits` bound the whole query: its `where` and every include's `where` share one budget. */
 export function planFind(
@@ -44,16 +47,19 @@ export function planFind(
     if (!allowed.has(key)) throw new QueryError(key, `unknown argument (use ${[...allowed].join(", ")})`);
   }
   const budget = new QueryBudget(limits);
-  const filter = compileWhere(kind, table, args.where, { qualifier: table.name, budget });
+  const nearest = args.nearest === undefined || args.nearest === null ? undefined : planNearest(kind, table, args);
+  const compiled = compileWhere(kind, table, args.where, { qualifier: table.name, budget });
+  const filter = nearest ? (compiled ? sql<SqlBool>`(${compiled}) and ${nearest.present(table.name)}` : nearest.present(table.name)) : compiled;
   const order = ordering(table, args.orderBy);
   // `after`: keyset over the full ordering, ANDed with the caller's where (and so any owner scope).
   if (args.after !== undefined && args.after !== null && primaryKeyOf(table) === undefined) {
     throw new QueryError("after", `table "${table.name}" has no primary key to page by`);
   }
   const keyset = args.after === undefined || args.after === null ? undefined : afterCursor(kind, table, order, readCursor(kind, table, order, args.after));
-  // A search narrows the same where (owner scope included) and, without an orderBy, orders by rank.
+  // A search narrows the same where (owner scope included) and, without an orderBy, orders by rank;
+  // beside nearest, which orders by distance, it only narrows.
   const search = planSearch(kind, table, args.search);
-  const rank = search && (args.orderBy === undefined || args.orderBy === null) ? search.rank : undefined;
+  const rank = search && !nearest && (args.orderBy === undefined || args.orderBy === null) ? search.rank : undefined;
   if (rank && keyset) throw new QueryError("after", RANK_NOT_PAGED);
   const where = [filter, keyset, search?.where].filter((part) => part !== undefined).reduce<RawBuilder<SqlBool> | undefined>(
     (all, part) => (all ? sql<SqlBool>`(${all}) and ${part}` : part),
@@ -61,10 +67,9 @@ export function planFind(
   );
   return {
     ...(where ? { where } : {}),
-    ordering: order,
+    ordering: nearest ? [] : order,
     ...(rank ? { rank } : {}),
-    ...count("take", args.take),
-    ...count("skip", args.skip),
+    ...(nearest ? { take: nearest.k, nearest } : { ...count("take", args.take), ...count("skip", args.skip) }),
     include: relations(kind, model, table, args.include, budget),
   };
 }
@@ -86,7 +91,7 @@ function ordering(table: TableModel, orderBy: unknown): Ordering {
       if (!Object.hasOwn(table.columns, name)) throw new QueryError(`${path}.${name}`, `unknown column "${name}" on table "${table.name}"`);
       if (direction !== "asc" && direction !== "desc") throw new QueryError(`${path}.${name}`, 'expected "asc" or "desc"');
       const type = table.columns[name]!.type;
-      if (type === "jsonb" || type === "bytes") throw new QueryError(`${path}.${name}`, `a ${type} column cannot be ordered by`);
+      if (type === "jsonb" || type === "bytes" || type === "vector") throw new QueryError(`${path}.${name}`, `a ${type} column cannot be ordered by`);
       out.push([name, direction]);
     });
   }

@@ -26,6 +26,7 @@ interface FilterValues {
   text: string;
   varchar: string;
   uuid: string;
+  vector: never;
 }
 
 type TextKind = "text" | "varchar" | "uuid";
@@ -76,7 +77,7 @@ type FilterOf<C extends ColumnState, N> = C["kind"] extends TextKind
 
 /** What `where: { <column>: ... }` accepts: a value (equality), `null` when nullable, or a filter. */
 export type ColumnWhere<C> = C extends ColumnState
-  ? C["kind"] extends "jsonb"
+  ? C["kind"] extends "jsonb" | "vector"
     ? C["nullable"] extends true
       ? null | JsonNullFilter
       : never
@@ -92,14 +93,27 @@ export type Where<Cols> = {
   [K in Exclude<keyof Cols, LogicKey> | LogicKey]?: K extends LogicKey ? Where<Cols> | readonly Where<Cols>[] : ColumnWhere<Cols[K & keyof Cols]>;
 };
 
-/** Columns that can be ordered by: all but jsonb and bytes. */
+/** Columns that can be ordered by: all but jsonb, bytes and vector. */
 export type OrderableColumn<Cols> = {
-  [K in keyof Cols]: Cols[K] extends { kind: "jsonb" | "bytes" } ? never : K;
+  [K in keyof Cols]: Cols[K] extends { kind: "jsonb" | "bytes" | "vector" } ? never : K;
 }[keyof Cols] &
   string;
 
 /** One `orderBy` entry: `{ column: "asc" | "desc" }`. */
 export type OrderByEntry<Cols> = { readonly [K in OrderableColumn<Cols>]?: "asc" | "desc" };
+
+/** The vector columns of a table. */
+export type VectorColumn<Cols> = { [K in keyof Cols]: Cols[K] extends { kind: "vector" } ? K : never }[keyof Cols] & string;
+
+/** `nearest`: the k rows whose vector `column` is nearest `vector` (exactly the column's length). */
+export interface NearestArgs<Cols> {
+  column: VectorColumn<Cols>;
+  vector: readonly number[];
+  k: number;
+}
+
+/** A row of a `nearest` list carries its distance from the searched vector; other rows do not. */
+export type WithDistance<Row, N> = [N] extends [never] ? Row : Row & { _distance: number };
 
 /** What a relation brings: an array (hasMany, manyToMany) or one row or null (belongsTo, hasOne). */
 export type Related<Tables, R> = R extends RelationState<infer K, infer T>
@@ -144,13 +158,15 @@ export interface FindArgs<Tables, Rels, Cols, I> {
   after?: string;
   /** Words to find in the table's full-text index (`.search()`): best match first unless `orderBy` is given. */
   search?: string;
+  /** The k rows nearest a vector, nearest first, each with `_distance` (no orderBy, take, skip or after). */
+  nearest?: NearestArgs<Cols>;
 }
 
 /** `db.query.<table>` typed by the schema: arguments checked, included relations typed. */
 export interface SchemaTableQuery<Tables, Rels, T extends keyof Tables> {
-  findMany<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(
-    args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>,
-  ): Promise<WithIncluded<ColumnsRow<Tables[T]>, Tables, RelsOf<Rels, T>, I>[]>;
+  findMany<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}, const N extends NearestArgs<Tables[T]> = never>(
+    args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I> & { nearest?: N },
+  ): Promise<WithDistance<WithIncluded<ColumnsRow<Tables[T]>, Tables, RelsOf<Rels, T>, I>, N>[]>;
   findFirst<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(
     args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>,
   ): Promise<WithIncluded<ColumnsRow<Tables[T]>, Tables, RelsOf<Rels, T>, I> | null>;

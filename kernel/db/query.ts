@@ -8,6 +8,7 @@ import { QueryError } from "./query-error.js";
 import { cursorOf } from "./cursor.js";
 import type { Where } from "./where.js";
 import type { LiveHub } from "./live.js";
+import { liveFilter, liveTable } from "./live-match.js";
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from "./query-limits.js";
 
 /**
@@ -40,6 +41,8 @@ export interface FindManyArgs<Row, I extends Include = Include> {
    * and digits separates words. At most 500 characters; no word at all matches every row.
    */
   search?: string;
+  /** The k rows nearest a vector, nearest first, each with `_distance` (nearest.ts). */
+  nearest?: { column: string; vector: readonly number[]; k: number };
 }
 
 /** One page of `findPage`: `nextCursor` is null on the last page. */
@@ -106,6 +109,8 @@ export function createQueryApi<DB = any>(
 }
 
 function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, table: TableModel, hub: LiveHub | undefined, limits: Required<QueryLimits>): TableQuery<any> {
+  // How a live query reads written rows of this table (its key and comparable values), when it can.
+  const rows = hub && liveTable(kind, table);
   const plan = (args: unknown, allowed?: ReadonlySet<string>) => planFind(kind, model, table, args, allowed as Set<string> | undefined, limits);
   const findMany = async (args?: unknown): Promise<any[]> => {
     const found = plan(args);
@@ -122,7 +127,8 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
       // Validated now, so a bad argument throws at the call rather than inside the stream.
       const checked = plan(args);
       const tables = [table.name, ...checked.include.flatMap(({ relation }) => (relation.via ? [relation.target, relation.via] : [relation.target]))];
-      return hub.subscribe(`${table.name}\u0000${JSON.stringify(args ?? {})}`, tables, () => findMany(args), options?.signal);
+      const filter = rows && liveFilter(kind, rows, table, (args ?? {}) as Record<string, unknown>);
+      return hub.subscribe(`${table.name}\u0000${JSON.stringify(args ?? {})}`, tables, () => findMany(args), options?.signal, filter);
     },
     compile(args?: unknown): CompiledFind {
       const checked = plan(args);
@@ -132,6 +138,7 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
     },
     async findPage(args?: unknown) {
       const checked = plan(args);
+      if (checked.nearest) throw new QueryError("nearest", "a nearest search answers its k rows at once: list it (findMany), it has no pages");
       if (checked.rank) throw new QueryError("orderBy", RANK_NOT_PAGED);
       if (checked.take === undefined) return { items: await findMany(args), nextCursor: null };
       // One row more than asked says whether a next page exists, without a count.

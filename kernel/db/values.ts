@@ -74,6 +74,8 @@ export function encodeValue(kind: DatabaseKind, column: ColumnModel, value: unkn
       // Text on both families: pg turns a JS array into a Postgres array literal, while pg and PGlite
       // both pass a string through to jsonb verbatim.
       return encodeJson(value);
+    case "vector":
+      return encodeVector(column, value);
     case "bytes":
       if (!(value instanceof Uint8Array)) throw mismatch(column.type, "a Uint8Array", value);
       // better-sqlite3 binds only Buffers as blobs; a Buffer is a Uint8Array for pg and PGlite too.
@@ -90,6 +92,15 @@ function encodeBigint(kind: DatabaseKind, value: unknown): unknown {
   if (big === undefined || big > INT64_MAX || big < -INT64_MAX - 1n) throw mismatch("bigint", "a 64-bit integer string", value);
   // better-sqlite3 binds a BigInt exactly as an integer; Postgres parses the text itself.
   return kind === "sqlite" ? big : big.toString();
+}
+
+/** pgvector's text form, `[1,2,3]`: exactly the column's length of finite numbers. */
+function encodeVector(column: ColumnModel, value: unknown): string {
+  const dimensions = column.vector!.dimensions;
+  if (!Array.isArray(value) || value.length !== dimensions || !value.every((n) => typeof n === "number" && Number.isFinite(n))) {
+    throw mismatch("vector", `an array of ${dimensions} finite numbers`, value);
+  }
+  return JSON.stringify(value);
 }
 
 function encodeJson(value: unknown): string {

@@ -106,8 +106,8 @@ class WhereCompiler {
       this.budget.value(this.root);
       return value ? isNull : sql<SqlBool>`${ref} is not null`;
     }
-    if (column.type === "jsonb" && !(value === null && (op === "equals" || op === "not"))) {
-      throw new WhereError(path, `jsonb columns can only be filtered with isNull (or equals null)`);
+    if ((column.type === "jsonb" || column.type === "vector") && !(value === null && (op === "equals" || op === "not"))) {
+      throw new WhereError(path, `${column.type} columns can only be filtered with isNull (or equals null)${column.type === "vector" ? "; use nearest to search by distance" : ""}`);
     }
     if (op === "not" && isPlainObject(value)) {
       // `not` nests inside an operator object, beside the depth `node` counts: bound it too.

@@ -28,7 +28,9 @@ export function openInstance(dataDir: string, sharedBuffers: string): { client: 
   }) as EmbeddedClient;
   const started = (async () => {
     await client.waitReady;
-    if (await loadVector()) await client.exec("create extension if not exists vector");
+    // Iterative HNSW scans: a `nearest` search with a `where` (or k above hnsw.ef_search) still
+    // finds k rows; the statement sorts them by distance again (kernel/db/nearest.ts).
+    if (await loadVector()) await client.exec("create extension if not exists vector; set hnsw.iterative_scan = relaxed_order");
   })();
   started.catch(() => {}); // reported to whoever awaits it, not as an unhandled rejection
   return { client, started };

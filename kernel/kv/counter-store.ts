@@ -7,12 +7,13 @@ export interface RateLimitHit {
 }
 
 /**
- * Counter store of the rate limit. `hit` counts one request for `key` in a fixed window of
- * `windowMs` that starts at the key's first request; it must be atomic when shared between replicas
- * (`trellis/redis` gives one).
+ * Counter store of the rate limit. `hit` counts `cost` (1 when absent: one request) for `key` in a
+ * fixed window of `windowMs` that starts at the key's first hit; it must be atomic when shared
+ * between replicas (`trellis/redis` gives one). A call that carries several (a batch of N items)
+ * costs more than one.
  */
 export interface RateLimitStore {
-  hit(key: string, windowMs: number): RateLimitHit | Promise<RateLimitHit>;
+  hit(key: string, windowMs: number, cost?: number): RateLimitHit | Promise<RateLimitHit>;
   /** Releases timers or connections the store holds. */
   close?(): void | Promise<void>;
 }

@@ -27,8 +27,8 @@ export function redisRateLimitStore(client: Redis, options: RedisRateLimitStoreO
   const timeoutMs = options.timeoutMs ?? 500;
   const hit = windowHit(client);
   return {
-    async hit(key, windowMs) {
-      const [count, ttl] = await within(hit(prefix + key, windowMs), timeoutMs, `Redis did not answer a rate-limit hit within ${timeoutMs} ms`);
+    async hit(key, windowMs, cost = 1) {
+      const [count, ttl] = await within(hit(prefix + key, windowMs, cost), timeoutMs, `Redis did not answer a rate-limit hit within ${timeoutMs} ms`);
       return { count: Number(count), resetAt: Date.now() + Number(ttl) };
     },
   };

@@ -1,4 +1,5 @@
-import type { ColumnDefault, ColumnModel, ColumnType, ForeignKeyAction, ForeignKeyActions } from "./model.js";
+import type { ColumnDefault, ColumnModel, ColumnType, ForeignKeyAction, ForeignKeyActions, VectorDistance } from "./model.js";
+import { VECTOR_MAX_INDEXED_DIMENSIONS, vectorModel } from "./vector.js";
 
 /**
  * What the type system knows about one column. It lives only in types (the phantom `~state` of a
@@ -100,8 +101,15 @@ export class Column<S extends ColumnState = ColumnState> {
     return this.with({ unique: true });
   }
 
-  /** A non-unique index named `{table}_{column}_idx`; no effect on unique or primary-key columns. */
+  /**
+   * A non-unique index named `{table}_{column}_idx`; no effect on unique or primary-key columns. On a
+   * vector column, an HNSW index over the column's distance, which `nearest` searches use.
+   */
   index(): Column<S> {
+    const vector = this.model.vector;
+    if (vector && vector.dimensions > VECTOR_MAX_INDEXED_DIMENSIONS) {
+      throw new TypeError(`An HNSW index covers at most ${VECTOR_MAX_INDEXED_DIMENSIONS} dimensions; this vector has ${vector.dimensions}`);
+    }
     return this.with({ index: true });
   }
 
@@ -202,6 +210,21 @@ export interface ColumnBuilder {
   jsonb(): Column<ColumnStateOf<"jsonb", unknown>>;
   uuid(): Column<ColumnStateOf<"uuid", string>>;
   bytes(): Column<ColumnStateOf<"bytes", Uint8Array>>;
+  /**
+   * A pgvector `vector(dimensions)` (PostgreSQL with the pgvector extension, and the embedded
+   * database; not SQLite): a `number[]` of exactly `dimensions` finite numbers, stored as float4.
+   * `nearest` lists rows by `distance` to a given vector; `.index()` adds an HNSW index over it.
+   */
+  vector(dimensions: number, options?: VectorOptions): Column<ColumnStateOf<"vector", number[]>>;
+}
+
+export interface VectorOptions {
+  /**
+   * How nearness is measured: `"cosine"` (`<=>`, 1 - cosine similarity), `"l2"` (`<->`, Euclidean)
+   * or `"inner"` (`<#>`, the negative inner product, so that smaller is nearer).
+   * @default "cosine"
+   */
+  distance?: VectorDistance;
 }
 
 export const t: ColumnBuilder = Object.freeze({
@@ -218,6 +241,7 @@ export const t: ColumnBuilder = Object.freeze({
   jsonb: () => column("jsonb"),
   uuid: () => column("uuid"),
   bytes: () => column("bytes"),
+  vector: (dimensions: number, options?: VectorOptions): Column<any> => new Column({ ...column("vector").model, vector: vectorModel(dimensions, options?.distance) }),
 });
 
 /** What `.table()` accepts from its `define` callback. */

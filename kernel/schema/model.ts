@@ -18,9 +18,13 @@ export const COLUMN_TYPES = [
   "jsonb",
   "uuid",
   "bytes",
+  "vector",
 ] as const;
 
 export type ColumnType = (typeof COLUMN_TYPES)[number];
+
+/** How a vector column measures nearness: pgvector's `<=>`, `<->` and `<#>` operators. */
+export type VectorDistance = "cosine" | "l2" | "inner";
 
 export type ForeignKeyAction = "cascade" | "set null" | "restrict" | "no action";
 
@@ -43,6 +47,8 @@ export interface ColumnModel {
   readonly default?: ColumnDefault;
   readonly references?: { readonly table: string; readonly column: string } & Readonly<ForeignKeyActions>;
   readonly enum?: { readonly values: readonly string[]; readonly multiple: boolean };
+  /** Set on vector columns: their length and the distance `nearest` (and `.index()`, an HNSW index) use. */
+  readonly vector?: { readonly dimensions: number; readonly distance: VectorDistance };
 }
 
 export interface TableModel {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { fromBase64 } from "../wire/custom-json.js";
 import type { ColumnModel, TableModel } from "./model.js";
+import { vectorInput } from "./vector.js";
 
 /**
  * Zod schemas generated from a table's columns, public for every plugin: resources validate with
@@ -54,6 +55,8 @@ export function columnInput(column: ColumnModel): z.ZodType {
       return z.unknown().refine((value) => depthWithin(value, MAX_JSON_DEPTH), { message: `nested more than ${MAX_JSON_DEPTH} levels deep`, abort: true }).pipe(z.json());
     case "bytes":
       return z.union([z.instanceof(Uint8Array), z.base64()]).transform((value) => (typeof value === "string" ? fromBase64(value) : value));
+    case "vector":
+      return vectorInput(column.vector!.dimensions);
   }
 }
 

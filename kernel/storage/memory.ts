@@ -1,10 +1,10 @@
 import type { AppStorage } from "./contract.js";
-import { CHUNK_BYTES, gather } from "./streams.js";
+import { chunksOf, gather } from "./streams.js";
 
 /**
  * Bytes in a `Map`, for tests and single-process development. Each value is copied on the way in
- * and out, so a caller that reuses its buffer never changes what was stored; a streamed write is
- * stored only once its stream has ended.
+ * and out of `set` and `get`, so a caller that reuses its buffer never changes what was stored; a
+ * streamed write is stored only once its stream has ended; a streamed read is one read-only view.
  */
 export function memoryStorage(): AppStorage {
   const values = new Map<string, Uint8Array>();
@@ -24,16 +24,9 @@ export function memoryStorage(): AppStorage {
       const value = values.get(key);
       if (!value) return null;
       const end = range ? Math.min(range.end + 1, value.byteLength) : value.byteLength;
-      let offset = range ? Math.min(range.start, end) : 0;
-      // Copied a piece at a time as the reader pulls: never a second whole copy in memory.
-      return new ReadableStream({
-        pull(controller) {
-          if (offset >= end) return controller.close();
-          const next = Math.min(offset + CHUNK_BYTES, end);
-          controller.enqueue(value.slice(offset, next));
-          offset = next;
-        },
-      });
+      // The stored bytes as one chunk, a view (a stored value is never changed in place, only
+      // replaced): a response writes them out without a copy. Its readers must not write into it.
+      return chunksOf(value.subarray(range ? Math.min(range.start, end) : 0, end));
     },
     async setStream(key, body) {
       values.set(key, await gather(body, true));

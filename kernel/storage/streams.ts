@@ -34,13 +34,23 @@ export async function gather(body: ReadableStream<Uint8Array>, fresh = false): P
     length += value.byteLength;
   }
   if (chunks.length === 1) return fresh ? new Uint8Array(chunks[0]!) : chunks[0]!;
-  const out = new Uint8Array(length);
+  const out = unfilled(length);
   let offset = 0;
   for (const chunk of chunks) {
     out.set(chunk, offset);
     offset += chunk.byteLength;
   }
   return out;
+}
+
+/**
+ * A new buffer of `length` bytes, left unzeroed where the runtime allows it (Node's `Buffer`), for a
+ * caller that writes every byte: zeroing 10 MB first costs about half as much again as the copy.
+ * A plain `Uint8Array` over its own memory, never a pooled `Buffer` (whose `slice()` is a view).
+ */
+function unfilled(length: number): Uint8Array {
+  const NodeBuffer = (globalThis as { Buffer?: { allocUnsafeSlow(size: number): Uint8Array } }).Buffer;
+  return NodeBuffer ? new Uint8Array(NodeBuffer.allocUnsafeSlow(length).buffer, 0, length) : new Uint8Array(length);
 }
 
 /** How much of a buffer one chunk of a stream carries when it must be copied out piece by piece. */

@@ -1,5 +1,5 @@
 import { declaredPermission, type ResourceInfo, type SealedApp } from "../../kernel/index.js";
-import type { RestOperation } from "./operations.js";
+import type { RestAction, RestOperation } from "./operations.js";
 import { listQuerySchema, includeSchema, rowSchema, withExamples, type Convert } from "./schemas.js";
 
 /** The session cookie the auth library sets (with a `__Secure-` prefix over HTTPS). */
@@ -50,7 +50,8 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
     const procedure = sealed.procedures.get(operation.name)!["~orpc"];
     const resource = operation.resource && registry?.get(operation.resource.name);
     const item: Json = {
-      operationId: operation.name,
+      // The list answers on GET and, with its arguments as a body, on POST: one id each.
+      operationId: operation.resource?.action === "list" && operation.method === "POST" ? `${operation.name}.body` : operation.name,
       tags: [operation.name.includes(".") ? operation.name.slice(0, operation.name.lastIndexOf(".")) : operation.name],
       summary: procedure.route.summary ?? (resource ? `${operation.resource!.action} ${resource.name}` : operation.name),
       ...(procedure.route.description && { description: procedure.route.description }),
@@ -63,9 +64,11 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
       const rowName = schemaName(resource.name);
       schemas[rowName] ??= rowSchema(table) as Json;
       const row = { $ref: `#/components/schemas/${rowName}` };
-      output = operation.resource.action === "list" ? { type: "array", items: row } : row;
+      output = outputOf(operation.resource.action, row);
       if (parameters[0]) parameters[0].schema = convertColumnKey(convert, procedure.inputSchema);
-      if (operation.resource.action === "list") {
+      if (operation.method === "POST" && operation.resource.action !== "create") {
+        item.requestBody = jsonBody(convert(procedure.inputSchema, "input"), operation.resource.action === "batch");
+      } else if (operation.resource.action === "list") {
         for (const [name, schema] of Object.entries(listQuerySchema(table, resource.includable, convert).properties)) {
           parameters.push({ name, in: "query", required: false, ...(typeof schema === "object" && schema.type === "integer" ? {} : { style: "deepObject", explode: true }), schema });
         }
@@ -120,7 +123,7 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
 type Access = "public" | "authenticated" | "owner" | "admin" | "function";
 
 function accessOfOperation(operation: RestOperation, resource: ResourceInfo | undefined, procedure: Parameters<typeof declaredPermission>[0]): Access {
-  if (resource && operation.resource) return resource.permissions[operation.resource.action] as Access;
+  if (resource && operation.resource) return ruleOf(resource, operation.resource.action) as Access;
   return declaredPermission(procedure).split(" ")[0] as Access;
 }
 
@@ -140,14 +143,39 @@ function errorStatuses(operation: RestOperation, resource: ResourceInfo | undefi
     return [400, 401, 403, 500];
   }
   const { action } = operation.resource;
-  const rule = resource.permissions[action];
+  const rules = action === "batch" ? BATCHED.map((write) => resource.permissions[write]) : [ruleOf(resource, action)];
   const statuses = [400];
-  if (rule !== "public" && rule !== "function") statuses.push(401);
-  if (rule === "admin" || rule === "function") statuses.push(403);
-  if (action === "get" || action === "update" || action === "delete") statuses.push(404);
-  if (action === "create" || action === "update" || action === "delete") statuses.push(409);
+  if (rules.some((rule) => rule !== "public" && rule !== "function")) statuses.push(401);
+  if (rules.some((rule) => rule === "admin" || rule === "function")) statuses.push(403);
+  if (action === "get" || action === "update" || action === "delete" || action === "batch") statuses.push(404);
+  if (action === "create" || action === "update" || action === "delete" || action === "batch") statuses.push(409);
+  if (action === "batch") statuses.push(429);
   statuses.push(500);
   return statuses;
+}
+
+const BATCHED = ["create", "update", "delete"] as const;
+
+/**
+ * The rule an operation answers to: `page` the list's; `batch` each item its own action's, so it is
+ * public only when every write is (otherwise the strictest credential-needing rule stands for it).
+ */
+function ruleOf(resource: ResourceInfo, action: RestAction): string {
+  if (action === "page") return resource.permissions.list;
+  if (action !== "batch") return resource.permissions[action];
+  const rules = BATCHED.map((write) => resource.permissions[write]);
+  return rules.find((rule) => rule === "admin") ?? rules.find((rule) => rule !== "public" && rule !== "function") ?? rules.find((rule) => rule === "function") ?? "public";
+}
+
+/** The answer of a resource operation, in terms of its row schema. */
+function outputOf(action: RestAction, row: Json): Json {
+  if (action === "list") return { type: "array", items: row };
+  if (action === "page") return { type: "object", properties: { items: { type: "array", items: row }, nextCursor: { type: ["string", "null"] } }, required: ["items", "nextCursor"] };
+  if (action === "batch") {
+    const rows = { type: "array", items: row };
+    return { type: "object", properties: { create: rows, update: rows, delete: rows }, required: ["create", "update", "delete"] };
+  }
+  return row;
 }
 
 /** A `multipart/form-data` body: file fields as binary strings, object fields sent as JSON text. */

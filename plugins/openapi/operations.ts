@@ -1,10 +1,13 @@
 import type { AnyProcedure } from "@orpc/server";
 import { isStreamProcedure, type ResourceAction } from "../../kernel/index.js";
 
+/** A resource procedure REST serves: the five actions, and `page` and `batch`. */
+export type RestAction = ResourceAction | "page" | "batch";
+
 /** What resource procedures carry in their meta (plugins/resources tags them). */
 interface ResourceTag {
   table: string;
-  action: ResourceAction | "live";
+  action: RestAction | "live";
   key: string;
 }
 
@@ -18,7 +21,7 @@ export interface RestOperation {
   /** The OpenAPI path, relative to `servers[0].url` (`<baseUrl>/rest`): `/post/{id}`. */
   path: string;
   /** Set for resource actions: the REST shape is the resource's, not the procedure's input. */
-  resource?: { name: string; table: string; action: ResourceAction; key: string };
+  resource?: { name: string; table: string; action: RestAction; key: string };
   /** Path parameter names (a declared route's, or the resource key). */
   params: string[];
   /**
@@ -28,8 +31,10 @@ export interface RestOperation {
   multipart?: true;
 }
 
-const RESOURCE_ROUTES: Record<ResourceAction, { method: RestOperation["method"]; keyed: boolean }> = {
+const RESOURCE_ROUTES: Record<RestAction, { method: RestOperation["method"]; keyed: boolean; suffix?: string }> = {
   list: { method: "GET", keyed: false },
+  page: { method: "POST", keyed: false, suffix: "/page" },
+  batch: { method: "POST", keyed: false, suffix: "/batch" },
   create: { method: "POST", keyed: false },
   get: { method: "GET", keyed: true },
   update: { method: "PATCH", keyed: true },
@@ -60,16 +65,19 @@ export function restOperations(procedures: ReadonlyMap<string, AnyProcedure>): R
     if (tag) {
       if (tag.action === "live") continue;
       const resourceName = name.slice(0, name.lastIndexOf("."));
-      const { method, keyed } = RESOURCE_ROUTES[tag.action];
-      const base = `/${resourceName.split(".").join("/")}`;
+      const { method, keyed, suffix = "" } = RESOURCE_ROUTES[tag.action];
+      const base = `/${resourceName.split(".").join("/")}${suffix}`;
+      const resource = { name: resourceName, table: tag.table, action: tag.action, key: tag.key };
       operations.push({
         name,
         method,
         route: `/rest${base}${keyed ? "/:key" : ""}`,
         path: `${base}${keyed ? `/{${tag.key}}` : ""}`,
-        resource: { name: resourceName, table: tag.table, action: tag.action, key: tag.key },
+        resource,
         params: keyed ? [tag.key] : [],
       });
+      // The list's arguments as a JSON body too, for what a query string carries badly (nearest's vector).
+      if (tag.action === "list") operations.push({ name, method: "POST", route: `/rest${base}/list`, path: `${base}/list`, resource, params: [] });
       continue;
     }
     const declared = def.route;

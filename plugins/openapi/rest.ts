@@ -71,7 +71,12 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
     }
     const table = sealed.schema.tables[resource.table]!;
     const includable = registry?.get(resource.name)?.includable ?? [];
+    // POST list, page and batch: the procedure's input as the JSON body.
+    if (operation.method === "POST" && resource.action !== "create") return body;
     switch (resource.action) {
+      case "page":
+      case "batch":
+        return body;
       case "list": {
         const documented = listQuerySchema(table, includable, convert);
         const schema = { ...(documented as object), properties: { ...documented.properties, include: ANY_INCLUDE } } as JSONSchema;

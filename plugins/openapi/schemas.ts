@@ -45,6 +45,8 @@ function outputValue(column: ColumnModel): Exclude<JSONSchema, boolean> {
       return { type: "string", contentEncoding: "base64" };
     case "jsonb":
       return {};
+    case "vector":
+      return { type: "array", items: { type: "number" }, minItems: column.vector!.dimensions, maxItems: column.vector!.dimensions };
     default:
       return { type: "string" };
   }
@@ -80,6 +82,8 @@ export function exampleOf(column: ColumnModel, name: string): unknown {
       return "aGVsbG8=";
     case "jsonb":
       return { key: "value" };
+    case "vector":
+      return Array.from({ length: column.vector!.dimensions }, () => 0.5);
     default:
       return `A ${name.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase()}`;
   }
@@ -110,7 +114,7 @@ export function whereSchema(table: TableModel, convert: Convert): JSONSchema {
       notIn: { type: "array", items: value },
       isNull: { type: "boolean" },
     };
-    if (!TEXT_TYPES.has(column.type) && column.type !== "boolean" && column.type !== "jsonb") {
+    if (!TEXT_TYPES.has(column.type) && column.type !== "boolean" && column.type !== "jsonb" && column.type !== "vector") {
       for (const op of ["lt", "lte", "gt", "gte"]) operators[op] = value;
     }
     if (TEXT_TYPES.has(column.type)) for (const op of ["contains", "startsWith", "endsWith"]) operators[op] = { type: "string" };
@@ -126,6 +130,7 @@ export function whereSchema(table: TableModel, convert: Convert): JSONSchema {
 /** The query string of `GET /rest/<resource>`, as an object (bracket notation decodes into it). */
 export function listQuerySchema(table: TableModel, includable: readonly string[], convert: Convert): JSONSchema & { properties: Record<string, JSONSchema> } {
   const columns = Object.keys(table.columns);
+  const vectors = columns.filter((name) => table.columns[name]!.type === "vector");
   return {
     type: "object",
     properties: {
@@ -142,6 +147,14 @@ export function listQuerySchema(table: TableModel, includable: readonly string[]
         },
       }),
       ...(includable.length > 0 && { include: includeSchema(includable) }),
+      ...(vectors.length > 0 && {
+        nearest: {
+          type: "object",
+          description: "The k rows whose vector column is nearest vector, nearest first, each with _distance (long vectors: POST the arguments to /{name}/list)",
+          properties: { column: { enum: vectors }, vector: { type: "array", items: { type: "number" } }, k: { type: "integer", minimum: 1 } },
+          required: ["column", "vector", "k"],
+        },
+      }),
     },
   };
 }

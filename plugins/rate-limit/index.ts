@@ -1,7 +1,16 @@
 import { TrellisError, definePlugin, type AppPlugin, type RequestEvent, type SessionUser } from "../../kernel/index.js";
 import { RATE_LIMIT_INVALID } from "./errors.js";
 import { memoryRateLimitStore } from "./memory-store.js";
-import { limiter } from "./middleware.js";
+import { limiter, type RateLimitCharge } from "./middleware.js";
+
+export type { RateLimitCharge } from "./middleware.js";
+
+declare module "../../kernel/index.js" {
+  interface AppServices {
+    /** Counts extra cost against the current request's rate-limit keys (set when the rate limit is on). */
+    "rate-limit": RateLimitCharge;
+  }
+}
 import type { RateLimitStore } from "../../kernel/index.js";
 
 export { memoryRateLimitStore, type MemoryRateLimitStore, type MemoryRateLimitStoreOptions } from "./memory-store.js";
@@ -81,6 +90,8 @@ export function rateLimitPlugin(config: RateLimitConfig, options: RateLimitPlugi
     build(ctx) {
       if (owned) ctx.hooks.close.tap(async () => owned.close());
       const middleware = limiter({ ...config, store, paths: options.paths ?? DEFAULT_PATHS, report: (error, source) => ctx.report(error, source) });
+      // For calls that carry several (a resource batch costs one count per item).
+      ctx.provide("rate-limit", { charge: middleware.charge } satisfies RateLimitCharge);
       return { middleware: [middleware] };
     },
   });

@@ -15,7 +15,7 @@ export interface MemoryRateLimitStoreOptions {
 }
 
 export interface MemoryRateLimitStore extends RateLimitStore {
-  hit(key: string, windowMs: number): RateLimitHit;
+  hit(key: string, windowMs: number, cost?: number): RateLimitHit;
   /** Keys currently held (the overflow bucket included). */
   readonly size: number;
   /** Stops the sweep timer and drops every counter. */
@@ -44,25 +44,25 @@ export function memoryRateLimitStore(options: MemoryRateLimitStoreOptions = {}):
   };
 
   return {
-    hit(key, windowMs) {
+    hit(key, windowMs, cost = 1) {
       const now = Date.now();
       let window = windows.get(key);
       if (window && window.resetAt > now) {
-        window.count++;
+        window.count += cost;
         return { count: window.count, resetAt: window.resetAt };
       }
       if (!window && key !== OVERFLOW && windows.size >= maxKeys) {
         sweep(now);
-        if (windows.size >= maxKeys) return this.hit(OVERFLOW, windowMs);
+        if (windows.size >= maxKeys) return this.hit(OVERFLOW, windowMs, cost);
       }
-      window = { count: 1, resetAt: now + windowMs };
+      window = { count: cost, resetAt: now + windowMs };
       windows.set(key, window);
       // Only while something is held; never keeps the process alive.
       if (!timer && !closed) {
         timer = setInterval(() => sweep(Date.now()), sweepIntervalMs);
         timer.unref?.();
       }
-      return { count: 1, resetAt: window.resetAt };
+      return { count: cost, resetAt: window.resetAt };
     },
     get size() {
       return windows.size;

@@ -11,6 +11,17 @@ import {
 import type { RateLimitConfig } from "./index.js";
 import type { RateLimitHit, RateLimitStore } from "../../kernel/index.js";
 
+/**
+ * What the limiter lends other plugins: `charge(event, cost)` counts `cost` more against every key
+ * the request was counted under (its client address, and its caller's own key), for a call that
+ * carries several (a batch of N items costs N: the request's own count plus N - 1). Over either
+ * budget it sets the `RateLimit-*` and `Retry-After` headers and throws 429 before the work runs.
+ * A request the limiter did not count (an exempt path, `skip`, `client()`) is not charged.
+ */
+export interface RateLimitCharge {
+  charge(event: RequestEvent | undefined, cost: number): Promise<void>;
+}
+
 export interface LimiterOptions extends RateLimitConfig {
   store: RateLimitStore;
   /** Path prefixes, matched by segment (`/rpc` covers `/rpc` and `/rpc/...`, never `/rpcx`). */
@@ -28,10 +39,17 @@ export interface LimiterOptions extends RateLimitConfig {
  * Not `async` on the common path: an exempt request hands `next()`'s promise straight through, and
  * an anonymous request with the memory store is counted without waiting on anything.
  */
-export function limiter(options: LimiterOptions): HttpMiddleware {
+export function limiter(options: LimiterOptions): HttpMiddleware & RateLimitCharge {
   const { max, windowMs, store, paths } = options;
   const addressMax = options.maxPerAddress ?? max;
   let failing = false;
+  /** The keys each request was counted under, with their budgets, for `charge`. */
+  const counted = new WeakMap<RequestEvent, Array<[key: string, limit: number]>>();
+  const remember = (event: RequestEvent, key: string, limit: number) => {
+    const keys = counted.get(event);
+    if (keys) keys.push([key, limit]);
+    else counted.set(event, [[key, limit]]);
+  };
 
   const limited = (path: string) => paths.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
   const preflight = (event: RequestEvent) => event.method === "OPTIONS" && event.headers.has("access-control-request-method");
@@ -98,6 +116,7 @@ export function limiter(options: LimiterOptions): HttpMiddleware {
       event,
       address,
       (hit) => {
+        remember(event, address, addressMax);
         // The headers are set before the lookup, so a refused credential answers with them.
         if (!report(event, hit, addressMax)) return refuse(event, addressMax);
         // Anonymous callers (no credential header) need no session lookup at all.
@@ -119,6 +138,7 @@ export function limiter(options: LimiterOptions): HttpMiddleware {
       event,
       key,
       (hit) => {
+        remember(event, key, max);
         if (max - hit.count > addressMax - addressHit.count) return next();
         return report(event, hit, max) ? next() : refuse(event, max);
       },
@@ -127,5 +147,22 @@ export function limiter(options: LimiterOptions): HttpMiddleware {
   };
 
   middleware.displayName = "rate-limit:window";
-  return middleware;
+  const charge = async (event: RequestEvent | undefined, cost: number): Promise<void> => {
+    const keys = event && counted.get(event);
+    if (!keys || cost <= 0) return;
+    for (const [key, limit] of keys) {
+      let hit: RateLimitHit;
+      try {
+        hit = await store.hit(key, windowMs, cost);
+      } catch {
+        // The store's outage was (or will be) reported by the request's own count; follow its policy.
+        if (options.onStoreError === "closed") throw new RpcError("SERVICE_UNAVAILABLE", { status: 503, message: "The rate limit cannot be checked right now; retry shortly" });
+        return;
+      }
+      if (!report(event!, hit, limit)) {
+        throw new RpcError("TOO_MANY_REQUESTS", { status: 429, message: `Too many requests: this call costs ${cost + 1} of the limit of ${limit} per ${windowMs} ms; retry in ${event!.responseHeaders.get("Retry-After")} s` });
+      }
+    }
+  };
+  return Object.assign(middleware, { charge });
 }

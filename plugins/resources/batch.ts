@@ -1,4 +1,5 @@
-import { RpcError, ValueError, classifyDatabaseError, type AppDatabase, type AppRpcContext } from "../../kernel/index.js";
+import type { RateLimitCharge } from "../rate-limit/index.js";
+import { RpcError, ValueError, classifyDatabaseError, eventOf, type AppDatabase, type AppRpcContext, type ProcedureBase } from "../../kernel/index.js";
 import type { z } from "zod";
 import { assertGate } from "./permissions.js";
 import { batchInput } from "./inputs.js";
@@ -17,17 +18,22 @@ const WRITES: readonly Write[] = ["create", "update", "delete"];
  * exactly as the single procedure would run it. The answer is `{ create, update, delete }`, the rows
  * as the single procedures answer them. The first refusal rolls the whole batch back and answers the
  * status the single action would have had, its message naming the item: `update[2]: No post matches`,
- * with `data: { action, index }`. At most `batchLimit` items in all (400 above).
+ * with `data: { action, index }`. At most `batchLimit` items in all (400 above). Under the rate limit
+ * a batch of N items costs N counts, charged before anything runs (429 when over).
  */
 export function batchProcedure(
   spec: ResourceSpec,
+  base: ProcedureBase<AppRpcContext>,
   db: AppDatabase<any>,
+  rateLimit: RateLimitCharge | undefined,
   schemas: Record<Write, z.ZodType>,
   writers: Record<Write, Writer>,
 ) {
-  return spec.base.input(batchInput(schemas.create, schemas.update, schemas.delete, spec.batchLimit)).handler(async ({ input, context }) => {
+  return base.input(batchInput(schemas.create, schemas.update, schemas.delete, spec.batchLimit)).handler(async ({ input, context }) => {
     const total = WRITES.reduce((sum, action) => sum + (input[action]?.length ?? 0), 0);
     if (total > spec.batchLimit) throw new RpcError("BAD_REQUEST", { message: `A batch holds at most ${spec.batchLimit} items, got ${total}` });
+    // Each item is a call: the request counted one, the rest are charged before anything runs (429 over).
+    await rateLimit?.charge(eventOf(context), total - 1);
     // The gates first (401, then 403 for a missing role), before any row is touched.
     for (const action of WRITES) {
       const permission = spec.permissions[action];

@@ -51,6 +51,8 @@ export function resourcesPlugin(): ResourcesPlugin {
   return {
     name: "resources",
     stage: "feature",
+    // A batch charges the rate limit one count per item, through its service.
+    optionalDependencies: ["rate-limit"],
     // A plain object rather than definePlugin's result: it carries `add` for the facade.
     add(name, options, base) {
       checkOptions(name, options);
@@ -101,6 +103,7 @@ export function resourcesPlugin(): ResourcesPlugin {
     },
     build(ctx) {
       const { db, kind } = ctx.resources;
+      const rateLimit = ctx.want("rate-limit");
       // The author's choice stays theirs (SPEC.md), but made visible: a bare includable relation that
       // returns rows a related rule would hide is reported once, at build, with its code.
       for (const spec of specs) for (const line of bypassWarnings(spec.name, spec.includable, related)) console.warn(`[trellis] resources: ${line}`);
@@ -109,7 +112,7 @@ export function resourcesPlugin(): ResourcesPlugin {
       let sealed: SealedApp | undefined;
       ctx.hooks.sealed.tap((app) => (sealed = app));
       for (const spec of specs) {
-        procedures[spec.name] = resourceProcedures(spec, db, kind, () => sealed!);
+        procedures[spec.name] = resourceProcedures(spec, db, kind, () => sealed!, rateLimit);
         registry.set(spec.name, describe(spec, authorizer(spec, db, kind)));
       }
       // Published for files (attach permissions), admin, REST and live, which must not reach in here.
@@ -145,7 +148,7 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
     includable: new Map(),
     settable,
     live: liveLimits(options),
-    mcp: options.mcp === true ? ACTIONS : options.mcp || [],
+    mcp: options.mcp === true ? [...ACTIONS, "page", "batch"] : options.mcp || [],
     base: resource.base ?? fallbackBase,
   };
 }

@@ -16,6 +16,9 @@ const where = z.preprocess((value, ctx) => {
   return value;
 }, z.record(z.string(), z.unknown()));
 const orderBy = z.array(z.record(z.string(), z.enum(["asc", "desc"])));
+// The shape only: the column, the vector's length and k's bound are checked against the table.
+const nearest = z.strictObject({ column: z.string(), vector: z.array(z.number()).max(16_000), k: z.number().int().min(1) });
+export type NearestInput = z.infer<typeof nearest>;
 
 export function listInput() {
   return z
@@ -29,6 +32,8 @@ export function listInput() {
       after: z.string().max(16_384).optional(),
       /** Words to find in the table's full-text index: best match first unless `orderBy` is given. */
       search: z.string().max(MAX_SEARCH_CHARS, `search must be at most ${MAX_SEARCH_CHARS} characters`).optional(),
+      /** The k rows whose vector `column` is nearest `vector`, nearest first, each with `_distance`. */
+      nearest: nearest.optional(),
     })
     .optional();
 }

@@ -78,11 +78,11 @@ export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unkno
    */
   live?: boolean | { revalidateMs?: number | false; max?: number; maxPerCaller?: number };
   /**
-   * Tags the actions as MCP tools (`post_list`, `post_get`, ...; `.mcp()` serves them), each under
-   * the same permission as on `/rpc`. `true` for every action, or the actions to expose.
+   * Tags the procedures as MCP tools (`post_list`, `post_get`, `post_page`, `post_batch`, ...; `.mcp()`
+   * serves them), each under the same permission as on `/rpc`. `true` for every one, or those to expose.
    * @default false
    */
-  mcp?: boolean | ResourceAction[];
+  mcp?: boolean | Array<ResourceAction | "page" | "batch">;
 }
 
 export interface LiveLimits {

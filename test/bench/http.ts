@@ -15,6 +15,7 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { z } from "zod";
 import { embedded, type EmbeddedThread } from "../../kernel/embedded/index.js";
+import { PGliteDialect } from "../../kernel/db/dialect/pglite.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App, type AppOptions } from "../../presets/trellis.js";
 import { serve } from "../../presets/node.js";
@@ -62,9 +63,24 @@ async function trellis(thread: EmbeddedThread): Promise<Target & { app: any }> {
 /** The same endpoints written by hand: what a careful developer builds without Trellis. */
 async function handWritten(): Promise<Target> {
   // The tables come from the same schema (the migration is not what is measured). PGlite runs on
-  // the request thread, as an app that creates its own instance has it.
-  const setup = await new App({ db: embedded({ dataDir: "memory://", thread: "main" }) }).schema(v1).start();
-  const db = setup.db as unknown as Kysely<any>;
+  // the request thread, as an app that creates its own instance has it, and its statements go
+  // through PGlite's own `query()` (unnamed, parsed and planned each time): the Kysely dialect sees
+  // only PGlite's public statement methods, as with any PGlite dialect for Kysely.
+  const database = embedded({ dataDir: "memory://", thread: "main" });
+  const setup = await new App({ db: database }).schema(v1).start();
+  const instance = database.client;
+  const db = new Kysely<any>({
+    dialect: new PGliteDialect({
+      pglite: {
+        query: (text, params) => instance.query(text, params),
+        exec: (text) => instance.exec(text),
+        transaction: (callback) => instance.transaction(callback),
+        close: async () => {},
+        closed: false,
+        waitReady: instance.waitReady,
+      },
+    }),
+  });
   await seed(db);
   const auth = betterAuth({
     database: { db, type: "postgres" },
@@ -117,6 +133,7 @@ async function handWritten(): Promise<Target> {
     cookie: await signUp(url),
     close: async () => {
       await new Promise((resolve) => server.close(resolve));
+      await db.destroy();
       await setup.close();
     },
   };
@@ -165,6 +182,10 @@ async function drive(target: Target, entry: Case): Promise<number> {
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 
+/** Which cases run: `BENCH_CASES="get by key (1,list 20 (10"` keeps those whose label starts with one of them. */
+const wanted = (entry: Case) =>
+  !process.env.BENCH_CASES || process.env.BENCH_CASES.split(",").some((prefix) => `${entry.name} (${entry.connections} conn)`.startsWith(prefix.trim()));
+
 /** Which sides run: `BENCH_THREADS=worker` or `main` for one mode only. */
 const THREADS = (process.env.BENCH_THREADS?.split(",") ?? ["worker", "main"]) as EmbeddedThread[];
 
@@ -180,7 +201,7 @@ export async function run(): Promise<void> {
   await warmUp(baseline);
   for (const target of ours.values()) await warmUp(target);
   const rssBefore = process.memoryUsage().rss;
-  for (const entry of CASES) {
+  for (const entry of CASES.filter(wanted)) {
     const figures = { baseline: [] as number[], ...Object.fromEntries(THREADS.map((thread) => [thread, [] as number[]])) } as Record<string, number[]>;
     for (let round = 0; round < ROUNDS; round++) {
       figures.baseline!.push(await drive(baseline, entry));
@@ -198,9 +219,11 @@ export async function run(): Promise<void> {
   const rssAfter = process.memoryUsage().rss;
   const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
   console.log(`  RSS of the process serving all: ${mb(rssBefore)} -> ${mb(rssAfter)} MB over the run`);
-  for (const [thread, target] of ours) await healthDuringLongQuery(thread, target);
+  // With a case filter, only the cases asked for run.
+  if (!process.env.BENCH_CASES) for (const [thread, target] of ours) await healthDuringLongQuery(thread, target);
   for (const target of ours.values()) await target.close();
   await baseline.close();
+  if (process.env.BENCH_CASES) return;
   await transportLayer();
   await telemetryOverhead();
 }

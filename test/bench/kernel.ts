@@ -6,6 +6,7 @@ import { App, type AppOptions } from "../../presets/trellis.js";
 import { sqliteMemory } from "../support/app.js";
 import { compare, print } from "./measure.js";
 import { costLine, pairedCosts, registerNoopSdk } from "./telemetry-sdk.js";
+import { encodeRows } from "./rows.js";
 
 /** A trivial procedure through `app.handle()` against a bare oRPC handler serving the same procedure. */
 export async function run(): Promise<void> {
@@ -28,6 +29,7 @@ export async function run(): Promise<void> {
   );
   print("Trivial procedure (in-process, sequential)", stats, { of: "Trellis app.handle()", to: "bare oRPC RPCHandler", target: 0.9 });
   await app.close();
+  await encodeRows();
   await telemetryOverhead();
 }
 

@@ -1,7 +1,8 @@
 /**
  * Live queries: time from a committed write to the snapshot reaching every subscriber, at 1, 100
  * and 1,000 subscribers, on the embedded database (in process) and on PostgreSQL across two app
- * instances (NOTIFY between them); and the memory an idle subscriber holds.
+ * instances (NOTIFY between them); the memory an idle subscriber holds; and 1,000 DISTINCT
+ * owner-scoped subscriptions over SSE through `serve()`, one per signed-in user (distinct.ts).
  */
 import { setMaxListeners } from "node:events";
 import { setFlagsFromString } from "node:v8";
@@ -11,6 +12,7 @@ import { embedded } from "../../kernel/embedded/index.js";
 import { postgresDialect, postgresLive } from "../../kernel/db/dialect/entry.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
+import { distinct } from "./live-distinct.js";
 
 const v1 = schema("1").table("msg", (t) => ({ id: t.serial().primaryKey(), room: t.text(), body: t.text() })).build();
 const WRITES = 20;
@@ -71,6 +73,7 @@ export async function run(): Promise<void> {
   }
   console.log(`  memory per idle subscriber (distinct queries): ${((await idleMemory(local, 1000)) / 1024).toFixed(1)} KB of heap`);
   await local.close();
+  await distinct();
 
   const url = process.env.DATABASE_URL;
   if (!url) {

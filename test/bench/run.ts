@@ -13,6 +13,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void>; cases?: Recor
   startup: () => import("./startup.js"),
   auth: () => import("./auth.js"),
   query: () => import("./query.js"),
+  rows: () => import("./rows.js"),
   live: () => import("./live.js"),
   http: () => import("./http.js"),
   durability: () => import("./durability.js"),

@@ -52,15 +52,16 @@ describe.each(families())("change events, compile() and the migrated hook on %s"
     expect(applied[0]!.executedAt).toBeInstanceOf(Date);
   });
 
-  it("emits one event per committed write through resources, with the keys it returned", async () => {
+  it("emits one event per committed write through resources, with the keys and rows it returned", async () => {
     changes.length = 0;
     const created = await rpc(built, "note.create", { body: "a" });
     await rpc(built, "note.update", { where: { id: created.body.id }, data: { rank: 2 } });
     await rpc(built, "note.delete", { where: { id: created.body.id } });
+    const id = created.body.id;
     expect(changes).toEqual([
-      { table: "note", op: "insert", keys: [created.body.id] },
-      { table: "note", op: "update", keys: [created.body.id] },
-      { table: "note", op: "delete", keys: [created.body.id] },
+      { table: "note", op: "insert", keys: [id], rows: [{ id, body: "a", rank: null }] },
+      { table: "note", op: "update", keys: [id], rows: [{ id, body: "a", rank: 2 }] },
+      { table: "note", op: "delete", keys: [id], rows: [{ id, body: "a", rank: 2 }] },
     ]);
   });
 

@@ -2,13 +2,15 @@
  * The hot path guarded by counting work, not time: a change that adds a statement, a transaction,
  * or a copy of the request to a resource action fails here, whatever the machine's speed.
  */
-import { CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type QueryResult } from "kysely";
+import { CompiledQuery, sql, type DatabaseConnection, type Dialect, type Driver, type QueryResult } from "kysely";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { postgresDialect } from "../../kernel/db/dialect/postgres.js";
 import { definePlugin } from "../../kernel/index.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { rpc } from "../support/app.js";
-import { openDatabase, type Family, type TestDatabase } from "../support/databases.js";
+import { families, openDatabase, type Family, type TestDatabase } from "../support/databases.js";
 
 /** Wraps a dialect so every statement sent to the database is recorded (BEGIN and COMMIT included). */
 function counting(inner: Dialect, log: string[]): Dialect {
@@ -89,5 +91,63 @@ describe.each<Family>(["pglite", "sqlite"])("statements per resource action on %
     const response = await built.handle(new Request("http://localhost/health"));
     expect(response.status).toBe(200);
     expect(log).toEqual(["select"]);
+  });
+});
+
+/**
+ * Each statement text is prepared once per connection and reused: the generated actions compile to
+ * a few statement shapes, so repeating them adds no prepared statement. PostgreSQL's own view of the
+ * session (`pg_prepared_statements`) is the count; sequential requests reuse one pooled connection.
+ */
+describe.each<Family>(families().filter((family) => family !== "sqlite"))("prepared statements per statement shape on %s", (family) => {
+  let database: TestDatabase;
+  let built: any;
+
+  beforeAll(async () => {
+    database = await openDatabase(family);
+    built = new App({ db: { dialect: database.dialect, kind: database.kind } }).schema(v1).resource("post").build();
+    await built.migrator.migrateToLatest();
+  });
+  afterAll(async () => {
+    await built.close();
+    await database.close();
+  });
+
+  const prepared = async (): Promise<string[]> =>
+    (await sql<{ statement: string }>`select statement from pg_prepared_statements order by statement`.execute(built.db)).rows.map((row) => row.statement);
+
+  const actions = async (id: number) => {
+    expect((await rpc(built, "post.create", { title: `t${id}` })).status).toBe(200);
+    expect((await rpc(built, "post.get", { where: { id } })).status).toBe(200);
+    expect((await rpc(built, "post.update", { where: { id }, data: { title: "u" } })).status).toBe(200);
+    expect((await rpc(built, "post.list", { take: 20 })).status).toBe(200);
+  };
+
+  it("prepares each action's statement once and reuses it", async () => {
+    await actions(1);
+    const once = await prepared();
+    // The four actions' statements are among them, each text once.
+    for (const verb of ["insert into \"post\"", "select", "update \"post\""]) expect(once.some((text) => text.startsWith(verb)), verb).toBe(true);
+    expect(new Set(once).size).toBe(once.length);
+    for (const id of [2, 3, 4]) await actions(id);
+    expect(await prepared()).toEqual(once);
+  });
+});
+
+describe.runIf(families().includes("postgres"))("prepared statements turned off on PostgreSQL", () => {
+  it("sends every statement unnamed with preparedStatements: false", async () => {
+    const database = await openDatabase("postgres");
+    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1, options: `-c search_path=${database.schema}` });
+    const built: any = new App({ db: { dialect: postgresDialect({ pool, preparedStatements: false }), kind: "postgres" } }).schema(v1).resource("post").build();
+    try {
+      await built.migrator.migrateToLatest();
+      expect((await rpc(built, "post.create", { title: "a" })).status).toBe(200);
+      expect((await rpc(built, "post.get", { where: { id: 1 } })).status).toBe(200);
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements`.execute(built.db);
+      expect(rows[0]!.n).toBe(0);
+    } finally {
+      await built.close();
+      await database.close();
+    }
   });
 });

@@ -68,6 +68,16 @@ describe.each(families())("cursor pages and batch writes on %s", (family) => {
     expect(paged).toHaveLength(12);
   });
 
+  it("pages one direction over non-null columns by a row-value comparison, with the same rows", async () => {
+    const orderBy = [{ views: "asc" }];
+    const all = await rpc(app, "post.list", { orderBy, take: 10 });
+    const paged = await walk("post.page", { orderBy, take: 3 });
+    expect(paged.map((row) => row.id).slice(0, 10)).toEqual(all.body.map((row: any) => row.id));
+    expect(paged).toHaveLength(12);
+    const { nextCursor } = await app.db.query.post.findPage({ orderBy: [{ views: "asc" }], take: 1 });
+    expect(app.db.query.post.compile({ orderBy: [{ views: "asc" }], after: nextCursor! }).sql).toMatch(/\("post"\."views", "post"\."id"\) > \(/);
+  });
+
   it("places nulls as the list does, ascending and descending, over every orderable type", async () => {
     for (const [column, direction] of ["qty", "price", "big", "at", "day", "flag", "ref", "label"].flatMap((c) => [[c, "asc"], [c, "desc"]] as const)) {
       const orderBy = [{ [column]: direction }];

@@ -31,9 +31,9 @@ function buildError(build: () => unknown): SchemaError {
 describe("columns", () => {
   test("every column type stores a plain model", () => {
     const built = schema("1")
-      .table("all", (t) => Object.fromEntries(COLUMN_TYPES.map((type) => [type, t[type]()])))
+      .table("all", (t) => Object.fromEntries(COLUMN_TYPES.map((type) => [type, type === "vector" ? t.vector(3) : t[type]()])))
       .build();
-    for (const type of COLUMN_TYPES) expect(columnsOf(built, "all")[type]).toEqual(plain(type));
+    for (const type of COLUMN_TYPES) expect(columnsOf(built, "all")[type]).toEqual(plain(type, type === "vector" ? { vector: { dimensions: 3, distance: "cosine" } } : {}));
   });
 
   test("modifiers store their effect", () => {

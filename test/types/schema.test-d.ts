@@ -218,7 +218,7 @@ describe("helpers", () => {
   test("a built schema is a SchemaResult and a SchemaModel", () => {
     expectTypeOf(v1).toMatchTypeOf<SchemaResult>();
     expectTypeOf(v1.tables.post.columns.id.type).toEqualTypeOf<
-      "serial" | "text" | "varchar" | "integer" | "boolean" | "timestamp" | "bigint" | "decimal" | "real" | "date" | "jsonb" | "uuid" | "bytes"
+      "serial" | "text" | "varchar" | "integer" | "boolean" | "timestamp" | "bigint" | "decimal" | "real" | "date" | "jsonb" | "uuid" | "bytes" | "vector"
     >();
   });
 });

@@ -1,5 +1,6 @@
 import type { PGliteInterface, Results, Transaction } from "@electric-sql/pglite";
 import type { CompiledQuery, DatabaseConnection, QueryResult, TransactionSettings } from "kysely";
+import { canPrepare, preparedStatementsOf, type PreparedStatements } from "./pglite-prepared.js";
 
 /** The part of a PGlite instance the dialect uses (a worker client fits too). */
 export type PGliteLike = Pick<
@@ -19,17 +20,24 @@ export class PGliteConnection implements DatabaseConnection {
   #tx: Transaction | undefined;
   #finish: ((commit: boolean) => void) | undefined;
   #done: Promise<unknown> | undefined;
+  /** On an instance in this thread; the database thread's client prepares on the thread instead. */
+  readonly #prepared: PreparedStatements | undefined;
 
-  constructor(private readonly pglite: PGliteLike) {}
+  constructor(private readonly pglite: PGliteLike) {
+    this.#prepared = canPrepare(pglite) ? preparedStatementsOf(pglite) : undefined;
+  }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const target = this.#tx ?? this.pglite;
     // Without parameters use the simple protocol, as pg does, so one raw string may hold
-    // several statements (migrations); the last statement's result is the answer.
+    // several statements (migrations); the last statement's result is the answer. With them,
+    // a named prepared statement per statement text.
     const result: Results<R> =
       query.parameters.length === 0
         ? ((await target.exec(query.sql)).at(-1) as Results<R>)
-        : await target.query<R>(query.sql, query.parameters as unknown[]);
+        : this.#prepared
+          ? await this.#prepared.query<R>(query.sql, query.parameters, this.#tx)
+          : await target.query<R>(query.sql, query.parameters as unknown[]);
     return {
       rows: result.rows ?? [],
       numAffectedRows:

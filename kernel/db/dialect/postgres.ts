@@ -4,6 +4,7 @@ import { textParsers, toPostgresParameter } from "./family.js";
 import { reentrant, type ReentrantDialect } from "./reentrant.js";
 import { explainConnectError, parsePostgresUrl, type PostgresTarget } from "./postgres-url.js";
 import { importPeer } from "../../runtime/peers.js";
+import { StatementNames } from "./pg-prepared.js";
 
 /**
  * The server cancels a statement running longer than this (`statement_timeout`, a pool option), so
@@ -11,7 +12,7 @@ import { importPeer } from "../../runtime/peers.js";
  */
 export const STATEMENT_TIMEOUT_MS = 30_000;
 
-export type PostgresDialectOptions =
+export type PostgresDialectOptions = (
   | {
       /** `postgres://user:password@host:port/database` */
       connectionString: string;
@@ -21,7 +22,16 @@ export type PostgresDialectOptions =
   | {
       /** An existing pg Pool. Kysely ends it when the Kysely instance is destroyed. */
       pool: Pool;
-    };
+    }
+) & {
+  /**
+   * Sends each parameterised statement as a named prepared statement (one name per statement text,
+   * parsed once per connection). Turn it off behind a pooler that cannot keep prepared statements
+   * per client (PgBouncer in transaction mode before 1.21, or without `max_prepared_statements`).
+   * @default true
+   */
+  preparedStatements?: boolean;
+};
 
 /**
  * Kysely's Postgres dialect over a pg Pool, with Trellis's value rules: results parsed as
@@ -47,7 +57,7 @@ export function postgresDialect(options: PostgresDialectOptions): ReentrantDiale
         // process. The pool has already discarded that client and the next query opens a new one;
         // a query that fails meanwhile is answered 503 and reported.
         if (pool.listenerCount("error") === 0) pool.on("error", () => {});
-        return new TypedPool(pool, types, target ?? poolTarget(pool));
+        return new TypedPool(pool, types, target ?? poolTarget(pool), options.preparedStatements === false ? undefined : new StatementNames());
       },
     }),
   );
@@ -94,6 +104,8 @@ class TypedPool implements PostgresPool {
     private readonly pool: Pool,
     private readonly types: CustomTypesConfig,
     private readonly target: PostgresTarget,
+    /** Names for prepared statements; undefined sends every statement unnamed. */
+    private readonly names: StatementNames | undefined,
   ) {}
 
   async connect(): Promise<PostgresPoolClient> {
@@ -113,7 +125,9 @@ class TypedPool implements PostgresPool {
       wrapped = {
         query: ((query: string | object, values?: readonly unknown[]) =>
           typeof query === "string"
-            ? client.query({ text: query, values: values?.map(toPostgresParameter), types: this.types })
+            ? this.names
+              ? this.names.query(client, query, values?.map(toPostgresParameter) ?? [], this.types)
+              : client.query({ text: query, values: values?.map(toPostgresParameter), types: this.types })
             : client.query(query as never)) as unknown as PostgresPoolClient["query"],
         release: () => client.release(),
       };

@@ -2,6 +2,7 @@ import { parentPort } from "node:worker_threads";
 import type { Results, Transaction } from "@electric-sql/pglite";
 import { backupEmbedded } from "../backup.js";
 import { openInstance, type EmbeddedClient } from "../instance.js";
+import { preparedStatementsOf } from "../../db/dialect/pglite-prepared.js";
 import { toWire, transferables, type Reply, type Request } from "./protocol.js";
 
 /**
@@ -20,6 +21,7 @@ interface OpenTransaction {
 interface Database {
   client: EmbeddedClient;
   started: Promise<void>;
+  prepared: ReturnType<typeof preparedStatementsOf>;
   transactions: Map<number, OpenTransaction>;
 }
 
@@ -91,12 +93,15 @@ async function handle(request: Request): Promise<void> {
   switch (request.op) {
     case "open": {
       const opened = openInstance(request.dataDir, request.sharedBuffers);
-      databases.set(request.db, { ...opened, transactions: new Map() });
+      databases.set(request.db, { ...opened, prepared: preparedStatementsOf(opened.client), transactions: new Map() });
       await opened.started;
       return reply(request.id, null);
     }
     case "query": {
-      const result = await target(request).query(request.sql, request.params);
+      // Parameterised statements come from Kysely: each text is prepared once under a name.
+      const found = database(request.db);
+      const tx = request.tx === undefined ? undefined : (target(request) as Transaction);
+      const result = request.params.length ? await found.prepared.query(request.sql, request.params, tx) : await (tx ?? found.client).query(request.sql);
       return reply(request.id, answer(result), transferables(result.rows));
     }
     case "exec": {
