@@ -160,6 +160,39 @@ describe.each(families())("_admin.files on %s", (family) => {
     expect((await download(svg.id, admin)).headers.get("content-disposition")).toMatch(/^attachment/);
   });
 
+  it("keeps the file table and its attach pivots read-only in _admin.data: a row removed there would strand its bytes", async () => {
+    const file = await client(admin)._admin.files.upload({ file: new File([PNG], "kept.png", { type: "image/png" }) });
+    const { key } = await app.db.selectFrom("file").select("key").where("id", "=", file.id).executeTakeFirstOrThrow();
+    const [post] = await app.db.insertInto("post").values({ title: "with a kept image" }).returning("id").execute();
+    const [link] = await app.db.insertInto("post_file").values({ fileId: file.id, entityId: post!.id }).returning("id").execute();
+    const data = (name: string, input: unknown) => rpc(app, `_admin.data.${name}`, input, as(admin));
+    const refused = [
+      ["delete", { table: "file", where: { id: file.id } }],
+      ["deleteMany", { table: "file", keys: [file.id] }],
+      ["update", { table: "file", where: { id: file.id }, data: { name: "renamed.png" } }],
+      ["create", { table: "file", data: { id: "f-new", key: "k-new", name: "new.png", type: "image/png", size: 1 } }],
+      ["delete", { table: "post_file", where: { id: link!.id } }],
+      ["deleteMany", { table: "post_file", keys: [link!.id] }],
+      ["update", { table: "post_file", where: { id: link!.id }, data: { role: "cover" } }],
+      ["create", { table: "post_file", data: { fileId: file.id, entityId: post!.id } }],
+    ] as const;
+    for (const [name, input] of refused) {
+      const { status, body } = await data(name, input);
+      expect([name, input.table, status], body.message).toEqual([name, input.table, 403]);
+      expect(body.message).toBe(`"${input.table}" belongs to the files plugin and is read-only in _admin.data (a row removed here would leave its bytes in storage); use _admin.files.* or the Files view`);
+    }
+    expect(await app.db.selectFrom("file").select("name").where("id", "=", file.id).executeTakeFirst()).toEqual({ name: "kept.png" });
+    expect(await app.db.selectFrom("post_file").select(["id", "role"]).where("fileId", "=", file.id).execute()).toEqual([{ id: link!.id, role: null }]);
+    expect(store.keys()).toContain(key);
+
+    // Reads stay open, and the dashboard is told not to offer writes.
+    expect(await data("get", { table: "file", where: { id: file.id } })).toMatchObject({ status: 200, body: { id: file.id, name: "kept.png" } });
+    expect(await data("list", { table: "post_file", where: { fileId: file.id } })).toMatchObject({ status: 200, body: { count: 1 } });
+    const meta = await rpc(app, "_admin.meta", undefined, as(admin));
+    const writable = Object.fromEntries((meta.body.tables as { name: string; writable: boolean }[]).map((t) => [t.name, t.writable]));
+    expect(writable).toMatchObject({ file: false, post_file: false, post: true, profile: true });
+  });
+
   it("deletes the row and its attachments, then the bytes; a store that refuses leaves an unreferenced blob, reported", async () => {
     const upload = async (name: string) => {
       const file = await client(admin)._admin.files.upload({ file: new File([PNG], name, { type: "image/png" }) });
