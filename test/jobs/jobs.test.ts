@@ -94,7 +94,7 @@ describe.each(jobFamilies())("jobs on %s", (family) => {
     await waitFor("the failed state again", async () => (await jobs.get("flaky", id)).state === "failed");
     expect((await jobs.get("flaky", id)).error).toBe("boom 4");
     expect(await jobs.retry("flaky", "00000000-0000-0000-0000-000000000000")).toBe(false);
-  }, 20_000);
+  }, 45_000);
 
   it("waits the backoff delay between attempts", async () => {
     await built.sealed.service("jobs").send("spaced", {});
