@@ -145,6 +145,14 @@ describe(".backups() scheduling", () => {
     const quarter = parseCron("*/15 9-17 * * 1-5")!;
     expect(matches(quarter, new Date("2026-11-25T09:45:00Z"))).toBe(true); // a Wednesday
     expect(matches(quarter, new Date("2026-11-29T09:45:00Z"))).toBe(false); // a Sunday
+    // Day of month and weekday both restricted: either runs (the 1st, and every Monday).
+    const firstOrMonday = parseCron("0 3 1 * 1")!;
+    expect(matches(firstOrMonday, new Date("2026-12-01T03:00:00Z"))).toBe(true); // a Tuesday, the 1st
+    expect(matches(firstOrMonday, new Date("2026-11-30T03:00:00Z"))).toBe(true); // a Monday
+    expect(matches(firstOrMonday, new Date("2026-11-25T03:00:00Z"))).toBe(false);
+    // One of them a wildcard: both must match.
+    expect(matches(parseCron("0 3 * * 1")!, new Date("2026-12-01T03:00:00Z"))).toBe(false);
+    expect(matches(parseCron("0 3 1 * *")!, new Date("2026-11-30T03:00:00Z"))).toBe(false);
     expect(parseCron("60 * * * *")).toBeUndefined();
     expect(parseCron("* * * *")).toBeUndefined();
   });
