@@ -16,6 +16,8 @@ export interface BackupsService {
   list(): Promise<BackupInfo[]>;
   /** A kept backup's bytes, or null when there is none of that name (or it is not a backup's name). */
   read(name: string): Promise<Uint8Array | null>;
+  /** The same as a stream, read as it is sent rather than held whole in memory. */
+  open(name: string): Promise<ReadableStream<Uint8Array> | null>;
   status(): { running: boolean; lastFailure: BackupFailure | null; lastBackup: BackupInfo | null };
 }
 
@@ -87,8 +89,12 @@ export class Backups implements BackupsService {
   }
 
   async read(name: string): Promise<Uint8Array | null> {
-    const stream = await this.deps.place.read(name);
+    const stream = await this.open(name);
     return stream && new Uint8Array(await new Response(stream).arrayBuffer());
+  }
+
+  open(name: string): Promise<ReadableStream<Uint8Array> | null> {
+    return this.deps.place.read(name);
   }
 
   status() {

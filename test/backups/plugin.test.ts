@@ -1,7 +1,7 @@
 // `.backups()`: backups to a directory or the app's storage with retention, `_admin.backups.*`
 // behind the admin role (401, then 403, before validation), a failure that is visible and never
 // stops the app, and the schedule through the jobs plugin.
-import { mkdtempSync, readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -84,6 +84,24 @@ describe(".backups() to a directory", () => {
     const missing = await call("download", { name: "backup-2020-01-01T00-00-00-000Z.tar.gz" });
     expect(missing.status).toBe(404);
     expect(missing.body.message).toBe("No backup backup-2020-01-01T00-00-00-000Z.tar.gz");
+  });
+
+  it("streams one at /_admin/backups/<name> behind the admin role; a bad name is 400, an unknown one 404", async () => {
+    const [newest] = (await call("list")).body.backups;
+    const get = (name: string, who: SignedIn | null) => app.handle(new Request(`${ORIGIN}/_admin/backups/${name}`, { headers: who ? { cookie: who.cookie } : {} }));
+    expect((await get(newest.name, null)).status).toBe(401);
+    expect((await get(newest.name, alice)).status).toBe(403);
+    const response = await get(newest.name, admin);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/gzip");
+    expect(response.headers.get("content-disposition")).toBe(`attachment; filename="${newest.name}"`);
+    expect(Buffer.from(await response.arrayBuffer()).equals(readFileSync(join(dir, newest.name)))).toBe(true);
+    const bad = await get("..%2Fsecret", admin);
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).message).toMatch(/not a backup name/);
+    const missing = await get("backup-2020-01-01T00-00-00-000Z.tar.gz", admin);
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).message).toBe("No backup backup-2020-01-01T00-00-00-000Z.tar.gz");
   });
 });
 
