@@ -1,5 +1,5 @@
 import { RpcError, assertRole, primaryKeyOf, toPlainJson, type AppDatabase, type RouteDefinition, type SealedApp } from "../../kernel/index.js";
-import { csvRecord } from "./csv.js";
+import { csvRecord, isFreeText } from "./csv.js";
 import { selectionInput } from "./data.js";
 import type { AdminSettings } from "./options.js";
 import { redact, refuseSecretFilter, refuseSecretOrder } from "./secrets.js";
@@ -18,9 +18,10 @@ type Row = Record<string, unknown>;
 /**
  * `GET <path>/export/<table>.<csv|json>?where=<JSON>&orderBy=<JSON>`: every row the filter selects,
  * as the dashboard's table page lists them (the `_admin.data.list` language, secrets redacted),
- * streamed in keyset pages so a large export is never held in memory. A GET with no side effect,
- * so a cross-site link can at most start a download into the admin's own browser; the admin check
- * is the procedures' (401 signed out, 403 without a role), before the query string is read.
+ * streamed in pages (keyset; by `skip` for a table without a primary key) so a large export is never
+ * held in memory. A GET with no side effect, so a cross-site link can at most start a download into
+ * the admin's own browser; the admin check is the procedures' (401 signed out, 403 without a role),
+ * before the query string is read.
  */
 export interface ExportDeps {
   db: AppDatabase<any>;
@@ -48,10 +49,7 @@ export function exportRoute(path: string, { db, tables, settings, sealed }: Expo
       const limit = settings.exportLimit;
       const count = await query(t.model.name).count({ where });
       if (count > limit) throw new RpcError("BAD_REQUEST", { message: `The filter selects ${count} rows; an export holds at most ${limit} (exportLimit): narrow the filter` });
-      // No ordering asked for: the primary key's, so the file reads in a stable order.
-      const key = primaryKeyOf(t.model);
-      const order = orderBy ?? (key ? [{ [key]: "asc" }] : undefined);
-      const pages = batches((after) => query(t.model.name).findPage({ where, orderBy: order, take: BATCH, after }), limit);
+      const pages = batches(primaryKeyOf(t.model) ? keyset(query(t.model.name), where, orderBy) : offsets(query(t.model.name), t, where, orderBy, count), limit);
       // The first page is read before answering, so a bad ordering is still a 400.
       const first = await pages.next();
       const failed = (error: unknown) => void sealed().toError(error, "route", event);
@@ -77,6 +75,7 @@ interface Writer {
 /** Rows as plain JSON values (REST's: ISO dates, `date` columns as days, base64 bytes), secrets redacted. */
 function writer(format: keyof typeof FORMATS, t: AdminTable): Writer {
   const columns = Object.keys(t.model.columns);
+  const text = columns.map((column) => isFreeText(t.model.columns[column]!.type));
   const days = new Set(columns.filter((column) => t.model.columns[column]!.type === "date"));
   const plain = (row: Row) => toPlainJson(redact(t.model.name, row), days);
   if (format === "json") return { head: "[\n", row: (row, index) => `${index === 0 ? "" : ",\n"}${plain(row)}`, tail: "\n]\n" };
@@ -84,7 +83,7 @@ function writer(format: keyof typeof FORMATS, t: AdminTable): Writer {
     head: csvRecord(columns),
     row: (row) => {
       const values = JSON.parse(plain(row)) as Row;
-      return csvRecord(columns.map((column) => values[column]));
+      return csvRecord(columns.map((column) => values[column]), text);
     },
     tail: "",
   };
@@ -140,16 +139,55 @@ function selection(table: string, params: URLSearchParams) {
   return parsed.data;
 }
 
-/** Keyset pages until the last one, or until `limit` rows (rows added after the count stay out). */
-async function* batches(read: (after: string | undefined) => Promise<{ items: Row[]; nextCursor: string | null }>, limit: number): AsyncGenerator<Row[], void, undefined> {
+/** One read of the next rows, and whether more may follow. */
+type Read = () => Promise<{ rows: Row[]; more: boolean }>;
+
+/** Keyset pages (the kernel adds the primary key to the ordering, so pages never overlap). */
+function keyset(table: any, where: unknown, orderBy: unknown): Read {
   let after: string | undefined;
+  return async () => {
+    const { items, nextCursor } = await table.findPage({ where, orderBy, take: BATCH, after });
+    after = nextCursor ?? undefined;
+    return { rows: items, more: nextCursor !== null };
+  };
+}
+
+/**
+ * A table without a primary key has no cursor: it pages by `skip`, ordered by the ordering asked for
+ * then every other column, so only rows equal in every column can tie (and those read the same).
+ * With a column that cannot be ordered by (jsonb, bytes, vector), rows that differ only there could
+ * swap places between two reads: more than one read's worth is then refused before answering.
+ */
+function offsets(table: any, t: AdminTable, where: unknown, orderBy: readonly Record<string, string>[] | undefined, count: number): Read {
+  const named = new Set((orderBy ?? []).flatMap((entry) => Object.keys(entry)));
+  const columns = Object.entries(t.model.columns);
+  const rest = columns.filter(([name, model]) => !named.has(name) && !UNORDERED.has(model.type)).map(([name]) => ({ [name]: "asc" }));
+  const unordered = columns.find(([, model]) => UNORDERED.has(model.type));
+  if (unordered && count > BATCH) {
+    throw new RpcError("BAD_REQUEST", {
+      message: `"${t.model.name}" has no primary key and its ${unordered[1].type} column "${unordered[0]}" cannot be ordered by, so it exports at most ${BATCH} rows at once (the filter selects ${count}): narrow the filter`,
+    });
+  }
+  const order = [...(orderBy ?? []), ...rest];
+  let skip = 0;
+  return async () => {
+    const rows = (await table.findMany({ where, orderBy: order, take: BATCH, skip })) as Row[];
+    skip += rows.length;
+    return { rows, more: rows.length === BATCH };
+  };
+}
+
+/** Column types the query API cannot order by. */
+const UNORDERED: ReadonlySet<string> = new Set(["jsonb", "bytes", "vector"]);
+
+/** Pages until the last one, or until `limit` rows (rows added after the count stay out). */
+async function* batches(read: Read, limit: number): AsyncGenerator<Row[], void, undefined> {
   let left = limit;
   while (left > 0) {
-    const { items, nextCursor } = await read(after);
-    const rows = items.slice(0, left);
+    const { rows: page, more } = await read();
+    const rows = page.slice(0, left);
     left -= rows.length;
     if (rows.length > 0) yield rows;
-    if (!nextCursor) return;
-    after = nextCursor;
+    if (!more) return;
   }
 }

@@ -23,7 +23,7 @@ export interface AdminTableInfo {
   name: string;
   primaryKey: string | null;
   rows: number;
-  /** False for the auth library's credential tables. */
+  /** False for the auth library's credential tables and the files plugin's tables (`file`, its attach pivots). */
   writable: boolean;
   columns: AdminColumn[];
   relations: { name: string; kind: string; target: string; from: string; to: string; via?: string }[];

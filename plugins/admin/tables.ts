@@ -15,18 +15,27 @@ export interface AdminTable {
   create: z.ZodObject;
   update: z.ZodObject;
   writable: boolean;
+  /** Why writes are refused (403), when `writable` is false. */
+  readOnly?: string;
 }
 
 export function adminTables(schema: SchemaModel): Map<string, AdminTable> {
   const out = new Map<string, AdminTable>();
+  const files = new Set(schema.files ? ["file", ...schema.files.attachTo.map((table) => `${table}_file`)] : []);
   for (const model of Object.values(schema.tables)) {
     const settable = Object.keys(model.columns).filter((column) => model.columns[column]!.type !== "serial");
+    const readOnly = READ_ONLY_TABLES.has(model.name)
+      ? `"${model.name}" holds credentials and is read-only in the admin API; use the auth endpoints`
+      : files.has(model.name)
+        ? `"${model.name}" belongs to the files plugin and is read-only in _admin.data (a row removed here would leave its bytes in storage); use _admin.files.* or the Files view`
+        : undefined;
     out.set(model.name, {
       model,
       settable,
       create: createInput(model, settable),
       update: updateData(model, settable),
-      writable: !READ_ONLY_TABLES.has(model.name),
+      writable: readOnly === undefined,
+      ...(readOnly ? { readOnly } : {}),
     });
   }
   return out;
@@ -39,11 +48,12 @@ export function tableOf(tables: ReadonlyMap<string, AdminTable>, name: string): 
   return table;
 }
 
-/** 403 for tables whose rows belong to the auth library (sessions, accounts, verifications, API keys). */
+/**
+ * 403 for tables whose rows belong to the auth library (sessions, accounts, verifications, API keys)
+ * or to the files plugin (`file` and its attach pivots, whose rows own bytes in the store).
+ */
 export function assertWritable(table: AdminTable): void {
-  if (!table.writable) {
-    throw new RpcError("FORBIDDEN", { message: `"${table.model.name}" holds credentials and is read-only in the admin API; use the auth endpoints` });
-  }
+  if (!table.writable) throw new RpcError("FORBIDDEN", { message: table.readOnly! });
 }
 
 /**

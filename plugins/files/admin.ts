@@ -121,20 +121,21 @@ function fileAdminProcedures(gated: ProcedureBase<AppRpcContext>, deps: FilesAdm
     });
 
   /**
-   * All or nothing: the row, its attachments and the bytes go in one transaction, the bytes last, so
-   * a store that refuses the delete rolls the row back (503, the file still there and whole) and
-   * no row is left pointing at deleted bytes, nor bytes without a row.
+   * As `file.delete`: the row and its attachments in one transaction, then the bytes after the
+   * commit, so the transaction is never held open across a call to the store. A store that refuses
+   * the delete is reported to `onError` and leaves an unreferenced blob, never a row without bytes.
    */
-  const remove = gated.input(idInput).handler(async ({ input }): Promise<FileRecord> =>
-    db.transact(async (trx) => {
+  const remove = gated.input(idInput).handler(async ({ input }): Promise<FileRecord> => {
+    const removed = await db.transact(async (trx) => {
       const found = await rows.find(input.id, undefined, trx);
       if (!found) throw fileNotFound();
       await deps.attachments.detachAll(trx, found.record.id);
-      await rows.remove(trx, found.record.id);
-      await uploads.storage.delete(found.key);
-      return found.record;
-    }),
-  );
+      return rows.remove(trx, found.record.id);
+    });
+    if (!removed) throw fileNotFound();
+    await uploads.storage.delete(removed.key).catch((error) => uploads.report(error, "rpc"));
+    return removed.record;
+  });
 
   return { list, get, upload, delete: remove };
 }

@@ -4,12 +4,19 @@ import { request, rpc } from "../support/app.js";
 import { signUp, type SignedIn } from "../support/auth.js";
 import { csvRecord } from "../../plugins/admin/csv.js";
 import { runnerApp } from "./runner-fixture.js";
+import { ORIGIN } from "../support/auth.js";
+import { schema } from "../../kernel/schema/index.js";
+import { App } from "../../presets/trellis.js";
+import type { DatabaseConfig } from "../../kernel/index.js";
+import { SECRET } from "./fixture.js";
 
 describe("csvRecord", () => {
   it("quotes as RFC 4180 says and keeps formulas out of spreadsheets", () => {
     expect(csvRecord(["plain", 'say "hi"', "a,b", "two\nlines", "cr\rhere"])).toBe('plain,"say ""hi""","a,b","two\nlines","cr\rhere"\r\n');
     expect(csvRecord(["=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx", "café ☕"])).toBe(`'=1+1,'+1,'-1,'@SUM(A1),'\tx,"'\rx",café ☕\r\n`);
     expect(csvRecord([-5, 0, true, null, undefined, { a: "=x" }, ["b"]])).toBe('-5,0,true,,,"{""a"":""=x""}","[""b""]"\r\n');
+    // A field marked as not free text (a decimal, bigint or bytes column) is written as it is.
+    expect(csvRecord(["-12.50", "-9007199254740993", "+/8=", "-1", "=x"], [false, false, false, true])).toBe("-12.50,-9007199254740993,+/8=,'-1,'=x\r\n");
   });
 });
 
@@ -192,5 +199,73 @@ describe.each(families())("bulk delete, export and the procedure list on %s", (f
       required: ["a", "b"],
     });
     expect(byName["post.create"]).toMatchObject({ type: "object", properties: { title: { type: "string" } } });
+  });
+});
+
+/** Tables without a primary key (one with a column nothing can be ordered by), and one of bytes. */
+const keyless = schema("1")
+  .auth()
+  .table("reading", (t) => ({ sensor: t.text(), seq: t.integer(), amount: t.decimal(), total: t.bigint(), note: t.text().nullable() }))
+  .table("event", (t) => ({ name: t.text(), data: t.jsonb() }))
+  .table("blob", (t) => ({ id: t.serial().primaryKey(), data: t.bytes() }))
+  .build();
+
+function keylessApp(db: DatabaseConfig) {
+  return new App({ name: "Admin Export Test", baseUrl: ORIGIN, db }).schema(keyless).auth({ secret: SECRET, emailAndPassword: { enabled: true } }).admin();
+}
+
+describe.each(families())("export of tables without a primary key, and of typed columns, on %s", (family) => {
+  let db: TestDatabase;
+  let app: Awaited<ReturnType<ReturnType<typeof keylessApp>["start"]>>;
+  let admin: SignedIn;
+  const download = (path: string) => request(app, "GET", `/_admin/export/${path}`, { headers: { cookie: admin.cookie } });
+
+  beforeAll(async () => {
+    db = await openDatabase(family);
+    app = await keylessApp({ dialect: db.dialect, kind: db.kind }).start();
+    admin = await signUp(app, "admin@example.test");
+    await app.db.updateTable("user").set({ role: "admin" }).where("id", "=", admin.userId).execute();
+    await app.db
+      .insertInto("reading")
+      .values(Array.from({ length: 600 }, (_, i) => ({ sensor: `s${i % 3}`, seq: i, amount: i === 0 ? "-12.50" : `${i}.25`, total: i === 0 ? "-9007199254740993" : String(i), note: i === 0 ? "=cmd" : null })))
+      .execute();
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.close();
+  });
+
+  it("streams every row of a key-less table past one read (500), each once, ordered by its columns", async () => {
+    const { status, body } = await download("reading.json");
+    expect(status).toBe(200);
+    expect(body).toHaveLength(600);
+    const seen = body.map((row: any) => `${row.sensor}:${row.seq}`);
+    expect(new Set(seen).size).toBe(600);
+    expect(seen).toEqual(Array.from({ length: 600 }, (_, i) => i).sort((a, b) => (a % 3) - (b % 3) || a - b).map((i) => `s${i % 3}:${i}`));
+
+    const ordered = await download(`reading.json?orderBy=${encodeURIComponent(JSON.stringify([{ seq: "desc" }]))}`);
+    expect(ordered.body.map((row: any) => row.seq)).toEqual(Array.from({ length: 600 }, (_, i) => 599 - i));
+
+    const csv = await download(`reading.csv?where=${encodeURIComponent(JSON.stringify({ seq: { gte: 1 } }))}`);
+    expect((csv.body as string).split("\r\n")).toHaveLength(601);
+  });
+
+  it("refuses up front a key-less table with an unorderable column when the selection is over one read", async () => {
+    await app.db.insertInto("event").values(Array.from({ length: 501 }, (_, i) => ({ name: `e${i}`, data: JSON.stringify({ i }) }))).execute();
+    const over = await download("event.json");
+    expect([over.status, over.body.message]).toEqual([
+      400,
+      '"event" has no primary key and its jsonb column "data" cannot be ordered by, so it exports at most 500 rows at once (the filter selects 501): narrow the filter',
+    ]);
+    const narrowed = await download(`event.json?where=${encodeURIComponent(JSON.stringify({ name: { not: "e0" } }))}`);
+    expect([narrowed.status, narrowed.body.length]).toEqual([200, 500]);
+  });
+
+  it("keeps the formula guard to text columns: a negative decimal or bigint and base64 bytes are written as they are", async () => {
+    await app.db.insertInto("blob").values({ data: new Uint8Array([0xfb, 0xff]) }).execute();
+    const csv = await download(`reading.csv?where=${encodeURIComponent(JSON.stringify({ seq: 0 }))}`);
+    expect(csv.body).toBe("sensor,seq,amount,total,note\r\ns0,0,-12.50,-9007199254740993,'=cmd\r\n");
+    const blob = await download("blob.csv");
+    expect(blob.body).toMatch(/^id,data\r\n\d+,\+\/8=\r\n$/);
   });
 });

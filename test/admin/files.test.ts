@@ -41,8 +41,8 @@ function storage() {
   };
 }
 
-function filesAdminApp(db: TestDatabase, store: ReturnType<typeof storage>) {
-  return new App({ name: "Files Admin", baseUrl: ORIGIN, db: { dialect: db.dialect, kind: db.kind }, storage: store, onError: () => {} })
+function filesAdminApp(db: TestDatabase, store: ReturnType<typeof storage>, errors: unknown[]) {
+  return new App({ name: "Files Admin", baseUrl: ORIGIN, db: { dialect: db.dialect, kind: db.kind }, storage: store, onError: (error) => void errors.push(error) })
     .schema(v1)
     .auth({ secret: SECRET, emailAndPassword: { enabled: true } })
     .files({ maxBytes: 64 * 1024 })
@@ -54,6 +54,7 @@ const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2
 describe.each(families())("_admin.files on %s", (family) => {
   let db: TestDatabase;
   let store: ReturnType<typeof storage>;
+  const errors: unknown[] = [];
   let app: Awaited<ReturnType<ReturnType<typeof filesAdminApp>["start"]>>;
   let admin: SignedIn;
   let alice: SignedIn;
@@ -67,7 +68,7 @@ describe.each(families())("_admin.files on %s", (family) => {
   beforeAll(async () => {
     db = await openDatabase(family);
     store = storage();
-    app = await filesAdminApp(db, store).start();
+    app = await filesAdminApp(db, store, errors).start();
     admin = await signUp(app, "admin@example.test");
     alice = await signUp(app, "alice@example.test");
     await app.db.updateTable("user").set({ role: "admin" }).where("id", "=", admin.userId).execute();
@@ -159,21 +160,62 @@ describe.each(families())("_admin.files on %s", (family) => {
     expect((await download(svg.id, admin)).headers.get("content-disposition")).toMatch(/^attachment/);
   });
 
-  it("deletes the row, its attachments and the bytes together; a store that refuses leaves all of them", async () => {
-    const file = await client(admin)._admin.files.upload({ file: new File([PNG], "doomed.png", { type: "image/png" }) });
+  it("keeps the file table and its attach pivots read-only in _admin.data: a row removed there would strand its bytes", async () => {
+    const file = await client(admin)._admin.files.upload({ file: new File([PNG], "kept.png", { type: "image/png" }) });
     const { key } = await app.db.selectFrom("file").select("key").where("id", "=", file.id).executeTakeFirstOrThrow();
+    const [post] = await app.db.insertInto("post").values({ title: "with a kept image" }).returning("id").execute();
+    const [link] = await app.db.insertInto("post_file").values({ fileId: file.id, entityId: post!.id }).returning("id").execute();
+    const data = (name: string, input: unknown) => rpc(app, `_admin.data.${name}`, input, as(admin));
+    const refused = [
+      ["delete", { table: "file", where: { id: file.id } }],
+      ["deleteMany", { table: "file", keys: [file.id] }],
+      ["update", { table: "file", where: { id: file.id }, data: { name: "renamed.png" } }],
+      ["create", { table: "file", data: { id: "f-new", key: "k-new", name: "new.png", type: "image/png", size: 1 } }],
+      ["delete", { table: "post_file", where: { id: link!.id } }],
+      ["deleteMany", { table: "post_file", keys: [link!.id] }],
+      ["update", { table: "post_file", where: { id: link!.id }, data: { role: "cover" } }],
+      ["create", { table: "post_file", data: { fileId: file.id, entityId: post!.id } }],
+    ] as const;
+    for (const [name, input] of refused) {
+      const { status, body } = await data(name, input);
+      expect([name, input.table, status], body.message).toEqual([name, input.table, 403]);
+      expect(body.message).toBe(`"${input.table}" belongs to the files plugin and is read-only in _admin.data (a row removed here would leave its bytes in storage); use _admin.files.* or the Files view`);
+    }
+    expect(await app.db.selectFrom("file").select("name").where("id", "=", file.id).executeTakeFirst()).toEqual({ name: "kept.png" });
+    expect(await app.db.selectFrom("post_file").select(["id", "role"]).where("fileId", "=", file.id).execute()).toEqual([{ id: link!.id, role: null }]);
+    expect(store.keys()).toContain(key);
+
+    // Reads stay open, and the dashboard is told not to offer writes.
+    expect(await data("get", { table: "file", where: { id: file.id } })).toMatchObject({ status: 200, body: { id: file.id, name: "kept.png" } });
+    expect(await data("list", { table: "post_file", where: { fileId: file.id } })).toMatchObject({ status: 200, body: { count: 1 } });
+    const meta = await rpc(app, "_admin.meta", undefined, as(admin));
+    const writable = Object.fromEntries((meta.body.tables as { name: string; writable: boolean }[]).map((t) => [t.name, t.writable]));
+    expect(writable).toMatchObject({ file: false, post_file: false, post: true, profile: true });
+  });
+
+  it("deletes the row and its attachments, then the bytes; a store that refuses leaves an unreferenced blob, reported", async () => {
+    const upload = async (name: string) => {
+      const file = await client(admin)._admin.files.upload({ file: new File([PNG], name, { type: "image/png" }) });
+      const { key } = await app.db.selectFrom("file").select("key").where("id", "=", file.id).executeTakeFirstOrThrow();
+      return { file, key };
+    };
+    const { file, key } = await upload("doomed.png");
     const [post] = await app.db.insertInto("post").values({ title: "with a doomed image" }).returning("id").execute();
     await app.db.insertInto("post_file").values({ fileId: file.id, entityId: post!.id }).execute();
     await app.db.insertInto("profile").values({ id: "p2", avatarId: file.id }).execute();
 
+    // The row goes whatever the store answers: the bytes stay behind as a blob nothing points at.
+    const orphan = await upload("orphan.png");
+    await app.db.insertInto("post_file").values({ fileId: orphan.file.id, entityId: post!.id }).execute();
     store.failNextDelete = true;
-    const refused = await call("delete", { id: file.id });
-    expect(refused.status).toBe(503);
-    expect(refused.body.message).toMatch(/storage is not reachable/);
-    expect(await app.db.selectFrom("file").select("id").where("id", "=", file.id).executeTakeFirst()).toBeDefined();
-    expect(await app.db.selectFrom("post_file").select("id").where("fileId", "=", file.id).execute()).toHaveLength(1);
-    expect(store.keys()).toContain(key);
-    expect((await download(file.id, admin)).status).toBe(200);
+    errors.length = 0;
+    const refused = await call("delete", { id: orphan.file.id });
+    expect(refused).toMatchObject({ status: 200, body: { id: orphan.file.id, name: "orphan.png" } });
+    expect(await app.db.selectFrom("file").select("id").where("id", "=", orphan.file.id).executeTakeFirst()).toBeUndefined();
+    expect(await app.db.selectFrom("post_file").select("id").where("fileId", "=", orphan.file.id).execute()).toEqual([]);
+    expect(store.keys()).toContain(orphan.key);
+    expect(errors.some((error) => error instanceof Error && error.message === "the store is unreachable")).toBe(true);
+    expect((await download(orphan.file.id, admin)).status).toBe(404);
 
     const deleted = await call("delete", { id: file.id });
     expect(deleted).toMatchObject({ status: 200, body: { id: file.id, name: "doomed.png" } });

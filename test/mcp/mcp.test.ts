@@ -43,7 +43,7 @@ describe("MCP on the blog example", () => {
 
   it("initializes with the app's name, its schema version and the instructions", async () => {
     const client = await connect(server);
-    expect(client.getServerVersion()).toEqual({ name: "Trellis Blog", version: "3" });
+    expect(client.getServerVersion()).toEqual({ name: "Trellis Blog", version: "4" });
     expect(client.getInstructions()).toContain("post_search");
     expect(client.getServerCapabilities()).toEqual({ tools: {} });
   });

@@ -28,7 +28,7 @@ describe("the start banner", () => {
     const lines = running.banner.split("\n");
     expect(lines[0]).toBe(`Trellis Blog is listening on ${running.url}`);
     expect(running.banner).toMatch(/database\s+embedded PostgreSQL \(PGlite\)\s+memory:\/\//);
-    expect(running.banner).toMatch(/schema\s+version 3 \(3 registered\), migrations applied now: 0001_1, 0002_2, 0003_3/);
+    expect(running.banner).toMatch(/schema\s+version 4 \(4 registered\), migrations applied now: 0001_1, 0002_2, 0003_3, 0004_4/);
     const plugins = running.app.describe().plugins.map((plugin) => plugin.name);
     expect(plugins.slice(0, 4)).toEqual(["telemetry", "cors", "body-limit", "auth"]);
     expect(running.banner).toContain(`plugins     ${plugins.join(" > ")}\n`);
