@@ -50,6 +50,7 @@ export { within } from "./runtime/within.js";
 export { Instrumentation, observedStorage, type Observer, type StorageOperation } from "./observe/index.js";
 export type { AppKV, AppSecrets, AppStorage, DatabaseAbout, DatabaseConfig, DatabaseKind, LiveProvider } from "./contracts/resources.js";
 export { readStream, writeStream, type ByteRange } from "./storage/streams.js";
+export { pgClientEnv } from "./db/pg-client-env.js";
 export { mcp, type McpMeta, type McpTag, type McpToolOptions, type McpResourceOptions, type McpPromptOptions } from "./meta/mcp.js";
 export type { RateLimitHit, RateLimitStore } from "./kv/counter-store.js";
 export type { AppDatabase } from "./db/database.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RpcError, type AppRpcContext, type ProcedureBase } from "../../kernel/index.js";
+import { RpcError, type AppRpcContext, type ProcedureBase, type RouteDefinition } from "../../kernel/index.js";
 import { BackupRunning, type BackupFailure, type BackupsService } from "./backups.js";
 import { BACKUP_NAME, type BackupInfo } from "./places.js";
 
@@ -27,11 +27,27 @@ export interface BackupsAdminDeps {
 /**
  * `_admin.backups.*`, mounted by the admin plugin behind its role check (401 signed out, 403
  * without a role, before any input is read): the kept backups with where they are and the last
- * failure, one taken now, and one downloaded.
+ * failure, one taken now, and one downloaded (`download` for the typed client, read whole; the
+ * route streams it).
  */
 export function backupsAdminSection(deps: BackupsAdminDeps) {
-  return (gated: ProcedureBase<AppRpcContext>) => backupProcedures(gated, deps);
+  // The bytes streamed from where they are kept, at `<admin path>/backups/<name>` (the dashboard's Download).
+  const download: RouteDefinition = {
+    method: "GET",
+    path: "/backups/:name",
+    handler: async (event) => {
+      const name = event.params.name ?? "";
+      if (!BACKUP_NAME.test(name)) throw new RpcError("BAD_REQUEST", { message: NOT_A_NAME });
+      const stream = await deps.backups.open(name);
+      if (!stream) throw new RpcError("NOT_FOUND", { message: `No backup ${name}` });
+      return new Response(stream, { headers: { "content-type": typeOf(name), "content-disposition": `attachment; filename="${name}"`, "cache-control": "private, no-store" } });
+    },
+  };
+  return Object.assign((gated: ProcedureBase<AppRpcContext>) => backupProcedures(gated, deps), { routes: [download] });
 }
+
+const NOT_A_NAME = "not a backup name (backup-<time>.tar.gz or .dump)";
+const typeOf = (name: string) => (name.endsWith(".tar.gz") ? "application/gzip" : "application/octet-stream");
 
 function backupProcedures(gated: ProcedureBase<AppRpcContext>, { backups, overview }: BackupsAdminDeps) {
   return {
@@ -49,12 +65,11 @@ function backupProcedures(gated: ProcedureBase<AppRpcContext>, { backups, overvi
       }
     }),
     download: gated
-      .input(z.object({ name: z.string().regex(BACKUP_NAME, "not a backup name (backup-<time>.tar.gz or .dump)") }))
+      .input(z.object({ name: z.string().regex(BACKUP_NAME, NOT_A_NAME) }))
       .handler(async ({ input }): Promise<File> => {
         const bytes = await backups.read(input.name);
         if (!bytes) throw new RpcError("NOT_FOUND", { message: `No backup ${input.name}` });
-        const type = input.name.endsWith(".tar.gz") ? "application/gzip" : "application/octet-stream";
-        return new File([bytes as Uint8Array<ArrayBuffer>], input.name, { type });
+        return new File([bytes as Uint8Array<ArrayBuffer>], input.name, { type: typeOf(input.name) });
       }),
   };
 }

@@ -1,5 +1,5 @@
 import type { Logger } from "../../kernel/index.js";
-import type { BackupInfo, BackupPlace } from "./places.js";
+import { backupName, backupTime, type BackupInfo, type BackupPlace } from "./places.js";
 import type { BackupSource } from "./source.js";
 
 /** The last failure, kept until a backup succeeds. */
@@ -14,8 +14,10 @@ export interface BackupsService {
   take(): Promise<BackupInfo>;
   /** Kept backups, newest first. */
   list(): Promise<BackupInfo[]>;
-  /** A kept backup's bytes, or null when there is none of that name. */
+  /** A kept backup's bytes, or null when there is none of that name (or it is not a backup's name). */
   read(name: string): Promise<Uint8Array | null>;
+  /** The same as a stream, read as it is sent rather than held whole in memory. */
+  open(name: string): Promise<ReadableStream<Uint8Array> | null>;
   status(): { running: boolean; lastFailure: BackupFailure | null; lastBackup: BackupInfo | null };
 }
 
@@ -40,24 +42,31 @@ export class Backups implements BackupsService {
 
   constructor(private readonly deps: Deps) {}
 
-  take(): Promise<BackupInfo> {
+  #closing = new AbortController();
+
+  /** Takes a backup now; `signal` (a job's) stops it, as does the app closing. */
+  take(signal?: AbortSignal): Promise<BackupInfo> {
     if (this.#running) return Promise.reject(new BackupRunning());
-    const running = this.#take();
+    const running = this.#take(signal ? AbortSignal.any([signal, this.#closing.signal]) : this.#closing.signal);
     this.#running = running;
     const done = () => void (this.#running = undefined);
     running.then(done, done);
     return running;
   }
 
-  async #take(): Promise<BackupInfo> {
+  /** Stops a backup being taken (pg_dump is killed): the app is closing. */
+  close(): void {
+    this.#closing.abort();
+  }
+
+  async #take(signal: AbortSignal): Promise<BackupInfo> {
     const { source, place, keep, logger } = this.deps;
     const started = Date.now();
     try {
       const createdAt = new Date();
-      const name = `backup-${createdAt.toISOString().replace(/[:.]/g, "-")}.${source.extension}`;
-      const bytes = await source.take();
-      const info = { name, size: bytes.byteLength, createdAt };
-      await place.write(info, bytes);
+      const name = backupName(createdAt, source.extension);
+      const size = await place.write(name, await source.take(signal));
+      const info = { name, size, createdAt: backupTime(name)! };
       await this.#prune(keep);
       this.#lastBackup = info;
       this.#lastFailure = null;
@@ -79,7 +88,12 @@ export class Backups implements BackupsService {
     return this.deps.place.list();
   }
 
-  read(name: string): Promise<Uint8Array | null> {
+  async read(name: string): Promise<Uint8Array | null> {
+    const stream = await this.open(name);
+    return stream && new Uint8Array(await new Response(stream).arrayBuffer());
+  }
+
+  open(name: string): Promise<ReadableStream<Uint8Array> | null> {
     return this.deps.place.read(name);
   }
 

@@ -23,7 +23,7 @@ declare module "../../kernel/index.js" {
 export const BACKUP_JOB = "backups.run";
 
 interface JobsLike {
-  cron(name: string, expression: string, handler: () => Promise<unknown>, options?: Record<string, unknown>): void;
+  cron(name: string, expression: string, handler: (run: { signal?: AbortSignal }) => Promise<unknown>, options?: Record<string, unknown>): void;
 }
 
 /**
@@ -53,11 +53,13 @@ export function backupsPlugin(config: BackupsConfig = {}): AppPlugin {
       const place = settings.to.kind === "storage" ? storagePlace(ctx.resources.storage!) : directoryPlace(settings.to.path);
       const backups = new Backups({ source, place, keep: settings.keep, logger: ctx.logger });
       ctx.provide("backups", backups, { context: true });
+      // A pg_dump still running is killed, not left behind the closed app.
+      ctx.hooks.close.tap(async () => backups.close());
       const jobs = ctx.want("jobs") as JobsLike | undefined;
       const scheduler = settings.every === undefined ? null : jobs ? "jobs" : "process";
       if (settings.every !== undefined && jobs) {
         // A failure fails the job: the jobs engine logs it, reports it and retries once.
-        jobs.cron(BACKUP_JOB, settings.every, () => backups.take());
+        jobs.cron(BACKUP_JOB, settings.every, ({ signal }: { signal?: AbortSignal }) => backups.take(signal));
       } else if (settings.every !== undefined) {
         let stop = () => {};
         ctx.hooks.ready.tap(async () => {

@@ -3,7 +3,10 @@
  * an app without `.jobs()`. Each field: `*`, a number, a range `a-b`, a step `* /n` or `a-b/n`, or
  * a comma list of those. With `.jobs()` the schedule is the jobs engine's instead.
  */
-type Fields = [Set<number>, Set<number>, Set<number>, Set<number>, Set<number>];
+type Fields = [Set<number>, Set<number>, Set<number>, Set<number>, Set<number>] & {
+  /** Both day of month and weekday are restricted (neither starts with `*`): a day matching either runs. */
+  eitherDay: boolean;
+};
 
 const BOUNDS: Array<[number, number]> = [[0, 59], [0, 23], [1, 31], [1, 12], [0, 7]];
 
@@ -13,7 +16,7 @@ export function parseCron(expression: string): Fields | undefined {
   const fields = parts.map((part, i) => field(part, ...BOUNDS[i]!));
   if (fields.some((f) => f === undefined)) return undefined;
   if (fields[4]!.has(7)) fields[4]!.add(0); // Sunday is 0 or 7
-  return fields as Fields;
+  return Object.assign(fields as Set<number>[], { eitherDay: !parts[2]!.startsWith("*") && !parts[4]!.startsWith("*") }) as Fields;
 }
 
 function field(text: string, min: number, max: number): Set<number> | undefined {
@@ -30,9 +33,16 @@ function field(text: string, min: number, max: number): Set<number> | undefined 
   return values;
 }
 
+/**
+ * Standard cron (as the jobs engine's): when both day of month and weekday are restricted, a day
+ * matching either runs (`0 3 1 * 1` is the 1st and every Monday); else both must match.
+ */
 export function matches(fields: Fields, at: Date): boolean {
   const [minute, hour, day, month, weekday] = fields;
-  return minute.has(at.getUTCMinutes()) && hour.has(at.getUTCHours()) && day.has(at.getUTCDate()) && month.has(at.getUTCMonth() + 1) && weekday.has(at.getUTCDay());
+  const onDay = day.has(at.getUTCDate());
+  const onWeekday = weekday.has(at.getUTCDay());
+  const days = fields.eitherDay ? onDay || onWeekday : onDay && onWeekday;
+  return minute.has(at.getUTCMinutes()) && hour.has(at.getUTCHours()) && month.has(at.getUTCMonth() + 1) && days;
 }
 
 /** Calls `run` at the start of every minute the expression matches, until the returned stop is called. */

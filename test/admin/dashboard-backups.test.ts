@@ -86,7 +86,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's backups view in Chro
 
   it("downloads a backup as the file that was kept", { timeout: 60_000 }, async () => {
     const [name] = readdirSync(dir);
-    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: `Download ${name}` }).click()]);
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: `Download ${name}` }).click()]);
     expect(download.suggestedFilename()).toBe(name);
     const saved = join(profile, "downloaded.tar.gz");
     await download.saveAs(saved);

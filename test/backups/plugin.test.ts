@@ -1,7 +1,7 @@
 // `.backups()`: backups to a directory or the app's storage with retention, `_admin.backups.*`
 // behind the admin role (401, then 403, before validation), a failure that is visible and never
 // stops the app, and the schedule through the jobs plugin.
-import { mkdtempSync, readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -85,6 +85,24 @@ describe(".backups() to a directory", () => {
     expect(missing.status).toBe(404);
     expect(missing.body.message).toBe("No backup backup-2020-01-01T00-00-00-000Z.tar.gz");
   });
+
+  it("streams one at /_admin/backups/<name> behind the admin role; a bad name is 400, an unknown one 404", async () => {
+    const [newest] = (await call("list")).body.backups;
+    const get = (name: string, who: SignedIn | null) => app.handle(new Request(`${ORIGIN}/_admin/backups/${name}`, { headers: who ? { cookie: who.cookie } : {} }));
+    expect((await get(newest.name, null)).status).toBe(401);
+    expect((await get(newest.name, alice)).status).toBe(403);
+    const response = await get(newest.name, admin);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/gzip");
+    expect(response.headers.get("content-disposition")).toBe(`attachment; filename="${newest.name}"`);
+    expect(Buffer.from(await response.arrayBuffer()).equals(readFileSync(join(dir, newest.name)))).toBe(true);
+    const bad = await get("..%2Fsecret", admin);
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).message).toMatch(/not a backup name/);
+    const missing = await get("backup-2020-01-01T00-00-00-000Z.tar.gz", admin);
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).message).toBe("No backup backup-2020-01-01T00-00-00-000Z.tar.gz");
+  });
 });
 
 describe(".backups() to the app's storage", () => {
@@ -145,6 +163,14 @@ describe(".backups() scheduling", () => {
     const quarter = parseCron("*/15 9-17 * * 1-5")!;
     expect(matches(quarter, new Date("2026-11-25T09:45:00Z"))).toBe(true); // a Wednesday
     expect(matches(quarter, new Date("2026-11-29T09:45:00Z"))).toBe(false); // a Sunday
+    // Day of month and weekday both restricted: either runs (the 1st, and every Monday).
+    const firstOrMonday = parseCron("0 3 1 * 1")!;
+    expect(matches(firstOrMonday, new Date("2026-12-01T03:00:00Z"))).toBe(true); // a Tuesday, the 1st
+    expect(matches(firstOrMonday, new Date("2026-11-30T03:00:00Z"))).toBe(true); // a Monday
+    expect(matches(firstOrMonday, new Date("2026-11-25T03:00:00Z"))).toBe(false);
+    // One of them a wildcard: both must match.
+    expect(matches(parseCron("0 3 * * 1")!, new Date("2026-12-01T03:00:00Z"))).toBe(false);
+    expect(matches(parseCron("0 3 1 * *")!, new Date("2026-11-30T03:00:00Z"))).toBe(false);
     expect(parseCron("60 * * * *")).toBeUndefined();
     expect(parseCron("* * * *")).toBeUndefined();
   });

@@ -95,7 +95,7 @@ async function postgresWay(dir: string, rows: number): Promise<void> {
   await client.connect();
   try {
     await client.query(`create table note (id serial primary key, body text); insert into note (body) select repeat('x', 200) from generate_series(1, ${rows})`);
-    const { result, ms, longestWrite } = await underWriter(() => client.query("insert into note (body) values ($1)", ["y".repeat(200)]), () => pgDumpSource(at(names[0]!)).take());
+    const { result, ms, longestWrite } = await underWriter(() => client.query("insert into note (body) values ($1)", ["y".repeat(200)]), async () => new Uint8Array(await new Response(await pgDumpSource(at(names[0]!)).take(new AbortController().signal)).arrayBuffer()));
     const file = join(dir, "bench.dump");
     writeFileSync(file, result);
     const started = Date.now();

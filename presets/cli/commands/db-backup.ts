@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { pgClientEnv } from "../../../kernel/db/pg-client-env.js";
 import { CliError, green, say } from "../output.js";
 import { findProject, loadApp } from "../project.js";
 
@@ -30,7 +31,9 @@ export async function dbBackup(options: BackupOptions): Promise<number> {
       throw new CliError("CLI_NO_PG_DUMP", "pg_dump is not installed, so a PostgreSQL database cannot be backed up from here.", "Install PostgreSQL's client tools (for example `apt-get install postgresql-client`).");
     }
     const file = resolve(project.root, options.to && options.to !== "file" ? options.to : `backup-${stamp}.dump`);
-    const run = spawnSync("pg_dump", ["--format=custom", `--file=${file}`, url], { stdio: ["ignore", "inherit", "inherit"] });
+    // The password in PGPASSWORD, not on the command line where `ps` shows it.
+    const connect = pgClientEnv(url);
+    const run = spawnSync("pg_dump", ["--format=custom", `--file=${file}`, connect.url], { stdio: ["ignore", "inherit", "inherit"], env: connect.env });
     if (run.status !== 0) return 1;
     say(`${green("backed up")} PostgreSQL with pg_dump to ${file}`);
     return 0;

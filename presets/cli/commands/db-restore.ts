@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { pgClientEnv } from "../../../kernel/db/pg-client-env.js";
 import { restoreEmbedded } from "../../../kernel/embedded/backup.js";
 import { CliError, green, say } from "../output.js";
 import { findProject, loadApp } from "../project.js";
@@ -22,7 +23,9 @@ export async function dbRestore(backup: string, options: RestoreOptions): Promis
     if (spawnSync("pg_restore", ["--version"], { stdio: "ignore" }).status !== 0) {
       throw new CliError("CLI_NO_PG_RESTORE", "pg_restore is not installed, so a PostgreSQL backup cannot be restored from here.", "Install PostgreSQL's client tools (for example `apt-get install postgresql-client`).");
     }
-    const run = spawnSync("pg_restore", [...(options.force ? ["--clean", "--if-exists"] : []), `--dbname=${url}`, file], { stdio: ["ignore", "inherit", "inherit"] });
+    // The password in PGPASSWORD, not on the command line where `ps` shows it.
+    const connect = pgClientEnv(url);
+    const run = spawnSync("pg_restore", [...(options.force ? ["--clean", "--if-exists"] : []), `--dbname=${connect.url}`, file], { stdio: ["ignore", "inherit", "inherit"], env: connect.env });
     if (run.status !== 0) return 1;
     say(`${green("restored")} ${file} into PostgreSQL with pg_restore`);
     return 0;

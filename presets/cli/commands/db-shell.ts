@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { pgClientEnv } from "../../../kernel/db/pg-client-env.js";
 import { importPeer } from "../../../kernel/runtime/peers.js";
 import { CliError, say } from "../output.js";
 import { findProject, loadApp } from "../project.js";
@@ -96,7 +97,9 @@ function psql(url: string, args: string[]): Promise<number | undefined> {
   const ignore = () => {};
   process.on("SIGINT", ignore);
   return new Promise<number | undefined>((resolveCode) => {
-    const child = spawn("psql", ["--dbname", url, ...args], { stdio: "inherit" });
+    // The password in PGPASSWORD, not on the command line where `ps` shows it.
+    const connect = pgClientEnv(url);
+    const child = spawn("psql", ["--dbname", connect.url, ...args], { stdio: "inherit", env: connect.env });
     child.on("error", (error: NodeJS.ErrnoException) => resolveCode(error.code === "ENOENT" ? undefined : 1));
     child.on("exit", (code, signal) => resolveCode(code ?? (signal ? 1 : 0)));
   }).finally(() => process.off("SIGINT", ignore));
