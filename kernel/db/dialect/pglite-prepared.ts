@@ -1,4 +1,4 @@
-import { parse, protocol, types, type messages, type PGlite, type Results, type Transaction } from "@electric-sql/pglite";
+import type { messages, PGlite, Results, Transaction } from "@electric-sql/pglite";
 import { isStale, PREPARED_LIMIT } from "./prepared.js";
 
 type BackendMessage = messages.BackendMessage;
@@ -37,8 +37,16 @@ interface Statement {
   parsers: (Parser | undefined)[];
 }
 
-const SYNC = protocol.serialize.sync();
-const EXECUTE = protocol.serialize.execute({});
+type PgliteModule = typeof import("@electric-sql/pglite");
+/** PGlite's protocol helpers, loaded with the first prepared statement (an app on another database never loads PGlite). */
+let lib: { parse: PgliteModule["parse"]; protocol: PgliteModule["protocol"]; types: PgliteModule["types"]; SYNC: Uint8Array; EXECUTE: Uint8Array } | undefined;
+async function loadLib(): Promise<NonNullable<typeof lib>> {
+  if (!lib) {
+    const { parse, protocol, types } = await import("@electric-sql/pglite");
+    lib = { parse, protocol, types, SYNC: protocol.serialize.sync(), EXECUTE: protocol.serialize.execute({}) };
+  }
+  return lib;
+}
 
 export function canPrepare(pglite: object): pglite is PGliteEngine {
   return typeof (pglite as Partial<PGliteEngine>).execProtocolStream === "function" && typeof (pglite as Partial<PGliteEngine>)._runExclusiveTransaction === "function";
@@ -71,6 +79,7 @@ export class PreparedStatements {
   query<T>(sql: string, params: readonly unknown[], tx?: Transaction): Promise<Results<T>> {
     if (!this.#statements.has(sql) && this.#statements.size >= this.limit) return (tx ?? this.pg).query<T>(sql, params as unknown[]);
     const run = () => this.pg.runExclusive(() => this.#run<T>(sql, params, tx !== undefined));
+    if (!lib) return loadLib().then(() => (tx ? run() : this.pg._runExclusiveTransaction(run)));
     return tx ? run() : this.pg._runExclusiveTransaction(run);
   }
 
@@ -95,6 +104,7 @@ export class PreparedStatements {
   }
 
   async #prepare(sql: string, params: readonly unknown[]): Promise<Statement> {
+    const { protocol, parse, types, SYNC } = lib!;
     const name = `trellis_${++this.#named}`;
     let described: BackendMessage[];
     try {
@@ -118,6 +128,7 @@ export class PreparedStatements {
   }
 
   #execute(statement: Statement, params: readonly unknown[]): Promise<BackendMessage[]> {
+    const { protocol, EXECUTE, SYNC } = lib!;
     const values = params.map((param, i) => {
       // As `pglite.query()` serialises a parameter: by its type's serializer, else its text.
       if (param === null || param === undefined) return null;
@@ -128,6 +139,7 @@ export class PreparedStatements {
   }
 
   async #close(statement: Statement): Promise<void> {
+    const { protocol, SYNC } = lib!;
     await this.pg.execProtocolStream(concat([protocol.serialize.close({ type: "S", name: statement.name }), SYNC]), { syncToFs: false }).catch(() => {});
   }
 }
@@ -165,7 +177,7 @@ function results<T>(statement: Statement, messages: BackendMessage[]): Results<T
 
 /** PGlite's own `query()` attaches the statement to its errors (`makePGliteError`); so does this. */
 function withQuery(error: unknown, sql: string, params: readonly unknown[]): unknown {
-  if (error instanceof protocol.messages.DatabaseError) Object.assign(error, { query: sql, params, queryOptions: undefined });
+  if (lib && error instanceof lib.protocol.messages.DatabaseError) Object.assign(error, { query: sql, params, queryOptions: undefined });
   return error;
 }
 
