@@ -28,11 +28,12 @@ console.log(`observability example at ${server.url}`);
 console.log(`spans of ${tracing.serviceName} go to ${tracing.destination}`);
 console.log(`metrics: curl -H "Authorization: Bearer ${metricsToken}" ${server.url}/metrics`);
 
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    void server
-      .close()
-      .then(() => tracing.shutdown())
-      .finally(() => process.exit(0));
-  });
-}
+// Once: a second signal (a supervisor and its process group both sending one) must not end the
+// process before the last spans are flushed.
+let closing: Promise<void> | undefined;
+const shutdown = () =>
+  (closing ??= server
+    .close()
+    .then(() => tracing.shutdown())
+    .finally(() => process.exit(0)));
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void shutdown());
