@@ -1,7 +1,26 @@
 import { schema, timestamps } from "../../kernel/schema/index.js";
+import type { ColumnBuilder } from "../../kernel/schema/columns.js";
 import { App } from "../../presets/trellis.js";
 import type { TestDatabase } from "../support/databases.js";
 import { ORIGIN } from "../support/auth.js";
+
+/** A table with one nullable column of every type: what value and wire tests walk through. */
+export const kitchenColumns = (t: ColumnBuilder) => ({
+  id: t.serial().primaryKey(),
+  label: t.text().nullable(),
+  code: t.varchar().nullable(),
+  qty: t.integer().nullable(),
+  big: t.bigint().nullable(),
+  price: t.decimal().nullable(),
+  ratio: t.real().nullable(),
+  flag: t.boolean().nullable(),
+  at: t.timestamp().nullable(),
+  day: t.date().nullable(),
+  meta: t.jsonb().nullable(),
+  ref: t.uuid().nullable(),
+  blob: t.bytes().nullable(),
+  tags: t.text().enum(["a", "b", "c"], { multiple: true }).nullable(),
+});
 
 export const v1 = schema("1")
   .auth()
@@ -28,22 +47,7 @@ export const v1 = schema("1")
   }))
   .table("setting", (t) => ({ key: t.text().primaryKey(), value: t.text() }))
   .table("gadget", (t) => ({ id: t.serial().primaryKey(), name: t.text(), locked: t.boolean().default(false) }))
-  .table("kitchen", (t) => ({
-    id: t.serial().primaryKey(),
-    label: t.text().nullable(),
-    code: t.varchar().nullable(),
-    qty: t.integer().nullable(),
-    big: t.bigint().nullable(),
-    price: t.decimal().nullable(),
-    ratio: t.real().nullable(),
-    flag: t.boolean().nullable(),
-    at: t.timestamp().nullable(),
-    day: t.date().nullable(),
-    meta: t.jsonb().nullable(),
-    ref: t.uuid().nullable(),
-    blob: t.bytes().nullable(),
-    tags: t.text().enum(["a", "b", "c"], { multiple: true }).nullable(),
-  }))
+  .table("kitchen", kitchenColumns)
   .relation("post", (rel) => ({
     comments: rel.hasMany("comment", { from: "id", to: "postId" }),
     author: rel.belongsTo("user", { from: "authorId", to: "id" }),

@@ -10,24 +10,10 @@ import { schema } from "../../kernel/schema/index.js";
 import { App, type InferRouter } from "../../presets/trellis.js";
 import { createClient } from "../../presets/client.js";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
+import { kitchenColumns } from "./fixture.js";
 
 const v1 = schema("1")
-  .table("kitchen", (t) => ({
-    id: t.serial().primaryKey(),
-    label: t.text().nullable(),
-    code: t.varchar().nullable(),
-    qty: t.integer().nullable(),
-    big: t.bigint().nullable(),
-    price: t.decimal().nullable(),
-    ratio: t.real().nullable(),
-    flag: t.boolean().nullable(),
-    at: t.timestamp().nullable(),
-    day: t.date().nullable(),
-    meta: t.jsonb().nullable(),
-    ref: t.uuid().nullable(),
-    blob: t.bytes().nullable(),
-    tags: t.text().enum(["a", "b", "c"], { multiple: true }).nullable(),
-  }))
+  .table("kitchen", kitchenColumns)
   .table("part", (t) => ({ id: t.serial().primaryKey(), kitchenId: t.integer().references("kitchen", "id"), at: t.timestamp().nullable() }))
   .relation("kitchen", (rel) => ({ parts: rel.hasMany("part", { from: "id", to: "kitchenId" }) }))
   .build();
