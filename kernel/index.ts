@@ -47,12 +47,12 @@ export { toPlainJson } from "./wire/plain-json.js";
 export { compileRowEncoder, type RowEncoder } from "./wire/row-encoder.js";
 export { missingPeers, installLine, importPeer } from "./runtime/peers.js";
 export { within } from "./runtime/within.js";
-export { Instrumentation, observedStorage, type Observer, type StorageOperation } from "./observe/index.js";
+export { Instrumentation, observedStorage, type Observer, type SpanOptions, type StorageOperation, type Telemetry } from "./observe/index.js";
 export type { AppKV, AppSecrets, AppStorage, DatabaseAbout, DatabaseConfig, DatabaseKind, LiveProvider } from "./contracts/resources.js";
 export { readStream, writeStream, type ByteRange } from "./storage/streams.js";
 export { pgClientEnv } from "./db/pg-client-env.js";
 export { mcp, type McpMeta, type McpTag, type McpToolOptions, type McpResourceOptions, type McpPromptOptions } from "./meta/mcp.js";
-export type { RateLimitHit, RateLimitStore } from "./kv/counter-store.js";
+export type { RateLimitCharge, RateLimitHit, RateLimitStore } from "./kv/counter-store.js";
 export type { AppDatabase } from "./db/database.js";
 // The one walk of `where`'s boolean shape: a plugin that refuses a column reads what it yields.
 export { whereColumns, type WhereColumn } from "./db/where-walk.js";

@@ -17,3 +17,11 @@ export interface RateLimitStore {
   /** Releases timers or connections the store holds. */
   close?(): void | Promise<void>;
 }
+
+/**
+ * The `rate-limit` service (provided by the rate-limit plugin): charge a request for more than one
+ * call, e.g. a batch of N items. Declared here so any plugin can use it without importing the plugin.
+ */
+export interface RateLimitCharge {
+  charge(event: import("../event.js").RequestEvent | undefined, cost: number): Promise<void>;
+}

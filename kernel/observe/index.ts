@@ -6,6 +6,7 @@
 export { Instrumentation, type Observer, type StorageOperation } from "./instrumentation.js";
 export { observedDialect } from "./database.js";
 export { observedStorage } from "./storage.js";
+export type { SpanOptions, Telemetry } from "./telemetry.js";
 
 declare module "../services.js" {
   interface AppServices {

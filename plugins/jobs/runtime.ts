@@ -7,7 +7,7 @@ import type { JobDefinitionOptions, JobsSettings } from "./options.js";
 import { Definitions } from "./registry.js";
 import { parse, runJob, type FetchedJob } from "./run-job.js";
 import { JobsTelemetry } from "./telemetry.js";
-import type { Telemetry } from "../telemetry/index.js";
+import type { Telemetry } from "../../kernel/index.js";
 import type { JobHandler, JobRecord, JobState, JobsService, QueueInfo, SendOptions, StateCounts } from "./types.js";
 
 type PgBoss = import("pg-boss");

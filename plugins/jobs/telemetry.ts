@@ -1,4 +1,4 @@
-import type { Telemetry } from "../telemetry/index.js";
+import type { Telemetry } from "../../kernel/index.js";
 import type { QueueInfo } from "./types.js";
 
 type SpanContext = NonNullable<ReturnType<Telemetry["spanContext"]>>;

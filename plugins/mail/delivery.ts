@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "../../kernel/index.js";
-import type { SpanOptions, Telemetry } from "../telemetry/index.js";
+import type { SpanOptions, Telemetry } from "../../kernel/index.js";
 import type { MailLimiter } from "./limits.js";
 import type { MailRows } from "./outbox.js";
 import type { OpenTransport } from "./transports.js";

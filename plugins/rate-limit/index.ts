@@ -1,9 +1,10 @@
 import { TrellisError, definePlugin, type AppPlugin, type RequestEvent, type SessionUser } from "../../kernel/index.js";
 import { RATE_LIMIT_INVALID } from "./errors.js";
 import { memoryRateLimitStore } from "./memory-store.js";
-import { limiter, type RateLimitCharge } from "./middleware.js";
+import { limiter } from "./middleware.js";
+import type { RateLimitCharge } from "../../kernel/index.js";
 
-export type { RateLimitCharge } from "./middleware.js";
+export type { RateLimitCharge } from "../../kernel/index.js";
 
 declare module "../../kernel/index.js" {
   interface AppServices {

@@ -9,7 +9,7 @@ import {
   type SessionUser,
 } from "../../kernel/index.js";
 import type { RateLimitConfig } from "./index.js";
-import type { RateLimitHit, RateLimitStore } from "../../kernel/index.js";
+import type { RateLimitCharge, RateLimitHit, RateLimitStore } from "../../kernel/index.js";
 
 /**
  * What the limiter lends other plugins: `charge(event, cost)` counts `cost` more against every key
@@ -18,10 +18,6 @@ import type { RateLimitHit, RateLimitStore } from "../../kernel/index.js";
  * budget it sets the `RateLimit-*` and `Retry-After` headers and throws 429 before the work runs.
  * A request the limiter did not count (an exempt path, `skip`, `client()`) is not charged.
  */
-export interface RateLimitCharge {
-  charge(event: RequestEvent | undefined, cost: number): Promise<void>;
-}
-
 export interface LimiterOptions extends RateLimitConfig {
   store: RateLimitStore;
   /** Path prefixes, matched by segment (`/rpc` covers `/rpc` and `/rpc/...`, never `/rpcx`). */

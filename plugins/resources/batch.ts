@@ -1,4 +1,4 @@
-import type { RateLimitCharge } from "../rate-limit/index.js";
+import type { RateLimitCharge } from "../../kernel/index.js";
 import { RpcError, ValueError, classifyDatabaseError, eventOf, type AppDatabase, type AppRpcContext, type ProcedureBase } from "../../kernel/index.js";
 import type { z } from "zod";
 import { assertGate } from "./permissions.js";

@@ -20,7 +20,7 @@ import { deleteInput, getInput, listInput, updateInput, type NearestInput } from
 import type { ListLimits, LiveLimits, ResourceAction, ResourcePermission } from "./options.js";
 import { liveProcedure } from "./live.js";
 import { batchProcedure } from "./batch.js";
-import type { RateLimitCharge } from "../rate-limit/index.js";
+import type { RateLimitCharge } from "../../kernel/index.js";
 import { mcp } from "../../kernel/index.js";
 import type { CompiledQuery } from "kysely";
 

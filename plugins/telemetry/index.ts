@@ -6,11 +6,12 @@ import { telemetryObserver } from "./observers.js";
 import { configProblems, resolveMetrics, type TelemetryConfig } from "./options.js";
 import { loadOtel, loadProm } from "./peers.js";
 import { requestObserver } from "./request.js";
-import { telemetryService, type Telemetry } from "./service.js";
+import { telemetryService } from "./service.js";
+import type { Telemetry } from "../../kernel/index.js";
 import { Tracing } from "./tracing.js";
 
 export type { TelemetryConfig, MetricsConfig } from "./options.js";
-export type { Telemetry, SpanOptions } from "./service.js";
+export type { Telemetry, SpanOptions } from "../../kernel/index.js";
 export { METRIC_NAMES } from "./metrics.js";
 
 declare module "../../kernel/index.js" {
