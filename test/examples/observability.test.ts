@@ -63,8 +63,9 @@ beforeAll(async () => {
   url = await new Promise<string>((started, failed) => {
     child.stdout!.on("data", (chunk) => {
       output += chunk;
+      // The last of the three start lines: the others have arrived once it has (they may come in separate chunks).
       const found = /observability example at (http:\/\/[\w.:[\]-]+)/.exec(output);
-      if (found) started(found[1]!);
+      if (found && output.includes("metrics: curl")) started(found[1]!);
     });
     child.stderr!.on("data", (chunk) => (output += chunk));
     child.once("exit", (code) => failed(new Error(`the example exited with ${code}:\n${output}`)));
