@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { LongFilesFirst } from "./test/support/long-files-first.js";
 
 export default defineConfig({
   // `trellis/*` imports (examples, docs samples) resolve through tsconfig.json's paths to the source.
@@ -6,11 +7,14 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     exclude: ["test/bench/**", "node_modules/**"],
-    typecheck: { enabled: true, include: ["test/types/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
+    // `npm test` has just run `tsc --noEmit` over the whole project, test/types included: a second
+    // compile of the type tests would only compete with the test files for the cores.
+    typecheck: { enabled: process.env.npm_lifecycle_event !== "test", include: ["test/types/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // PGlite instances are large (hundreds of MB); keep parallelism to the two cores.
     pool: "forks",
     maxWorkers: 2,
+    sequence: { sequencer: LongFilesFirst },
   },
 });

@@ -1,18 +1,25 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freshBuild } from "../support/built-package.js";
 
 /**
  * Each subcommand through its own process, as a user runs it: exit code and output. The project
- * is what `trellis new` writes, rendered inside the repository so `trellis/*` resolves to the
- * source through a tsconfig that maps it (the packed flow is test/package/scaffold.test.ts).
+ * is what `trellis new` writes, rendered inside the repository. With a fresh build in dist/ (CI
+ * always has one), the command is dist/bin.js and the project's `trellis` is this repository
+ * linked into its node_modules, as an installed package; without one, the command runs the source
+ * through tsx and `trellis/*` resolves to the source through a tsconfig that maps it. (The packed
+ * flow is test/package/pack.test.ts.)
  */
 const root = resolve(import.meta.dirname, "../..");
-const cli = join(root, "presets/cli/index.ts");
 const tsx = join(root, "node_modules/tsx/dist/cli.mjs");
+const built = freshBuild();
+/** Node's arguments that start `trellis`: the bundle each process loads whole, or the source compiled by tsx. */
+const command = built ? [join(root, "dist/bin.js")] : [tsx, join(root, "presets/cli/index.ts")];
+if (!built) console.log("the CLI tests run the source through tsx: dist/ is missing or older than the source (npm run build)");
 
 interface Outcome {
   code: number;
@@ -22,7 +29,7 @@ interface Outcome {
 
 function trellis(cwd: string, args: string[], env: Record<string, string | undefined> = {}): Promise<Outcome> {
   return new Promise((done) => {
-    execFile(process.execPath, [tsx, cli, ...args], { cwd, env: { ...process.env, NO_COLOR: "1", ...env }, timeout: 120_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...command, ...args], { cwd, env: { ...process.env, NO_COLOR: "1", ...env }, timeout: 120_000 }, (error, stdout, stderr) => {
       done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
@@ -34,6 +41,11 @@ async function project(name: string, args: string[] = []): Promise<string> {
   await mkdir(join(dir, ".."), { recursive: true });
   const made = await trellis(root, ["new", dir, "--no-install", ...args]);
   expect(made.code, made.stderr).toBe(0);
+  if (built) {
+    await mkdir(join(dir, "node_modules"));
+    await symlink(root, join(dir, "node_modules", "trellis"), "dir");
+    return dir;
+  }
   const paths = JSON.parse((await readFile(join(root, "tsconfig.json"), "utf8")).replace(/^\s*\/\/.*$/gm, "")).compilerOptions.paths as Record<string, string[]>;
   const config = JSON.parse(await readFile(join(dir, "tsconfig.json"), "utf8"));
   config.compilerOptions.baseUrl = root;
@@ -215,7 +227,7 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
 
   it.runIf(name === "embedded")("dev serves the app and reloads it when a source file changes", { timeout: 180_000 }, async () => {
     const port = String(20_000 + Math.floor(Math.random() * 20_000));
-    const server = spawn(process.execPath, [tsx, cli, "dev"], { cwd: dir, env: { ...process.env, ...env(), PORT: port, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const server = spawn(process.execPath, [...command, "dev"], { cwd: dir, env: { ...process.env, ...env(), PORT: port, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
     let output = "";
     server.stdout.on("data", (chunk) => (output += chunk));
     server.stderr.on("data", (chunk) => (output += chunk));
@@ -255,7 +267,7 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
   });
 
   it.runIf(name === "embedded")("db shell without psql serves the embedded database at a printed URL until Ctrl-C", { timeout: 120_000 }, async () => {
-    const shell = spawn(process.execPath, [tsx, cli, "db", "shell"], { cwd: dir, env: { ...process.env, ...env(), PATH: "/nonexistent", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    const shell = spawn(process.execPath, [...command, "db", "shell"], { cwd: dir, env: { ...process.env, ...env(), PATH: "/nonexistent", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     const exited = new Promise<number | null>((done) => shell.once("exit", (code) => done(code)));
     const url = await new Promise<string>((found, failed) => {

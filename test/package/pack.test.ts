@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeBlocks } from "../docs/markdown.js";
+import { freshBuild } from "../support/built-package.js";
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, "../..");
@@ -34,19 +35,28 @@ const TSCONFIG = {
   files: ["app.ts"],
 };
 
-describe.skipIf(!enabled)("the package: packed, installed into an empty project, locked", () => {
+// The tests share the tarball and its install, and are otherwise independent: they run at once, as
+// much of their time is npm waiting on the registry and the disk.
+describe.skipIf(!enabled)("the package: packed, installed into an empty project, locked", { concurrent: true }, () => {
   let dir: string;
   let tarball: string;
   let files: { path: string }[];
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "trellis-pack-"));
-    // `npm pack` runs `prepare`, which builds dist: nothing is built beforehand.
-    const packed = await run("npm", ["pack", "--json", "--pack-destination", dir], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
+    // `npm pack` runs `prepare`, which builds dist, unless dist/ already holds a build of the current
+    // source (CI's `npm install` has just run the same build): then it packs that build.
+    const scripts = freshBuild() ? ["--ignore-scripts"] : [];
+    const packed = await run("npm", ["pack", "--json", ...scripts, "--pack-destination", dir], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
     // The build's own output comes first on stdout; the JSON report is the last thing printed.
     const report = packed.stdout.slice(packed.stdout.lastIndexOf("\n[") + 1);
     const [packedFile] = JSON.parse(report) as { filename: string; files: { path: string }[] }[];
     tarball = join(dir, packedFile!.filename);
     files = packedFile!.files;
+    // An empty project with the tarball as its only dependency; its bin is the `trellis` the tests
+    // below run `new` with.
+    await run("mkdir", [join(dir, "app")]);
+    await writeFile(join(dir, "app", "package.json"), JSON.stringify({ name: "packed-app", private: true, type: "module" }));
+    await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball], { cwd: join(dir, "app"), maxBuffer: 64 * 1024 * 1024 });
   }, 300_000);
   afterAll(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });
@@ -58,9 +68,6 @@ describe.skipIf(!enabled)("the package: packed, installed into an empty project,
     expect(paths.filter((path) => !path.startsWith("dist/") && path !== "package.json" && path !== "README.md")).toEqual([]);
 
     const project = join(dir, "app");
-    await run("mkdir", [project]);
-    await writeFile(join(project, "package.json"), JSON.stringify({ name: "packed-app", private: true, type: "module" }));
-    await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball], { cwd: project, maxBuffer: 64 * 1024 * 1024 });
     const installed = await readdir(join(project, "node_modules"));
     expect(installed).toContain("trellis");
     for (const peer of ["pg", "better-sqlite3", "ioredis", "pino", "@aws-sdk", "@modelcontextprotocol"]) expect(installed, peer).not.toContain(peer);
@@ -128,7 +135,7 @@ describe.skipIf(!enabled)("the package: packed, installed into an empty project,
     const started = performance.now();
     // The CLI from the tarball, as `npm exec --package=<tarball> -- trellis new` runs it: npm names the
     // package in npm_config_package, from which the new project depends on the same tarball. (The
-    // bin installed by the first test is used, which saves npm exec's second install of the tarball.)
+    // bin installed for the first test is used, which saves npm exec's second install of the tarball.)
     const bin = join(dir, "app", "node_modules", ".bin", "trellis");
     await run(bin, ["new", "my-app", "--no-install"], { cwd: dir, env: { ...process.env, npm_config_package: tarball } });
     const project = join(dir, "my-app");
