@@ -4,11 +4,11 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeBlocks, markdownPages } from "./markdown.js";
-import { npmStart } from "../support/npm-start.js";
+import { buildBlog, serveBuiltBlog } from "../support/npm-start.js";
 
 /**
  * Every `curl` sample of README.md, docs/ and the examples' READMEs runs, in page order, against
- * the blog served by `npm start` (embedded database in memory), a fresh one per page, except that
+ * the blog as `npm start` serves it (built once, embedded database in memory), a fresh server per page, except that
  * README.md and then examples/blog/README.md share one blog: a newcomer follows them in that order.
  * A comment right after a command states the answer:
  * `# 404 {"code":"NOT_FOUND",...}` checks the status and the code and message it names;
@@ -95,7 +95,8 @@ describe("docs: curl samples against the served blog", () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "trellis-curl-"));
-  });
+    await buildBlog();
+  }, 120_000);
   afterAll(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
@@ -104,7 +105,7 @@ describe("docs: curl samples against the served blog", () => {
     expect(pages.length).toBeGreaterThan(2);
   });
 
-  const startBlog = () => npmStart({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: "memory://", CORS_ORIGINS: "https://app.example.com", DATABASE_URL: "", NODE_ENV: "development" });
+  const startBlog = () => serveBuiltBlog({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: "memory://", CORS_ORIGINS: "https://app.example.com", DATABASE_URL: "", NODE_ENV: "development" });
 
   /** One page's samples in order, against `url`, in a folder of its own (its cookie jar, its variables). */
   async function runPage(samples: CurlSample[], url: string) {
