@@ -1,8 +1,10 @@
 /**
  * MCP's per-request work, counted: the server, its handlers and the tool listing (JSON Schemas
- * from zod) are built once per app, never per request.
+ * from zod) are built once per app, never per request, and a plain `tools/call` needs no SDK
+ * transport at all (test/mcp/direct.test.ts shows its answer is the SDK's, byte for byte).
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { ZodToJsonSchemaConverter } from "@orpc/zod/zod4";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
@@ -17,6 +19,7 @@ describe("MCP work per request", () => {
   let built: any;
   const conversions = vi.spyOn(ZodToJsonSchemaConverter.prototype, "convert");
   const handlers = vi.spyOn(Server.prototype, "setRequestHandler");
+  const transports = vi.spyOn(WebStandardStreamableHTTPServerTransport.prototype, "handleRequest");
 
   beforeAll(async () => {
     built = await new App({ name: "work", db: sqliteMemory(), onError: () => {} })
@@ -29,18 +32,21 @@ describe("MCP work per request", () => {
     await built.close();
     conversions.mockRestore();
     handlers.mockRestore();
+    transports.mockRestore();
   });
 
   it("builds the listing and the server once per process, not per request", async () => {
     const listed = conversions.mock.calls.length;
     const registered = handlers.mock.calls.length;
     expect(listed).toBe(1); // the one tool with an input schema, at start
+    transports.mockClear();
     for (let i = 0; i < 5; i++) {
       expect((await post(built, { jsonrpc: "2.0", id: i, method: "tools/list" })).body.result.tools).toHaveLength(2);
       expect((await post(built, { jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "math_add", arguments: { a: i, b: 1 } } })).body.result.content[0].text).toBe(String(i + 1));
     }
     expect(conversions.mock.calls.length).toBe(listed);
     expect(handlers.mock.calls.length).toBe(registered);
+    expect(transports.mock.calls.length).toBe(5); // the lists only
   });
 
   it("answers concurrent requests that share a JSON-RPC id each with its own caller's result", async () => {
