@@ -60,7 +60,9 @@ export interface ToolOutcome {
 /**
  * The JSON-RPC answer to a direct call, in the bytes the SDK's server and transport write: the
  * result's keys in the order of the SDK's result schema, the envelope's as its protocol builds it.
- * Structured content is the tool's JSON text itself, which is what re-encoding its parse would give.
+ * Structured content is the tool's JSON text itself, which is what re-encoding its parse would give
+ * (with one difference: the SDK's copy through zod drops a top-level `__proto__` key, which this
+ * keeps, as the text content does).
  */
 export function directAnswer(id: string | number, outcome: ToolOutcome): Response {
   const { text, structured, isError } = outcome;
