@@ -34,7 +34,8 @@ const vectors = schema("2")
 
 const notesApp = (db: DatabaseConfig, withVectors: boolean) => {
   const app = new App({ name: "Admin search", baseUrl: ORIGIN, db }).schema(notes);
-  return (withVectors ? app.schema(vectors) : app).auth({ secret: SECRET, emailAndPassword: { enabled: true } }).admin({ listLimit: { default: 10, max: 20 } });
+  // Typed as the notes app: the doc table (the embedded database only) is reached untyped.
+  return (withVectors ? (app.schema(vectors) as unknown as typeof app) : app).auth({ secret: SECRET, emailAndPassword: { enabled: true } }).admin({ listLimit: { default: 10, max: 20 } });
 };
 
 /** A cursor as the kernel writes one (base64url JSON), for forgeries. */
