@@ -242,7 +242,7 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
           ) : (
             <div class="pager">
               <span role="status">
-                {page.count === 0 ? "No rows" : `Rows ${page.start + 1}–${page.start + page.data.length} of ${page.count}`}
+                {page.data.length === 0 ? (page.count === 0 ? "No rows" : "No more rows") : `Rows ${page.start + 1}–${page.start + page.data.length} of ${page.count}`}
                 {search && !order ? ", best matches first" : ""}
               </span>
               <button type="button" disabled={atStart} onClick={previous}>Previous page</button>
