@@ -130,6 +130,9 @@ describe.skipIf(unavailable !== undefined)("the dashboard's cursor pager, search
     await status("Rows 1–13 of 13");
     expect(await shown()).toEqual([1, 6, 11, 16, 21, 26, 30, 31, 36, 41, 46, 51, 56]);
     expect(lists.at(-1)).toEqual({ table: "doc", search: "alpha", orderBy: [{ id: "asc" }], take: 25, page: true });
+    // The exports select what the page does: the search and the sort.
+    const query = new URLSearchParams({ orderBy: JSON.stringify([{ id: "asc" }]), search: "alpha" });
+    expect(await page.getByRole("link", { name: "Export JSON" }).getAttribute("href")).toBe(`/_admin/export/doc.json?${query}`);
     await page.screenshot({ path: screenshotPath(profile, "admin-search.png") });
 
     await page.getByRole("button", { name: "Clear search" }).click();
@@ -150,6 +153,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's cursor pager, search
     expect(distances[0]).toBe(0);
     expect(distances).toEqual([...distances].sort((a, b) => a - b));
     expect(await page.getByRole("button", { name: "Next page" }).count()).toBe(0);
+    expect(await page.getByRole("link", { name: "Export CSV" }).count()).toBe(0);
     await page.getByRole("button", { name: "Back to all rows" }).click();
     await status("Rows 1–25 of 59");
 

@@ -173,8 +173,13 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
       {page && (
         <>
           <div class="toolbar">
-            <a class="button" href={exportHref(table, "csv", where, orderBy, search)} download>Export CSV</a>
-            <a class="button" href={exportHref(table, "json", where, orderBy, search)} download>Export JSON</a>
+            {/* An export writes what the filters and search select; a nearest list is not a selection of its own. */}
+            {!page.nearest && (
+              <>
+                <a class="button" href={exportHref(table, "csv", where, orderBy, search)} download>Export CSV</a>
+                <a class="button" href={exportHref(table, "json", where, orderBy, search)} download>Export JSON</a>
+              </>
+            )}
             {selected.length > 0 && (confirming ? (
               <>
                 <button type="button" class="danger" onClick={removeSelected}>Confirm delete of {selected.length} {selected.length === 1 ? "row" : "rows"}</button>
