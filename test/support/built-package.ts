@@ -6,7 +6,7 @@ const root = resolve(import.meta.dirname, "../..");
 /** What `npm run build` reads: a change to any of these makes dist/ stale. */
 const SOURCES = ["kernel", "plugins", "presets", "package.json", "tsup.config.ts", "tsconfig.build.json"];
 /** What it writes: tsup's bundles first, then its onSuccess files, then the dashboard. */
-const OUTPUTS = ["dist/cli.js", "dist/index.js", "dist/bin.js", "dist/index.d.ts", "dist/templates", "dist/admin-ui/manifest.json"];
+const OUTPUTS = ["dist/cli.js", "dist/index.js", "dist/bin.js", "dist/index.d.ts", "dist/templates/app/src/app.ts", "dist/admin-ui/manifest.json"];
 
 function newest(path: string): number {
   const stat = statSync(path);
