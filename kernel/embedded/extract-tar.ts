@@ -26,11 +26,12 @@ export async function extractTar(file: string, dir: string, last = "PG_VERSION")
       const name = field(header, 345, 155) ? `${field(header, 345, 155)}/${field(header, 0, 100)}` : field(header, 0, 100);
       const size = parseInt(field(header, 124, 12).trim() || "0", 8);
       const type = String.fromCharCode(header[156]!);
-      const target = inside(dir, name);
+      const relative = inside(name);
+      const target = join(dir, relative);
       if (type === "5") await mkdir(target, { recursive: true, mode: 0o700 });
       else if (type === "0" || type === "\0") {
         await mkdir(dirname(target), { recursive: true, mode: 0o700 });
-        const written = name.replace(/^\/+/, "") === last ? (deferred = `${target}.partial`) : target;
+        const written = relative === last ? (deferred = `${target}.partial`) : target;
         await copy(tar, position, size, written, buffer);
       }
       position += Math.ceil(size / BLOCK) * BLOCK;
@@ -61,9 +62,9 @@ function field(header: Buffer, offset: number, length: number): string {
   return end === -1 ? raw : raw.slice(0, end);
 }
 
-/** The entry's path under `dir`; an entry that would land outside it is refused. */
-function inside(dir: string, name: string): string {
+/** The entry's path relative to the directory (`/PG_VERSION` and `./PG_VERSION` alike); one outside it is refused. */
+function inside(name: string): string {
   const relative = normalize(name.replace(/^\/+/, ""));
   if (relative === ".." || relative.startsWith(`..${sep}`)) throw new Error(`the archive's entry ${name} is outside its directory`);
-  return join(dir, relative);
+  return relative;
 }
