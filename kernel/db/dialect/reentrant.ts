@@ -58,8 +58,7 @@ class TrackedConnection implements DatabaseConnection {
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (!this.feed.active) return this.inner.executeQuery<R>(query);
     return this.inner.executeQuery<R>(query).then((result) => {
-      const change = this.feed.changeOf(query, result);
-      if (change) {
+      for (const change of this.feed.changesOf(query, result)) {
         if (this.pending) this.pending.push(change);
         else this.feed.emit(change);
       }
