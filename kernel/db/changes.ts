@@ -79,8 +79,8 @@ const LEADING = /^(?:\s+|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*/;
 const VERB = String.raw`(insert\s+(?:or\s+\w+\s+)?into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from|merge\s+into|truncate(?:\s+table)?)\s+(?:only\s+)?(?:"?\w+"?\.)?"?(\w+)"?`;
 /** A raw statement's own write: its first word. */
 const RAW_WRITE = new RegExp(`^${VERB}`, "i");
-/** Any write in a raw `WITH` statement (a false hit names a table that is not one: harmless). */
-const RAW_ANY_WRITE = new RegExp(String.raw`\b${VERB}`, "gi");
+/** The writes of a raw `WITH` statement: each CTE's (after its `(`) and the statement's own (after the last `)`). */
+const RAW_ANY_WRITE = new RegExp(String.raw`(?<=[()]\s*)${VERB}`, "gi");
 /** The further tables of `TRUNCATE a, b`. */
 const TRUNCATE_LIST = /^truncate\s+(?:table\s+)?([^;]*)/i;
 
