@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
+import { ORIGIN, signUp } from "../support/auth.js";
+import { SECRET } from "../admin/fixture.js";
 
 /**
  * A bigint column filtered with a bigint value (what the typed client carries for a bigint): the
@@ -42,5 +44,36 @@ describe("a live stream filtered on a bigint value", () => {
     const { value } = await stream.next();
     expect(value.map((row: { big: unknown }) => String(row.big))).toEqual(["5"]);
     controller.abort();
+  });
+});
+
+describe("a live stream under a list rule that narrows by a bigint value", () => {
+  const v2 = schema("1").auth().table("scoped", (t) => ({ id: t.serial().primaryKey(), big: t.bigint() })).build();
+  let database: TestDatabase;
+  let built: any;
+  beforeAll(async () => {
+    database = await openDatabase("pglite");
+    built = new App({ baseUrl: ORIGIN, db: { dialect: database.dialect, kind: database.kind, live: { kind: "pglite" } } })
+      .schema(v2)
+      .auth({ secret: SECRET, emailAndPassword: { enabled: true } })
+      // A bigint column takes a bigint value: the rule narrows by one.
+      .resource("scoped", { permissions: { list: ({ context }: any) => (context.user ? { big: 6n } : false) }, live: { revalidateMs: false } })
+      .build();
+    await built.migrator.migrateToLatest();
+    await built.db.insertInto("scoped").values([{ big: "5" }, { big: "6" }]).execute();
+  });
+  afterAll(async () => {
+    await built.close();
+    await database.close();
+  });
+
+  it("answers the stream as it answers the list", async () => {
+    const who = await signUp(built, "ada@example.test");
+    const client = built.client({ cookie: who.cookie });
+    expect((await client.scoped.list({})).map((row: { big: unknown }) => String(row.big))).toEqual(["6"]);
+    const stream = await client.scoped.live({});
+    const { value } = await stream.next();
+    expect(value.map((row: { big: unknown }) => String(row.big))).toEqual(["6"]);
+    await stream.return();
   });
 });
