@@ -3,12 +3,15 @@ import { toBase64 } from "./custom-json.js";
 /**
  * Values as plain JSON carries them (REST, MCP; DESIGN.md section 5): bytes as base64, bigint as a
  * string, a Date as its ISO string, and a `date` column (`dayKeys`) as its `YYYY-MM-DD` day. The
- * RPC wire keeps the types instead (meta); these are the surfaces without a typed client.
+ * RPC wire keeps the types instead (meta); these are the surfaces without a typed client. `days`
+ * names the `date` columns: one set for every object, or a set per row object.
  */
-export function toPlainJson(value: unknown, dayKeys?: ReadonlySet<string>): string {
+export function toPlainJson(value: unknown, days?: ReadonlySet<string> | WeakMap<object, ReadonlySet<string>>): string {
   return JSON.stringify(value, function (this: Record<string, unknown>, key: string, encoded: unknown) {
     if (encoded instanceof Uint8Array) return toBase64(encoded);
     if (typeof encoded === "bigint") return encoded.toString();
+    // One set for every object, or (rows of several tables: included relations) each row's own.
+    const dayKeys = days instanceof WeakMap ? days.get(this) : days;
     if (dayKeys && typeof encoded === "string" && dayKeys.has(key)) {
       const raw = this[key];
       // The Date at UTC midnight that holds a calendar day in process.

@@ -51,12 +51,27 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
 
   const decoders = new Map<RestOperation, Decode>();
   for (const operation of operations) decoders.set(operation, decoder(operation));
-  // The day columns of each resource's rows, written `YYYY-MM-DD` in JSON.
-  const days = new Map<string, ReadonlySet<string>>();
-  for (const operation of operations) {
-    const table = operation.resource && sealed.schema.tables[operation.resource.table];
-    if (table) days.set(operation.name, new Set(Object.keys(table.columns).filter((name) => table.columns[name]!.type === "date")));
+  // The day columns of each table's rows, written `YYYY-MM-DD` in JSON, included rows by their own table.
+  const dayColumns = new Map<string, ReadonlySet<string>>();
+  for (const [name, table] of Object.entries(sealed.schema.tables)) {
+    dayColumns.set(name, new Set(Object.keys(table.columns).filter((column) => table.columns[column]!.type === "date")));
   }
+  /** Each row object of a resource's answer (a row, a list, a page, a batch, their includes) with its table's day columns. */
+  const dayHolders = (value: unknown, table: string, out = new WeakMap<object, ReadonlySet<string>>()) => {
+    if (Array.isArray(value)) {
+      for (const item of value) dayHolders(item, table, out);
+    } else if (value !== null && typeof value === "object" && !(value instanceof Date) && !(value instanceof Uint8Array)) {
+      const columns = sealed.schema.tables[table]!.columns;
+      const row = value as Record<string, unknown>;
+      if (Object.keys(row).some((key) => Object.hasOwn(columns, key))) {
+        out.set(row, dayColumns.get(table)!);
+        for (const [name, relation] of Object.entries(sealed.schema.relations[table] ?? {})) {
+          if (Object.hasOwn(row, name)) dayHolders(row[name], relation.target, out);
+        }
+      } else for (const item of Object.values(row)) dayHolders(item, table, out);
+    }
+    return out;
+  };
 
   function decoder(operation: RestOperation): Decode {
     const { resource } = operation;
@@ -115,7 +130,8 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
           await output.return?.();
           throw new RpcError("NOT_ACCEPTABLE", { status: 406, message: `${operation.name} answers with a stream of events: call it on /rpc/${operation.name.split(".").join("/")}` });
         }
-        return new Response(toPlainJson(output, days.get(operation.name)), { headers: { "content-type": "application/json" } });
+        const table = operation.resource?.table;
+        return new Response(toPlainJson(output, table && sealed.schema.tables[table] ? dayHolders(output, table) : undefined), { headers: { "content-type": "application/json" } });
       } catch (error) {
         return errorResponse(sealed.toError(error, "rest"), false);
       }
