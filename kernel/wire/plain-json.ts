@@ -1,3 +1,4 @@
+import type { SchemaModel } from "../schema/model.js";
 import { toBase64 } from "./custom-json.js";
 
 /**
@@ -19,4 +20,25 @@ export function toPlainJson(value: unknown, days?: ReadonlySet<string> | WeakMap
     }
     return encoded;
   }) ?? "null";
+}
+
+/**
+ * The `days` of `toPlainJson` for an answer of `table`'s rows (a row, a list, a page, a batch):
+ * each row object with its table's `date` columns, included rows by their relation's table.
+ */
+export function rowDays(schema: SchemaModel, table: string, value: unknown, out = new WeakMap<object, ReadonlySet<string>>()): WeakMap<object, ReadonlySet<string>> {
+  const model = schema.tables[table];
+  if (!model) return out;
+  if (Array.isArray(value)) {
+    for (const item of value) rowDays(schema, table, item, out);
+  } else if (value !== null && typeof value === "object" && !(value instanceof Date) && !(value instanceof Uint8Array)) {
+    const row = value as Record<string, unknown>;
+    if (Object.keys(row).some((key) => Object.hasOwn(model.columns, key))) {
+      out.set(row, new Set(Object.keys(model.columns).filter((column) => model.columns[column]!.type === "date")));
+      for (const [name, relation] of Object.entries(schema.relations[table] ?? {})) {
+        if (Object.hasOwn(row, name)) rowDays(schema, relation.target, row[name], out);
+      }
+    } else for (const item of Object.values(row)) rowDays(schema, table, item, out);
+  }
+  return out;
 }

@@ -18,7 +18,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { ZodToJsonSchemaConverter } from "@orpc/zod/zod4";
-import { errorBody, toPlainJson, type AppRpcContext, type RequestEvent, type SealedApp } from "../../kernel/index.js";
+import { errorBody, rowDays, toPlainJson, type AppRpcContext, type RequestEvent, type SealedApp } from "../../kernel/index.js";
 import type { McpEntry } from "./catalog.js";
 import type { McpConfig } from "./index.js";
 import { RequestRouter } from "./requests.js";
@@ -41,6 +41,11 @@ export function mcpRuntime(sealed: SealedApp, entries: readonly McpEntry[], conf
   const inputOf = (procedure: string) => {
     const schema = sealed.procedures.get(procedure)!["~orpc"].inputSchema;
     return schema ? converter.convert(schema, { strategy: "input" })[1] : {};
+  };
+  /** Plain JSON of a procedure's answer; a resource action's rows with their `date` columns as days (as on REST). */
+  const plain = (procedure: string, output: unknown) => {
+    const table = (sealed.procedures.get(procedure)?.["~orpc"].meta as { resource?: { table?: string } } | undefined)?.resource?.table;
+    return toPlainJson(output, table ? rowDays(sealed.schema, table, output) : undefined);
   };
   const tools = new Map<string, ToolEntry>();
   const resources = new Map<string, { entry: McpEntry; resource: Resource }>();
@@ -89,7 +94,7 @@ export function mcpRuntime(sealed: SealedApp, entries: readonly McpEntry[], conf
       const args = request.params.arguments;
       try {
         const output = await call(extra.requestId, found.entry.procedure, found.wrapped ? args?.input : args);
-        const text = toPlainJson(output);
+        const text = plain(found.entry.procedure, output);
         const structured = typeof output === "object" && output !== null && !Array.isArray(output) ? (JSON.parse(text) as Record<string, unknown>) : undefined;
         return { content: [{ type: "text", text }], ...(structured && { structuredContent: structured }) };
       } catch (error) {
@@ -106,7 +111,7 @@ export function mcpRuntime(sealed: SealedApp, entries: readonly McpEntry[], conf
       if (!found) throw new McpError(ErrorCode.InvalidParams, `No resource at ${request.params.uri}`);
       const output = await call(extra.requestId, found.entry.procedure, undefined).catch((error) => protocolError(sealed, error));
       const mimeType = found.resource.mimeType!;
-      return { contents: [{ uri: found.resource.uri, mimeType, text: typeof output === "string" ? output : toPlainJson(output) }] };
+      return { contents: [{ uri: found.resource.uri, mimeType, text: typeof output === "string" ? output : plain(found.entry.procedure, output) }] };
     });
   }
   if (prompts.size > 0) {

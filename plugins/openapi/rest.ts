@@ -2,7 +2,7 @@ import { JsonSchemaCoercer } from "@orpc/json-schema";
 import type { JSONSchema } from "@orpc/openapi";
 import { StandardBracketNotationSerializer } from "@orpc/openapi-client/standard";
 import { ZodToJsonSchemaConverter } from "@orpc/zod/zod4";
-import { RpcError, columnInput, errorResponse, toPlainJson, type AppRpcContext, type RequestEvent, type SealedApp, type TableModel } from "../../kernel/index.js";
+import { RpcError, columnInput, errorResponse, rowDays, toPlainJson, type AppRpcContext, type RequestEvent, type SealedApp, type TableModel } from "../../kernel/index.js";
 import { listQuerySchema, type Convert } from "./schemas.js";
 import type { RestOperation } from "./operations.js";
 
@@ -51,28 +51,6 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
 
   const decoders = new Map<RestOperation, Decode>();
   for (const operation of operations) decoders.set(operation, decoder(operation));
-  // The day columns of each table's rows, written `YYYY-MM-DD` in JSON, included rows by their own table.
-  const dayColumns = new Map<string, ReadonlySet<string>>();
-  for (const [name, table] of Object.entries(sealed.schema.tables)) {
-    dayColumns.set(name, new Set(Object.keys(table.columns).filter((column) => table.columns[column]!.type === "date")));
-  }
-  /** Each row object of a resource's answer (a row, a list, a page, a batch, their includes) with its table's day columns. */
-  const dayHolders = (value: unknown, table: string, out = new WeakMap<object, ReadonlySet<string>>()) => {
-    if (Array.isArray(value)) {
-      for (const item of value) dayHolders(item, table, out);
-    } else if (value !== null && typeof value === "object" && !(value instanceof Date) && !(value instanceof Uint8Array)) {
-      const columns = sealed.schema.tables[table]!.columns;
-      const row = value as Record<string, unknown>;
-      if (Object.keys(row).some((key) => Object.hasOwn(columns, key))) {
-        out.set(row, dayColumns.get(table)!);
-        for (const [name, relation] of Object.entries(sealed.schema.relations[table] ?? {})) {
-          if (Object.hasOwn(row, name)) dayHolders(row[name], relation.target, out);
-        }
-      } else for (const item of Object.values(row)) dayHolders(item, table, out);
-    }
-    return out;
-  };
-
   function decoder(operation: RestOperation): Decode {
     const { resource } = operation;
     if (!resource) {
@@ -131,7 +109,7 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
           throw new RpcError("NOT_ACCEPTABLE", { status: 406, message: `${operation.name} answers with a stream of events: call it on /rpc/${operation.name.split(".").join("/")}` });
         }
         const table = operation.resource?.table;
-        return new Response(toPlainJson(output, table && sealed.schema.tables[table] ? dayHolders(output, table) : undefined), { headers: { "content-type": "application/json" } });
+        return new Response(toPlainJson(output, table ? rowDays(sealed.schema, table, output) : undefined), { headers: { "content-type": "application/json" } });
       } catch (error) {
         return errorResponse(sealed.toError(error, "rest"), false);
       }
