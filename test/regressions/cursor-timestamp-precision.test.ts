@@ -17,14 +17,12 @@ const v1 = schema("1")
   .table("post", (t) => ({ id: t.serial().primaryKey(), title: t.text(), ...timestamps(t) }))
   .build();
 
-type Built = ReturnType<ReturnType<App["schema"]>["build"]> & Record<string, any>;
-
 async function open(family: Family): Promise<{ database: TestDatabase; built: any }> {
   const database = await openDatabase(family);
   const built = new App({ db: { dialect: database.dialect, kind: database.kind } })
     .schema(v1)
     .resource("post", { permissions: { list: "public" } })
-    .build() as Built;
+    .build();
   await built.migrator.migrateToLatest();
   return { database, built };
 }
@@ -127,5 +125,23 @@ describe.each<Family>(families().filter((family) => family !== "sqlite"))("curso
     const answer = await rpc(built, "post.page", { orderBy: [{ createdAt: "asc" }], take: 2, after: forged });
     expect(answer.status).toBe(400);
     expect(answer.body.message).toMatch(/^after: not a cursor \(createdAt: /);
+  });
+
+  it("starts again without drift, and the statements of docs/migrations.md convert the column", async () => {
+    expect((await built.migrator.migrateToLatest()).error).toBeUndefined();
+    const client = built.client();
+    const [row] = await client.post.list({ where: { id: { equals: 1 } } });
+    expect(await client.post.list({ where: { createdAt: { equals: row.createdAt } } })).toEqual([]);
+    const { rows } = await sql<{ statement: string }>`
+      select format('alter table %I alter column %I type timestamptz(3);', table_name, column_name) as statement
+      from information_schema.columns
+      where table_schema = current_schema() and data_type = 'timestamp with time zone' and datetime_precision > 3`.execute(built.db);
+    expect(rows).toEqual([{ statement: 'alter table post alter column "createdAt" type timestamptz(3);' }]);
+    await sql.raw(rows[0]!.statement).execute(built.db);
+    // .123457 and both .123456 round to .123.
+    const found = await client.post.list({ where: { createdAt: { equals: row.createdAt } } });
+    expect(found.map((one: { id: number }) => one.id)).toEqual([1, 2, 4]);
+    expect(row.createdAt.toISOString()).toBe("2024-01-02T03:04:05.123Z");
+    expect(await walk(built, "asc")).toEqual([5, 1, 2, 4, 3]);
   });
 });
