@@ -81,9 +81,9 @@ describe('embedded({ thread: "worker" })', () => {
     expect(rows.rows.map((row) => row.n)).toEqual(Array.from({ length: 50 }, (_, n) => n));
   });
 
-  it("answers whether the thread was waiting on its doorbell or back in its event loop", async () => {
-    // Right after an answer the thread blocks on the doorbell for a moment; past that it is back in
-    // its event loop and the port's listener takes the next request. Both must answer, in order.
+  it("answers statements sent back to back and after pauses, in order", async () => {
+    // Two at once (the second queued behind the first on the thread), then pauses of various
+    // lengths between pairs: the thread wakes for each, and answers each pair in the order sent.
     const pauses = [0, 1, 0, 30, 0, 5, 60, 0];
     const seen: number[] = [];
     for (const [n, pause] of pauses.entries()) {
