@@ -142,6 +142,9 @@ export function requestObserver(options: RequestObserverOptions): HttpMiddleware
       );
   };
   middleware.displayName = "telemetry:request";
+  // Without metrics, a request is observed only while an SDK is registered (it may be registered
+  // later, so this is asked per request): otherwise the kernel steps over this middleware.
+  if (!metrics) middleware.passes = () => !(tracing?.enabled() ?? false);
   return middleware;
 }
 
