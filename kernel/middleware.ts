@@ -10,4 +10,11 @@ export type HttpMiddleware = ((event: RequestEvent, next: () => Promise<Response
    * the request pays for no closure and no promise on its account. Read on every request, so cheap.
    */
   passes?(event: RequestEvent): boolean;
+  /**
+   * True when the middleware takes `next()`'s answer as it comes, a `Response` at once or a promise
+   * of one (`Response | Promise<Response>`), and may itself answer at once: a request answered at
+   * once then stays so through it (the telemetry plugin's metrics do). Left out, `next()` always
+   * returns a promise.
+   */
+  atOnce?: boolean;
 };

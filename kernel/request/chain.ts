@@ -4,6 +4,9 @@ import type { RequestEvent } from "../event.js";
 /** What a handler answers: a response at once, or a promise of one. */
 export type Answer = Response | Promise<Response>;
 
+/** Middleware marked `atOnce`, as the chain calls it. */
+type AtOnce = (event: RequestEvent, next: () => Answer) => Answer;
+
 /**
  * Composes middleware once, at build; the result calls `final` innermost. Middleware whose `passes`
  * says so is stepped over, so a request that no middleware acts on reaches `final` directly and gets
@@ -11,7 +14,9 @@ export type Answer = Response | Promise<Response>;
  */
 export function chain(middleware: readonly HttpMiddleware[], final: (event: RequestEvent) => Answer): (event: RequestEvent) => Answer {
   return middleware.reduceRight<(event: RequestEvent) => Answer>((next, mw) => {
-    const run = (event: RequestEvent) => mw(event, () => promised(next(event)));
+    const run = mw.atOnce
+      ? (event: RequestEvent) => (mw as unknown as AtOnce)(event, () => next(event))
+      : (event: RequestEvent) => mw(event, () => promised(next(event)));
     if (!mw.passes) return run;
     return (event) => (mw.passes!(event) ? next(event) : run(event));
   }, final);

@@ -63,3 +63,25 @@ describe("work on a raw route's request path", () => {
     expect((await answer).status).toBe(200);
   });
 });
+
+describe("work on a raw route's request path with /metrics on", () => {
+  const TOKEN = "metrics-token-0123456789";
+  let built: any;
+  beforeAll(async () => {
+    built = await new App({ db: sqliteMemory(), telemetry: { metrics: { token: TOKEN } } })
+      .route("GET", "/ping", () => new Response(PONG, { headers: { "content-type": "application/json" } }))
+      .start();
+  });
+  afterAll(() => built.close());
+
+  it("counts the request and still answers it at once", async () => {
+    await built.handle(new Request("http://localhost/ping"));
+    const answer = built[RESPOND](new Request("http://localhost/ping"), { clientAddress: "127.0.0.1", requestId: null, response: { setHeader: () => undefined } });
+    expect(answer).toBeInstanceOf(Response);
+    expect((answer as Response).status).toBe(200);
+    const scraped = await built.handle(new Request("http://localhost/metrics", { headers: { authorization: `Bearer ${TOKEN}` } }));
+    expect(scraped.status).toBe(200);
+    const line = (await scraped.text()).split("\n").find((text: string) => text.startsWith("trellis_http_requests_total{") && text.includes('route="/ping"'));
+    expect(line).toMatch(/ 2$/);
+  });
+});
