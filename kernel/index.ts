@@ -45,7 +45,7 @@ export {
   type PermissionFn,
 } from "./procedure.js";
 export { BYTES_TYPE_ID, customJsonSerializers, toBase64, fromBase64 } from "./wire/custom-json.js";
-export { toPlainJson } from "./wire/plain-json.js";
+export { rowDays, toPlainJson } from "./wire/plain-json.js";
 export { compileRowEncoder, type RowEncoder } from "./wire/row-encoder.js";
 export { missingPeers, installLine, importPeer } from "./runtime/peers.js";
 export { within } from "./runtime/within.js";

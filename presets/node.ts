@@ -56,6 +56,38 @@ export interface RunningServer {
 
 type Servable = App<any, any, any> | BuiltApp<any, any>;
 
+/** How long close() waits for answers in flight before it closes the app under them. */
+const DRAIN_MS = 10_000;
+/** How long a connection may take to finish writing once the app is closed (an ended stream's last event). */
+const STREAM_END_MS = 1_000;
+
+/** Counts promises not yet settled; `settled(ms)` waits for none to be left, or for `ms`. */
+function inFlight() {
+  let count = 0;
+  let idle: (() => void) | undefined;
+  const done = () => {
+    if (--count === 0) idle?.();
+  };
+  return {
+    track<T>(answer: T | Promise<T>): T | Promise<T> {
+      if (!(answer instanceof Promise)) return answer;
+      count++;
+      answer.then(done, done);
+      return answer;
+    },
+    settled(ms: number): Promise<void> {
+      if (count === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        idle = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    },
+  };
+}
+
 /**
  * Serves an app over Node's HTTP server; an `App` is started (built and migrated) first. A function
  * is called inside `serve()`, so an error thrown while the app is configured (a malformed
@@ -82,17 +114,20 @@ async function listen(app: Servable, options: ServeOptions): Promise<RunningServ
   // so a request whose handler never reads a header builds no `Headers` either way (docs/performance.md).
   // A response the app gives at once is handed over as is, not in a promise: the adapter writes it at once.
   const respond: Respond = (built as { [RESPOND]?: Respond })[RESPOND] ?? ((request, facts) => built.handle(request, facts));
+  // Requests whose answer is not produced yet: close() lets them finish (one answered at once is
+  // not tracked). A stream (a live query) has its answer as soon as it starts, so it never holds close() up.
+  const drain = inFlight();
   const fetch = (request: Request, env: HttpBindings) => {
     const { incoming, outgoing } = env;
     const headers = incoming.headers;
     const forwarded = headers["x-forwarded-for"];
     const requestId = headers["x-request-id"];
-    return respond(request, {
+    return drain.track(respond(request, {
       // Empty, never undefined, when the socket is gone: the headers must not stand in for it.
       clientAddress: addressOf(incoming.socket.remoteAddress, Array.isArray(forwarded) ? forwarded.join(",") : (forwarded ?? null)) ?? "",
       requestId: typeof requestId === "string" ? requestId : null,
       response: outgoing,
-    });
+    }));
   };
   const server = await new Promise<Server>((resolve) => {
     const created = serveNode(
@@ -103,10 +138,18 @@ async function listen(app: Servable, options: ServeOptions): Promise<RunningServ
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   let closing: Promise<void> | undefined;
+  // Stop accepting, let the answers in flight be produced (up to DRAIN_MS), then close the app,
+  // which ends open streams with their `done` event; connections still open after that are cut.
   const close = () =>
     (closing ??= (async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await drain.settled(DRAIN_MS);
       await built.close();
+      server.closeIdleConnections();
+      const cut = setTimeout(() => server.closeAllConnections(), STREAM_END_MS);
+      await stopped;
+      clearTimeout(cut);
     })());
   if (options.handleSignals ?? true) {
     const onSignal = (signal: NodeJS.Signals) => {

@@ -128,7 +128,9 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
       const checked = plan(args);
       const tables = [table.name, ...checked.include.flatMap(({ relation }) => (relation.via ? [relation.target, relation.via] : [relation.target]))];
       const filter = rows && liveFilter(kind, rows, table, (args ?? {}) as Record<string, unknown>);
-      return hub.subscribe(`${table.name}\u0000${JSON.stringify(args ?? {})}`, tables, () => findMany(args), options?.signal, filter);
+      // A bigint value (a bigint column's filter) keys as its digits, the text the column also accepts.
+      const key = JSON.stringify(args ?? {}, (_, value) => (typeof value === "bigint" ? value.toString() : value));
+      return hub.subscribe(`${table.name}\u0000${key}`, tables, () => findMany(args), options?.signal, filter);
     },
     compile(args?: unknown): CompiledFind {
       const checked = plan(args);

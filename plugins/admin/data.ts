@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { RpcError, decodeRow, rowSelection, type AppDatabase, type DatabaseKind, type ProcedureBase, type AppRpcContext } from "../../kernel/index.js";
+import { MAX_SEARCH_CHARS, RpcError, decodeRow, rowSelection, type AppDatabase, type DatabaseKind, type ProcedureBase, type AppRpcContext } from "../../kernel/index.js";
 import type { AdminSettings } from "./options.js";
-import { redact, refuseSecretFilter, refuseSecretOrder } from "./secrets.js";
+import { redact, refuseSecretFilter, refuseSecretNearest, refuseSecretOrder, refuseSecretSearch } from "./secrets.js";
 import type { CountCache } from "./count-cache.js";
 import { assertWritable, equalityWhere, keyValues, tableOf, writeData, type AdminTable } from "./tables.js";
 
@@ -19,11 +19,31 @@ export const selectionInput = z.object({
   table,
   where: record.optional(),
   orderBy: z.array(z.record(z.string(), z.enum(["asc", "desc"]))).optional(),
+  /** Words to find in the table's full-text index (the query API's `search`). */
+  search: z.string().max(MAX_SEARCH_CHARS, `search must be at most ${MAX_SEARCH_CHARS} characters`).optional(),
 });
+// The shape only: the column, the vector's length and k's bound are checked against the table.
+const nearest = z.strictObject({ column: z.string(), vector: z.array(z.number()).max(16_000), k: z.number().int().min(1) });
 const listInput = selectionInput.extend({
   take: z.number().int().min(0).optional(),
   skip: z.number().int().min(0).optional(),
+  /** Keyset paging: answer `nextCursor` (implied by `after`). */
+  page: z.boolean().optional(),
+  /** The `nextCursor` of a previous page (the query API's cursor, checked by the kernel). */
+  after: z.string().max(16_384).optional(),
+  /** The k rows whose vector `column` is nearest `vector`, nearest first, each with `_distance`. */
+  nearest: nearest.optional(),
 });
+
+/** A page of `_admin.data.list`: `nextCursor` only when keyset paging was asked for (`page` or `after`). */
+export interface AdminList {
+  data: AdminRow[];
+  count: number;
+  nextCursor?: string | null;
+}
+
+/** A count's key in the cache: the `where` alone, or `[where, search]` (a `where` is never an array). */
+const countKey = (where: unknown, search: string | undefined) => (search === undefined ? where : [where ?? {}, search]);
 const whereInput = z.object({ table, where: record });
 
 /**
@@ -36,20 +56,37 @@ export function dataProcedures(base: ProcedureBase<AppRpcContext>, db: AppDataba
   const query = (name: string) => (db.query as Record<string, any>)[name];
   const out = (t: AdminTable, row: AdminRow) => redact(t.model.name, decodeRow(kind, t.model, row) as AdminRow);
 
-  const list = base.input(listInput).handler(async ({ input }): Promise<{ data: AdminRow[]; count: number }> => {
+  const list = base.input(listInput).handler(async ({ input }): Promise<AdminList> => {
     const t = tableOf(tables, input.table);
+    const name = t.model.name;
+    refuseSecretFilter(name, input.where);
+    refuseSecretOrder(name, input.orderBy);
+    refuseSecretSearch(t.model, input.search);
+    const { where, orderBy, search } = input;
+    if (input.nearest) {
+      // k rows nearest a vector: its own order and length, so no pages (the kernel refuses orderBy, take, skip, after).
+      refuseSecretNearest(name, input.nearest.column);
+      if (input.nearest.k > limits.max) throw new RpcError("BAD_REQUEST", { message: `nearest.k must be at most ${limits.max}` });
+      if (input.page) throw new RpcError("BAD_REQUEST", { message: "page: a nearest search answers its k rows at once and has no pages" });
+      const rows = (await query(name).findMany({ where, search, nearest: input.nearest, orderBy, take: input.take, skip: input.skip, after: input.after })) as AdminRow[];
+      return { data: rows.map((row) => redact(name, row)), count: rows.length };
+    }
     const take = input.take ?? limits.default;
     if (take > limits.max) throw new RpcError("BAD_REQUEST", { message: `take must be at most ${limits.max}` });
     if ((input.skip ?? 0) > limits.maxSkip) throw new RpcError("BAD_REQUEST", { message: `skip must be at most ${limits.maxSkip}` });
-    refuseSecretFilter(t.model.name, input.where);
-    refuseSecretOrder(t.model.name, input.orderBy);
     const skip = input.skip ?? 0;
-    const rows = (await query(t.model.name).findMany({ where: input.where, orderBy: input.orderBy, take, skip })) as AdminRow[];
-    // A page that is not full ends the result: its rows give the count without counting.
-    const count = rows.length < take && (rows.length > 0 || skip === 0)
+    const paged = input.page === true || input.after !== undefined;
+    const args = { where, orderBy, take, skip, search, after: input.after };
+    let rows: AdminRow[];
+    let nextCursor: string | null | undefined;
+    if (paged) ({ items: rows, nextCursor } = (await query(name).findPage(args)) as { items: AdminRow[]; nextCursor: string | null });
+    else rows = (await query(name).findMany(args)) as AdminRow[];
+    // A first page that is not full ends the result: its rows give the count without counting.
+    const count = input.after === undefined && rows.length < take && (rows.length > 0 || skip === 0)
       ? skip + rows.length
-      : await counts.count(t.model.name, input.where, () => query(t.model.name).count({ where: input.where }));
-    return { data: rows.map((row) => redact(t.model.name, row)), count };
+      : await counts.count(name, countKey(where, search), () => query(name).count({ where, search }));
+    const data = rows.map((row) => redact(name, row));
+    return paged ? { data, count, nextCursor: nextCursor ?? null } : { data, count };
   });
 
   const get = base.input(whereInput).handler(async ({ input }): Promise<AdminRow> => {

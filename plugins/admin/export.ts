@@ -2,7 +2,7 @@ import { RpcError, assertRole, primaryKeyOf, toPlainJson, type AppDatabase, type
 import { csvRecord, isFreeText } from "./csv.js";
 import { selectionInput } from "./data.js";
 import type { AdminSettings } from "./options.js";
-import { redact, refuseSecretFilter, refuseSecretOrder } from "./secrets.js";
+import { redact, refuseSecretFilter, refuseSecretOrder, refuseSecretSearch } from "./secrets.js";
 import { tableOf, type AdminTable } from "./tables.js";
 
 /** Rows read per statement while the download streams. */
@@ -16,7 +16,7 @@ const FORMATS = {
 type Row = Record<string, unknown>;
 
 /**
- * `GET <path>/export/<table>.<csv|json>?where=<JSON>&orderBy=<JSON>`: every row the filter selects,
+ * `GET <path>/export/<table>.<csv|json>?where=<JSON>&orderBy=<JSON>&search=<words>`: every row the filter selects,
  * as the dashboard's table page lists them (the `_admin.data.list` language, secrets redacted),
  * streamed in pages (keyset; by `skip` for a table without a primary key) so a large export is never
  * held in memory. A GET with no side effect, so a cross-site link can at most start a download into
@@ -42,14 +42,18 @@ export function exportRoute(path: string, { db, tables, settings, sealed }: Expo
       const dot = file.lastIndexOf(".");
       const format = file.slice(dot + 1);
       if (dot < 1 || !Object.hasOwn(FORMATS, format)) throw new RpcError("BAD_REQUEST", { message: `Name the export <table>.csv or <table>.json (got "${file}")` });
-      const { where, orderBy } = selection(file.slice(0, dot), event.url.searchParams);
+      const { where, orderBy, search } = selection(file.slice(0, dot), event.url.searchParams);
       const t = tableOf(tables, file.slice(0, dot));
       refuseSecretFilter(t.model.name, where);
       refuseSecretOrder(t.model.name, orderBy);
+      refuseSecretSearch(t.model, search);
       const limit = settings.exportLimit;
-      const count = await query(t.model.name).count({ where });
+      const count = await query(t.model.name).count({ where, search });
       if (count > limit) throw new RpcError("BAD_REQUEST", { message: `The filter selects ${count} rows; an export holds at most ${limit} (exportLimit): narrow the filter` });
-      const pages = batches(primaryKeyOf(t.model) ? keyset(query(t.model.name), where, orderBy) : offsets(query(t.model.name), t, where, orderBy, count), limit);
+      const key = primaryKeyOf(t.model);
+      // A search's rank has no keyset: without a sort, a searched export comes in key order.
+      const order = search !== undefined && !orderBy?.length && key ? [{ [key]: "asc" as const }] : orderBy;
+      const pages = batches(key ? keyset(query(t.model.name), where, order, search) : offsets(query(t.model.name), t, where, orderBy, count, search), limit);
       // The first page is read before answering, so a bad ordering is still a 400.
       const first = await pages.next();
       const failed = (error: unknown) => void sealed().toError(error, "route", event);
@@ -119,9 +123,11 @@ function streamed(write: Writer, first: IteratorResult<Row[]>, pages: AsyncGener
   });
 }
 
-/** `where` and `orderBy` from the query string (JSON each), checked as `_admin.data.list` checks them. */
+/** `where` and `orderBy` (JSON each) and `search` (plain text) from the query string, checked as `_admin.data.list` checks them. */
 function selection(table: string, params: URLSearchParams) {
   const raw: Row = { table };
+  const search = params.get("search");
+  if (search !== null && search !== "") raw.search = search;
   for (const name of ["where", "orderBy"]) {
     const text = params.get(name);
     if (text === null || text === "") continue;
@@ -143,10 +149,10 @@ function selection(table: string, params: URLSearchParams) {
 type Read = () => Promise<{ rows: Row[]; more: boolean }>;
 
 /** Keyset pages (the kernel adds the primary key to the ordering, so pages never overlap). */
-function keyset(table: any, where: unknown, orderBy: unknown): Read {
+function keyset(table: any, where: unknown, orderBy: unknown, search: string | undefined): Read {
   let after: string | undefined;
   return async () => {
-    const { items, nextCursor } = await table.findPage({ where, orderBy, take: BATCH, after });
+    const { items, nextCursor } = await table.findPage({ where, orderBy, take: BATCH, after, search });
     after = nextCursor ?? undefined;
     return { rows: items, more: nextCursor !== null };
   };
@@ -158,7 +164,7 @@ function keyset(table: any, where: unknown, orderBy: unknown): Read {
  * With a column that cannot be ordered by (jsonb, bytes, vector), rows that differ only there could
  * swap places between two reads: more than one read's worth is then refused before answering.
  */
-function offsets(table: any, t: AdminTable, where: unknown, orderBy: readonly Record<string, string>[] | undefined, count: number): Read {
+function offsets(table: any, t: AdminTable, where: unknown, orderBy: readonly Record<string, string>[] | undefined, count: number, search: string | undefined): Read {
   const named = new Set((orderBy ?? []).flatMap((entry) => Object.keys(entry)));
   const columns = Object.entries(t.model.columns);
   const rest = columns.filter(([name, model]) => !named.has(name) && !UNORDERED.has(model.type)).map(([name]) => ({ [name]: "asc" }));
@@ -171,7 +177,7 @@ function offsets(table: any, t: AdminTable, where: unknown, orderBy: readonly Re
   const order = [...(orderBy ?? []), ...rest];
   let skip = 0;
   return async () => {
-    const rows = (await table.findMany({ where, orderBy: order, take: BATCH, skip })) as Row[];
+    const rows = (await table.findMany({ where, orderBy: order, take: BATCH, skip, search })) as Row[];
     skip += rows.length;
     return { rows, more: rows.length === BATCH };
   };

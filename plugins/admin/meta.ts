@@ -17,6 +17,8 @@ export interface AdminColumn {
   secret: boolean;
   /** Set by the database (serial), never by a write. */
   readonly: boolean;
+  /** A vector column (`nearest` searches it): its length and distance. */
+  vector?: { dimensions: number; distance: string };
 }
 
 export interface AdminTableInfo {
@@ -29,6 +31,11 @@ export interface AdminTableInfo {
   relations: { name: string; kind: string; target: string; from: string; to: string; via?: string }[];
   /** The primary key, unique constraints and `.index()` indexes the schema declares. */
   indexes: { name: string; columns: string[]; kind: "primary" | "unique" | "index" }[];
+  /**
+   * The full-text index (`search` on `_admin.data.list` works only with one): its columns and
+   * language; null without one, or when it holds a secret column (such a search is refused).
+   */
+  search: { columns: string[]; language: string } | null;
 }
 
 export interface AdminMeta {
@@ -96,6 +103,7 @@ function tableInfo(table: AdminTable, rows: number, sealed: SealedApp): AdminTab
       ...(column.enum && { enum: { values: [...column.enum.values], multiple: column.enum.multiple } }),
       secret: secrets.includes(name),
       readonly: !table.settable.includes(name),
+      ...(column.vector && { vector: { dimensions: column.vector.dimensions, distance: column.vector.distance } }),
     })),
     relations: Object.values(sealed.schema.relations[model.name] ?? {}).map((relation) => ({
       name: relation.name,
@@ -114,5 +122,8 @@ function tableInfo(table: AdminTable, rows: number, sealed: SealedApp): AdminTab
             ? [{ name: `${model.name}_${name}_idx`, columns: [name], kind: "index" }]
             : [],
     ),
+    search: model.search && !Object.keys(model.search.columns).some((column) => secrets.includes(column))
+      ? { columns: Object.keys(model.search.columns), language: model.search.language }
+      : null,
   };
 }

@@ -1,4 +1,4 @@
-import { RpcError, whereColumns } from "../../kernel/index.js";
+import { RpcError, whereColumns, type TableModel } from "../../kernel/index.js";
 
 /**
  * Columns whose values are credentials: never sent by the admin API, and never usable in a filter
@@ -45,4 +45,16 @@ export function refuseSecretOrder(table: string, orderBy: readonly Record<string
       if (secrets.includes(key)) throw new RpcError("BAD_REQUEST", { message: `orderBy[${i}].${key}: "${key}" is a secret column of "${table}" and cannot be sorted on` });
     }
   }
+}
+
+/** 400 when a full-text search would match a secret column (a search is a filter on every indexed column). */
+export function refuseSecretSearch(table: TableModel, search: string | undefined): void {
+  if (search === undefined || !table.search) return;
+  const found = Object.keys(table.search.columns).find((column) => secretColumns(table.name).includes(column));
+  if (found) throw new RpcError("BAD_REQUEST", { message: `search: the full-text index of "${table.name}" holds the secret column "${found}", so it cannot be searched here` });
+}
+
+/** 400 when a nearest search names a secret column. */
+export function refuseSecretNearest(table: string, column: string): void {
+  if (secretColumns(table).includes(column)) throw new RpcError("BAD_REQUEST", { message: `nearest.column: "${column}" is a secret column of "${table}" and cannot be searched` });
 }

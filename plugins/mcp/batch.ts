@@ -3,13 +3,13 @@ import type { RequestEvent } from "../../kernel/index.js";
 const BATCH_REFUSED = "Invalid Request: JSON-RPC batches are not accepted; send one message per request";
 
 /**
- * A JSON-RPC batch (a JSON array body) would run every call it carries for one count of the rate
- * limit, which counts HTTP requests. MCP dropped batching in protocol revision 2025-06-18 and its
- * clients send one message per request, so a batch is refused with 400 before the MCP server reads
- * it, in the transport's own error shape. Anything else goes on unchanged (the body is read once
- * here and handed on as text; the transport answers malformed JSON itself).
+ * The request's body as text, or a refusal. A JSON-RPC batch (a JSON array body) would run every
+ * call it carries for one count of the rate limit, which counts HTTP requests. MCP dropped batching
+ * in protocol revision 2025-06-18 and its clients send one message per request, so a batch is
+ * refused with 400 before the MCP server reads it, in the transport's own error shape. Anything else
+ * goes on as text (`undefined` without a body): malformed JSON is the transport's to answer.
  */
-export async function refuseBatch(event: RequestEvent): Promise<Response | undefined> {
+export async function readMessage(event: RequestEvent): Promise<Response | string | undefined> {
   if (!event.request.body) return undefined;
   let text: string;
   try {
@@ -20,8 +20,7 @@ export async function refuseBatch(event: RequestEvent): Promise<Response | undef
   }
   // A JSON document is an array exactly when its first non-blank character is `[`.
   if (/^\s*\[/.test(text)) return refusal(-32600, BATCH_REFUSED);
-  event.request = new Request(event.request, { body: text });
-  return undefined;
+  return text;
 }
 
 function refusal(code: number, message: string): Response {

@@ -1,5 +1,5 @@
 import { TrellisError, definePlugin, installLine, missingPeers, type AppPlugin, type AppRpcContext, type RequestEvent, type SealedApp } from "../../kernel/index.js";
-import { refuseBatch } from "./batch.js";
+import { readMessage } from "./batch.js";
 import { mcpCatalog } from "./catalog.js";
 import { MCP_DUPLICATE_NAME, MCP_PEER_MISSING } from "./errors.js";
 import type { McpRuntime } from "./server.js";
@@ -80,7 +80,10 @@ export function mcpPlugin(config: McpConfig = {}): AppPlugin {
       });
       // POST only: stateless Streamable HTTP has no stream to open (GET) or session to end (DELETE),
       // so those get the kernel's 405. One message per request: a batch is refused (see batch.ts).
-      const handler = async (event: RequestEvent, context: AppRpcContext) => (await refuseBatch(event)) ?? runtime!.handle(event, context);
+      const handler = async (event: RequestEvent, context: AppRpcContext) => {
+        const text = await readMessage(event);
+        return text instanceof Response ? text : runtime!.handle(event, context, text);
+      };
       return { routes: [{ method: "POST", path, handler }] };
     },
   });

@@ -40,7 +40,14 @@ export class RequestRouter implements Transport {
   /** Routes the messages of one HTTP request's transport into the server. */
   attach(transport: Transport, caller: Caller): void {
     transport.onmessage = (message, extra) => {
-      if (!isJSONRPCRequest(message)) return this.onmessage?.(message, extra);
+      if (!isJSONRPCRequest(message)) {
+        // A cancellation names a request by the id its client gave it, which says nothing here: the
+        // server knows requests by their fresh ids, and another client's request may hold that one.
+        // A stateless server cannot tell whose request is meant, so it cancels none (as the SDK's
+        // stateless servers, one per HTTP request, never can).
+        if ("method" in message && message.method === "notifications/cancelled") return;
+        return this.onmessage?.(message, extra);
+      }
       const id = ++this.#next;
       this.#inFlight.set(id, { transport, id: message.id, caller });
       this.onmessage?.({ ...message, id }, extra);

@@ -18,19 +18,23 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { ZodToJsonSchemaConverter } from "@orpc/zod/zod4";
-import { errorBody, toPlainJson, type AppRpcContext, type RequestEvent, type SealedApp } from "../../kernel/index.js";
+import { errorBody, rowDays, toPlainJson, type AppRpcContext, type RequestEvent, type SealedApp } from "../../kernel/index.js";
 import type { McpEntry } from "./catalog.js";
+import { directAnswer, directCall, directFailure, type ToolOutcome } from "./direct.js";
 import type { McpConfig } from "./index.js";
 import { RequestRouter } from "./requests.js";
 
 /**
  * The MCP runtime, loaded with the SDK once the app is sealed. Listings (names, JSON Schemas) are
  * built once, and so is the server with its handlers; each HTTP request gets only the SDK's stateless
- * transport, whose requests reach the server through one router (requests.ts), and every call runs the procedure through the kernel's gate (`sealed.call`), so the
- * session, permissions, validation and error statuses are exactly those of `/rpc`.
+ * transport, whose requests reach the server through one router (requests.ts), except a plain
+ * `tools/call`, answered directly in the same bytes (direct.ts). Every call runs the procedure
+ * through the kernel's gate (`sealed.call`), so the session, permissions, validation and error
+ * statuses are exactly those of `/rpc`.
  */
 export interface McpRuntime {
-  handle(event: RequestEvent, context: AppRpcContext): Promise<Response>;
+  /** Answers one HTTP request whose body (`text`, undefined without one) was read already. */
+  handle(event: RequestEvent, context: AppRpcContext, text: string | undefined): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -41,6 +45,11 @@ export function mcpRuntime(sealed: SealedApp, entries: readonly McpEntry[], conf
   const inputOf = (procedure: string) => {
     const schema = sealed.procedures.get(procedure)!["~orpc"].inputSchema;
     return schema ? converter.convert(schema, { strategy: "input" })[1] : {};
+  };
+  /** Plain JSON of a procedure's answer; a resource action's rows with their `date` columns as days (as on REST). */
+  const plain = (procedure: string, output: unknown) => {
+    const table = (sealed.procedures.get(procedure)?.["~orpc"].meta as { resource?: { table?: string } } | undefined)?.resource?.table;
+    return toPlainJson(output, table ? rowDays(sealed.schema, table, output) : undefined);
   };
   const tools = new Map<string, ToolEntry>();
   const resources = new Map<string, { entry: McpEntry; resource: Resource }>();
@@ -81,22 +90,26 @@ export function mcpRuntime(sealed: SealedApp, entries: readonly McpEntry[], conf
     const { event, context } = router.caller(requestId);
     return sealed.call(procedure, input, { event, context, source: "mcp" });
   };
+  // One tool call, the same whether the SDK's server or the direct path (direct.ts) brought it.
+  const runTool = async (found: ToolEntry, args: Record<string, unknown> | undefined, event: RequestEvent, context: AppRpcContext): Promise<ToolOutcome> => {
+    try {
+      const output = await sealed.call(found.entry.procedure, found.wrapped ? args?.input : args, { event, context, source: "mcp" });
+      const text = plain(found.entry.procedure, output);
+      // Structured content is a JSON object: an object output whose JSON is one (not a Date's string).
+      return { text, structured: text.charCodeAt(0) === 123, isError: false };
+    } catch (error) {
+      // A tool error, not a protocol error: the model sees the same code and message as /rpc.
+      return { text: JSON.stringify(errorBody(sealed.toError(error, "mcp"))), structured: true, isError: true };
+    }
+  };
   if (tools.size > 0) {
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolList }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       const found = tools.get(request.params.name);
       if (!found) throw new McpError(ErrorCode.InvalidParams, `No tool named "${request.params.name}"`);
-      const args = request.params.arguments;
-      try {
-        const output = await call(extra.requestId, found.entry.procedure, found.wrapped ? args?.input : args);
-        const text = toPlainJson(output);
-        const structured = typeof output === "object" && output !== null && !Array.isArray(output) ? (JSON.parse(text) as Record<string, unknown>) : undefined;
-        return { content: [{ type: "text", text }], ...(structured && { structuredContent: structured }) };
-      } catch (error) {
-        // A tool error, not a protocol error: the model sees the same code and message as /rpc.
-        const body = errorBody(sealed.toError(error, "mcp"));
-        return { isError: true, content: [{ type: "text", text: JSON.stringify(body) }], structuredContent: body };
-      }
+      const { event, context } = router.caller(extra.requestId);
+      const { text, structured, isError } = await runTool(found, request.params.arguments, event, context);
+      return { content: [{ type: "text", text }], ...(structured && { structuredContent: JSON.parse(text) as Record<string, unknown> }), ...(isError && { isError }) };
     });
   }
   if (resources.size > 0) {
@@ -106,7 +119,7 @@ export function mcpRuntime(sealed: SealedApp, entries: readonly McpEntry[], conf
       if (!found) throw new McpError(ErrorCode.InvalidParams, `No resource at ${request.params.uri}`);
       const output = await call(extra.requestId, found.entry.procedure, undefined).catch((error) => protocolError(sealed, error));
       const mimeType = found.resource.mimeType!;
-      return { contents: [{ uri: found.resource.uri, mimeType, text: typeof output === "string" ? output : toPlainJson(output) }] };
+      return { contents: [{ uri: found.resource.uri, mimeType, text: typeof output === "string" ? output : plain(found.entry.procedure, output) }] };
     });
   }
   if (prompts.size > 0) {
@@ -121,8 +134,17 @@ export function mcpRuntime(sealed: SealedApp, entries: readonly McpEntry[], conf
   const connected = server.connect(router);
 
   return {
-    async handle(event, context) {
+    async handle(event, context, text) {
+      // The common case, a plain tools/call, skips the SDK's transport and server (direct.ts).
+      const direct = text !== undefined && !config.enableDnsRebindingProtection ? directCall(event.request, text, (name) => tools.has(name)) : undefined;
+      if (direct) {
+        return runTool(tools.get(direct.name)!, direct.args, event, context).then(
+          (outcome) => directAnswer(direct.id, outcome),
+          (error: unknown) => directFailure(direct.id, error),
+        );
+      }
       await connected;
+      if (text !== undefined) event.request = new Request(event.request, { body: text });
       // Stateless Streamable HTTP: the SDK's transport for this one HTTP request (JSON answers).
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined,

@@ -163,7 +163,8 @@ export async function distinct(): Promise<void> {
         );
       }
       controller.abort();
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Until the server has seen every stream end: each user's one slot is free for the next round.
+      while (built.sealed.liveStats().queries > 0) await new Promise((resolve) => setTimeout(resolve, 100));
     }
   } finally {
     await server.close();

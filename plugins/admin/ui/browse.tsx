@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { client, messageOf, type Row, type TableInfo } from "./api.js";
 import { display, filterValue, keyOf, operatorsFor } from "./values.js";
 import { RowPanel } from "./row-panel.js";
+import { NearestForm, SearchForm, type NearestQuery } from "./find.js";
 
 const PAGE = 25;
 
@@ -20,22 +21,35 @@ function whereOf(table: TableInfo, filters: Filter[]) {
     : undefined;
 }
 
-/** The export route beside this page (`<dashboard path>/export/post.csv?where=...`): what the filters and sort select, every row. */
-function exportHref(table: TableInfo, format: "csv" | "json", where: unknown, orderBy: unknown): string {
+/** The export route beside this page (`<dashboard path>/export/post.csv?where=...`): what the filters, search and sort select, every row. */
+function exportHref(table: TableInfo, format: "csv" | "json", where: unknown, orderBy: unknown, search: string): string {
   const query = new URLSearchParams();
   if (where) query.set("where", JSON.stringify(where));
   if (orderBy) query.set("orderBy", JSON.stringify(orderBy));
-  const search = query.toString();
-  return `${location.pathname.replace(/\/$/, "")}/export/${encodeURIComponent(table.name)}.${format}${search ? `?${search}` : ""}`;
+  if (search) query.set("search", search);
+  const text = query.toString();
+  return `${location.pathname.replace(/\/$/, "")}/export/${encodeURIComponent(table.name)}.${format}${text ? `?${text}` : ""}`;
 }
 
-/** One table: a page of rows, sortable columns, filter chips, and the row panel. */
+/**
+ * One table: a page of rows, sortable columns, filter chips, a search box (tables with a full-text
+ * index), nearest rows (tables with a vector column), and the row panel.
+ *
+ * Pages move by cursor: Next passes the page's `nextCursor` as `after`, Previous pops the stack of
+ * cursors it came through, the first page has none. A search without a sorted column is ordered by
+ * rank, which has no cursor, so it pages by `skip`, as does a table without a primary key. A nearest
+ * query is one list of k rows, without pages or sorting.
+ */
 export function Browse({ table, mail = false, onChanged }: { table: TableInfo; mail?: boolean; onChanged: () => void }) {
   const [skip, setSkip] = useState(0);
+  // The `after` of each page beyond the first, in the order they were reached: the last is this page's.
+  const [cursors, setCursors] = useState<string[]>([]);
   const [order, setOrder] = useState<[string, "asc" | "desc"] | undefined>();
   const [filters, setFilters] = useState<Filter[]>([]);
-  // The page remembers the offset it was loaded for, so the pager never describes rows not yet shown.
-  const [page, setPage] = useState<{ data: Row[]; count: number; skip: number }>();
+  const [search, setSearch] = useState("");
+  const [nearest, setNearest] = useState<NearestQuery>();
+  // The page remembers where it starts, so the pager never describes rows not yet shown.
+  const [page, setPage] = useState<{ data: Row[]; count: number; start: number; nextCursor?: string | null; nearest?: NearestQuery }>();
   const [error, setError] = useState<string>();
   const [panel, setPanel] = useState<Panel>();
   // Primary-key values of the rows ticked on this page; a new page starts with none.
@@ -45,10 +59,22 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
   const key = table.writable ? table.primaryKey : null;
   const where = whereOf(table, filters);
   const orderBy = order ? [{ [order[0]]: order[1] }] : undefined;
+  const vectors = table.columns.filter((c) => c.vector && !c.secret);
+  // Rank (a search without a sort) has no cursor, and neither has a table without a primary key.
+  const byCursor = table.primaryKey !== null && !(search && !order);
+  const after = cursors.at(-1);
 
   const load = async () => {
     try {
-      setPage({ ...(await client._admin.data.list({ table: table.name, where, orderBy, take: PAGE, skip })), skip });
+      const text = search || undefined;
+      if (nearest) {
+        const found = await client._admin.data.list({ table: table.name, where, search: text, nearest: { column: nearest.column, vector: nearest.vector, k: nearest.k } });
+        setPage({ ...found, start: 0, nearest });
+      } else if (byCursor) {
+        setPage({ ...(await client._admin.data.list({ table: table.name, where, orderBy, search: text, take: PAGE, page: true, after })), start: cursors.length * PAGE });
+      } else {
+        setPage({ ...(await client._admin.data.list({ table: table.name, where, orderBy, search: text, take: PAGE, skip })), start: skip });
+      }
       setSelected([]);
       setConfirming(false);
       setError(undefined);
@@ -56,19 +82,34 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
       setError(messageOf(e));
     }
   };
-  useEffect(() => void load(), [table.name, skip, order, filters]);
+  useEffect(() => void load(), [table.name, skip, cursors, order, filters, search, nearest]);
 
-  const sortBy = (column: string) => {
+  /** Back to the first page: any change of what is selected or how it is ordered. */
+  const restart = () => {
     setSkip(0);
+    setCursors([]);
+  };
+  const sortBy = (column: string) => {
+    restart();
     setOrder(order?.[0] === column && order[1] === "asc" ? [column, "desc"] : [column, "asc"]);
   };
   const addFilter = (event: Event) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
     const filter = { column: String(form.get("column")), op: String(form.get("op")), value: String(form.get("value")) };
-    setSkip(0);
+    restart();
     setFilters([...filters, filter]);
   };
+  const find = (query: NearestQuery | undefined) => {
+    restart();
+    setPanel(undefined);
+    setNearest(query);
+  };
+  const similar = (row: Row, column: string) => find({ column, vector: row[column] as number[], k: PAGE, from: table.primaryKey ? `${table.name} ${display(row[table.primaryKey])}` : "the row" });
+  const next = () => (byCursor ? page?.nextCursor && setCursors([...cursors, page.nextCursor]) : setSkip(skip + PAGE));
+  const previous = () => (byCursor ? setCursors(cursors.slice(0, -1)) : setSkip(Math.max(0, skip - PAGE)));
+  const atStart = byCursor ? cursors.length === 0 : skip === 0;
+  const atEnd = !page || (byCursor ? !page.nextCursor : skip + PAGE >= page.count);
   const written = async () => {
     setPanel(undefined);
     await load();
@@ -98,12 +139,32 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
         )}
       </div>
       <FilterForm table={table} columns={filterable.map((c) => c.name)} onSubmit={addFilter} />
+      {table.search && (
+        <SearchForm
+          value={search}
+          onSearch={(text) => {
+            restart();
+            setSearch(text);
+          }}
+        />
+      )}
+      {vectors.length > 0 && <NearestForm columns={vectors} onFind={find} onError={setError} />}
       {filters.length > 0 && (
         <ul class="chips" aria-label="Filters">
           {filters.map((f, i) => (
             <li class="chip on" key={i}>
               {f.column} {f.op} {f.value}{" "}
-              <button type="button" class="quiet" aria-label={`Remove filter ${f.column} ${f.op} ${f.value}`} onClick={() => setFilters(filters.filter((_, j) => j !== i))}>×</button>
+              <button
+                type="button"
+                class="quiet"
+                aria-label={`Remove filter ${f.column} ${f.op} ${f.value}`}
+                onClick={() => {
+                  restart();
+                  setFilters(filters.filter((_, j) => j !== i));
+                }}
+              >
+                ×
+              </button>
             </li>
           ))}
         </ul>
@@ -112,8 +173,13 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
       {page && (
         <>
           <div class="toolbar">
-            <a class="button" href={exportHref(table, "csv", where, orderBy)} download>Export CSV</a>
-            <a class="button" href={exportHref(table, "json", where, orderBy)} download>Export JSON</a>
+            {/* An export writes what the filters and search select; a nearest list is not a selection of its own. */}
+            {!page.nearest && (
+              <>
+                <a class="button" href={exportHref(table, "csv", where, orderBy, search)} download>Export CSV</a>
+                <a class="button" href={exportHref(table, "json", where, orderBy, search)} download>Export JSON</a>
+              </>
+            )}
             {selected.length > 0 && (confirming ? (
               <>
                 <button type="button" class="danger" onClick={removeSelected}>Confirm delete of {selected.length} {selected.length === 1 ? "row" : "rows"}</button>
@@ -132,9 +198,10 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
                       <input type="checkbox" aria-label="Select all on this page" checked={allTicked} onChange={() => setSelected(allTicked ? [] : page.data.map((row) => row[key]))} />
                     </th>
                   )}
+                  {page.nearest && <th scope="col">_distance</th>}
                   {table.columns.map((c) => (
-                    <th scope="col" key={c.name} aria-sort={order?.[0] === c.name ? (order[1] === "asc" ? "ascending" : "descending") : undefined}>
-                      {c.secret || c.type === "jsonb" || c.type === "bytes" ? (
+                    <th scope="col" key={c.name} aria-sort={order?.[0] === c.name && !page.nearest ? (order[1] === "asc" ? "ascending" : "descending") : undefined}>
+                      {page.nearest || c.secret || c.type === "jsonb" || c.type === "bytes" || c.vector ? (
                         c.name
                       ) : (
                         <button type="button" class="sort" onClick={() => sortBy(c.name)}>
@@ -153,6 +220,7 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
                         <input type="checkbox" aria-label={`Select ${table.name} ${display(row[key])}`} checked={ticked(row)} onChange={() => tick(row)} />
                       </td>
                     )}
+                    {page.nearest && <td class="num">{typeof row._distance === "number" ? row._distance.toFixed(4) : ""}</td>}
                     {table.columns.map((c) => (
                       <td key={c.name} class={c.secret ? "redacted" : undefined}>
                         {c.name === table.primaryKey ? (
@@ -169,13 +237,23 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
               </tbody>
             </table>
           </div>
-          <div class="pager">
-            <span role="status">
-              {page.count === 0 ? "No rows" : `Rows ${page.skip + 1}–${Math.min(page.skip + PAGE, page.count)} of ${page.count}`}
-            </span>
-            <button type="button" disabled={skip === 0} onClick={() => setSkip(Math.max(0, skip - PAGE))}>Previous page</button>
-            <button type="button" disabled={skip + PAGE >= page.count} onClick={() => setSkip(skip + PAGE)}>Next page</button>
-          </div>
+          {page.nearest ? (
+            <div class="pager">
+              <span role="status">
+                {page.data.length === 0 ? "No rows" : `${page.data.length} ${page.data.length === 1 ? "row" : "rows"}`} nearest to {page.nearest.from} by {page.nearest.column}
+              </span>
+              <button type="button" onClick={() => find(undefined)}>Back to all rows</button>
+            </div>
+          ) : (
+            <div class="pager">
+              <span role="status">
+                {page.data.length === 0 ? (page.count === 0 ? "No rows" : "No more rows") : `Rows ${page.start + 1}–${page.start + page.data.length} of ${page.count}`}
+                {search && !order ? ", best matches first" : ""}
+              </span>
+              <button type="button" disabled={atStart} onClick={previous}>Previous page</button>
+              <button type="button" disabled={atEnd} onClick={next}>Next page</button>
+            </div>
+          )}
         </>
       )}
       {panel && (
@@ -184,6 +262,8 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
           row={panel.mode === "edit" ? panel.row : undefined}
           rowKey={panel.mode === "edit" ? keyOf(table, panel.row) : undefined}
           mail={mail}
+          vectors={vectors}
+          onSimilar={panel.mode === "edit" ? (column) => similar(panel.row, column) : undefined}
           onClose={() => setPanel(undefined)}
           onWritten={written}
         />

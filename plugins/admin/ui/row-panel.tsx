@@ -11,12 +11,15 @@ interface Props {
   rowKey?: Row;
   /** The app has `.mail()`: a user row offers "Send a password reset". */
   mail?: boolean;
+  /** The table's vector columns: a row with a vector offers "Similar rows" by each. */
+  vectors?: Column[];
+  onSimilar?: (column: string) => void;
   onClose: () => void;
   onWritten: () => void;
 }
 
 /** The row side panel: a form built from the column types; read-only and redacted columns shown as such. */
-export function RowPanel({ table, row, rowKey, mail, onClose, onWritten }: Props) {
+export function RowPanel({ table, row, rowKey, mail, vectors = [], onSimilar, onClose, onWritten }: Props) {
   const creating = row === undefined;
   const initial = Object.fromEntries(table.columns.map((c) => [c.name, fieldText(c, row?.[c.name])]));
   const [values, setValues] = useState<Record<string, string | boolean>>(initial);
@@ -72,6 +75,15 @@ export function RowPanel({ table, row, rowKey, mail, onClose, onWritten }: Props
               <button type="button" class="danger" onClick={remove}>Confirm delete</button>
             ) : (
               <button type="button" class="danger" onClick={() => setConfirming(true)}>Delete</button>
+            ))}
+          </div>
+        )}
+        {onSimilar && vectors.some((c) => Array.isArray(row?.[c.name])) && (
+          <div class="actions">
+            {vectors.filter((c) => Array.isArray(row?.[c.name])).map((c) => (
+              <button type="button" key={c.name} onClick={() => onSimilar(c.name)}>
+                {vectors.length === 1 ? "Similar rows" : `Similar rows by ${c.name}`}
+              </button>
             ))}
           </div>
         )}

@@ -19,7 +19,7 @@ export function parseField(column: Column, text: string | boolean): unknown {
   if (typeof text === "boolean") return text;
   if (text === "" && column.nullable) return null;
   if (NUMERIC.has(column.type)) return text === "" ? text : Number(text);
-  if (column.type === "jsonb") {
+  if (column.type === "jsonb" || column.type === "vector") {
     try {
       return JSON.parse(text);
     } catch {
@@ -43,7 +43,8 @@ export function keyOf(table: { primaryKey: string | null }, row: Row): Row | und
 /** Operators the filter offers for a column type (the API accepts exactly these per type). */
 export function operatorsFor(column: Column): string[] {
   if (column.type === "boolean") return ["equals"];
-  if (column.type === "jsonb" || column.type === "bytes") return [];
+  // A vector filters only on null (the query API's rule); it is searched with "Nearest rows".
+  if (column.type === "jsonb" || column.type === "bytes" || column.type === "vector") return [];
   const ordered = ["serial", "integer", "real", "bigint", "decimal", "timestamp", "date"].includes(column.type);
   const text = ["text", "varchar", "uuid"].includes(column.type);
   return ["equals", "not", ...(ordered ? ["gt", "gte", "lt", "lte"] : []), ...(text ? ["contains", "startsWith", "endsWith"] : [])];
