@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from "kysely";
 import type { SchemaModel, TableModel } from "../schema/model.js";
 import type { DatabaseKind } from "../contracts/resources.js";
-import { findManyPostgres, findManyPostgresStatement } from "./find-postgres.js";
+import { findManyPostgres, findManyPostgresStatement, findTuplesPostgres } from "./find-postgres.js";
 import { findManySqlite, findManySqliteStatement } from "./find-sqlite.js";
 import { RANK_NOT_PAGED, planFind } from "./query-args.js";
 import { QueryError } from "./query-error.js";
@@ -144,10 +144,11 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
       if (checked.rank) throw new QueryError("orderBy", RANK_NOT_PAGED);
       if (checked.take === undefined) return { items: await findMany(args), nextCursor: null };
       // One row more than asked says whether a next page exists, without a count.
-      const rows = await findMany({ ...(args as object), take: checked.take + 1 });
+      const found = plan({ ...(args as object), take: checked.take + 1 });
+      const { rows, tuples } = kind === "postgres" ? await findTuplesPostgres(db, model, table, found) : { rows: await findManySqlite(db, model, table, found), tuples: undefined };
       const items = rows.slice(0, checked.take);
       const last = items.at(-1);
-      return { items, nextCursor: rows.length > checked.take && last ? cursorOf(table, checked.ordering, last) : null };
+      return { items, nextCursor: rows.length > checked.take && last ? cursorOf(table, checked.ordering, last, tuples?.[items.length - 1]) : null };
     },
     async count(args?: unknown) {
       const checked = plan(args, COUNT_KEYS);
