@@ -9,7 +9,8 @@ export type { PluginHooks, KernelHooks } from "./hooks.js";
 export type { SealedApp } from "./sealed.js";
 export type { AppState } from "./lifecycle/availability.js";
 export { RequestEvent } from "./event.js";
-export { compose, type HttpMiddleware } from "./middleware.js";
+export type { HttpMiddleware } from "./middleware.js";
+export { compose, type Answer } from "./request/chain.js";
 export type { RouteDefinition, RouteHandler, RouteMethod } from "./router.js";
 export type { AppRpcContext } from "./context.js";
 export { carriesCredential, type SessionUser, type UserSession, type SessionState } from "./request/session.js";
@@ -24,6 +25,7 @@ export type { ChangeEvent } from "./db/changes.js";
 export type { MigratedInfo } from "./hooks.js";
 export type { AppMigrator, AppliedMigration } from "./db/migrator.js";
 export type { RequestFacts } from "./event.js";
+export { RESPOND, type Respond } from "./request/respond.js";
 // The one client-address rule: `serve()` decides with it, every plugin reads the result.
 export { clientAddressRule, callerAddress, isIpAddress, type TrustProxy, type ClientAddressRule } from "./request/client-address.js";
 export { liveIterable, type LiveIterableOptions } from "./stream/live-iterable.js";
@@ -43,7 +45,7 @@ export {
   type PermissionFn,
 } from "./procedure.js";
 export { BYTES_TYPE_ID, customJsonSerializers, toBase64, fromBase64 } from "./wire/custom-json.js";
-export { toPlainJson } from "./wire/plain-json.js";
+export { rowDays, toPlainJson } from "./wire/plain-json.js";
 export { compileRowEncoder, type RowEncoder } from "./wire/row-encoder.js";
 export { missingPeers, installLine, importPeer } from "./runtime/peers.js";
 export { within } from "./runtime/within.js";

@@ -1,7 +1,8 @@
 import { createRouterClient, type AnyProcedure } from "@orpc/server";
 import type { LiveChange } from "./db/live-index.js";
 import { describeHooks } from "./hooks.js";
-import { compose, type HttpMiddleware } from "./middleware.js";
+import type { HttpMiddleware } from "./middleware.js";
+import { chain, promised, type Answer } from "./request/chain.js";
 import type { OrderedPlugin } from "./order.js";
 import { TIER, type RouteDefinition, type TieredRouter } from "./router.js";
 import { REQUEST_ID_HEADER, RequestEvent, withHeader, withHeaders, type RequestFacts } from "./event.js";
@@ -9,6 +10,7 @@ import { resolveSession, type SessionResolver, type SessionState } from "./reque
 import { RpcError, TrellisError, errorResponse, report, type ErrorSource, type OnError } from "./errors.js";
 import { unavailable, UNAVAILABLE_MESSAGES, type AppState } from "./lifecycle/availability.js";
 import { createRpcHandler } from "./rpc.js";
+import { RESPOND, responseOf, type Respond } from "./request/respond.js";
 import { REQUEST_EVENT, callProcedure, gateInterceptor, toRpcError, type ErrorRules } from "./gate.js";
 import { logRequest } from "./log/request-line.js";
 import type { Logger } from "./log/logger.js";
@@ -29,6 +31,8 @@ import type { AppDatabase } from "./db/database.js";
 export interface BuiltKernel {
   /** The Fetch handler; `facts` carries what the transport knows (the client address). */
   handle(request: Request, facts?: RequestFacts): Promise<Response>;
+  /** `handle()` answering at once when it can (see `RESPOND`). */
+  readonly [RESPOND]: Respond;
   client(headers?: ClientHeaders): any;
   readonly migrator: AppMigrator;
   /** The finished app as plugins see it: the gate, migrations, services. */
@@ -130,7 +134,7 @@ export class Running {
     // Most traffic is RPC: when no user or plugin route could shadow /rpc/**, skip the tier lookup.
     this.#rpcFastPath = router.ownsPrefix(TIER.rpc, "/rpc/**") ? rpcRoute : undefined;
     router.add(TIER.rpc, rpcRoute, "rpc");
-    const chain = compose(middleware, (event) => this.#dispatch(event));
+    const run = chain(middleware, (event) => this.#dispatch(event));
     const sealed: SealedApp = Object.freeze({
       name: options.name ?? "trellis",
       baseUrl: options.baseUrl,
@@ -153,32 +157,36 @@ export class Running {
     hooks.sealed.call(sealed);
 
     const self = this;
+    // Synchronous as far as the request allows: a route that answers at once, with no middleware
+    // acting on the request, is answered without a promise (the Node adapter then writes it at once).
+    const respond = (request: Request, facts?: RequestFacts): Answer => {
+      const event = self.#event(request, facts);
+      event.served = true;
+      const started = self.#logger ? performance.now() : 0;
+      let result: Answer;
+      try {
+        const waiting = self.#serving ? undefined : self.#available(event);
+        result = waiting ? waiting.then(() => run(event)) : run(event);
+      } catch (error) {
+        return self.#finish(self.#failure(error, event), event, facts, started);
+      }
+      if (result instanceof Promise) {
+        return result.then(
+          (response) => self.#finish(response, event, facts, started),
+          (error: unknown) => self.#finish(self.#failure(error, event), event, facts, started),
+        );
+      }
+      return self.#finish(result, event, facts, started);
+    };
     this.built = Object.freeze({
-      handle: async (request: Request, facts?: RequestFacts) => {
-        const event = self.#event(request, facts);
-        event.served = true;
-        const started = self.#logger ? performance.now() : 0;
-        let response: Response;
+      handle: (request: Request, facts?: RequestFacts) => {
         try {
-          if (!self.#serving) await self.#available(event);
-          response = await chain(event);
+          return promised(respond(request, facts));
         } catch (error) {
-          response = self.#failure(error, event);
+          return Promise.reject(error);
         }
-        // A request still running when close() began fails with the database it lost: that is the
-        // shutdown, whatever the surface made of it (the auth library answers its own bare 500).
-        if (self.#closed && response.status >= 500 && response.status !== 503) response = self.#failure(unavailable(UNAVAILABLE_MESSAGES.closed), event);
-        // Every answer (errors too) carries the request id, unless middleware set its own.
-        // Under serve() the id goes on Node's response, leaving a plain Response on the adapter's fast path.
-        if (!event.hasResponseHeaders && facts?.response) facts.response.setHeader(REQUEST_ID_HEADER, event.requestId);
-        else if (!event.hasResponseHeaders) response = withHeader(response, REQUEST_ID_HEADER, event.requestId);
-        else {
-          if (!event.responseHeaders.has(REQUEST_ID_HEADER)) event.responseHeaders.set(REQUEST_ID_HEADER, event.requestId);
-          response = withHeaders(response, event.responseHeaders);
-        }
-        if (self.#logger) logRequest(self.#logger, event, response.status, performance.now() - started);
-        return response;
       },
+      [RESPOND]: respond,
       client: (headers?: ClientHeaders) =>
         createRouterClient(tree, {
           context: async () => {
@@ -325,7 +333,7 @@ export class Running {
 
   // Promise chains rather than async functions on this path: every request passes here, and each
   // async frame is another promise to allocate and settle.
-  #dispatch(event: RequestEvent): Promise<Response> {
+  #dispatch(event: RequestEvent): Answer {
     let route: RouteDefinition;
     if (this.#rpcFastPath && event.method === "POST" && event.path.startsWith("/rpc/")) {
       route = this.#rpcFastPath;
@@ -337,10 +345,28 @@ export class Running {
       if (match.params) event.params = match.params;
       event.route = (route = match.route).path;
     }
-    if (route.context === false) return respond(route.handler(event, undefined as unknown as AppRpcContext));
+    if (route.context === false) return responseOf(route.handler(event, undefined as unknown as AppRpcContext));
     const context = this.createContext(event);
-    if (context instanceof Promise) return context.then((resolved) => respond(route.handler(event, resolved)));
-    return respond(route.handler(event, context));
+    if (context instanceof Promise) return context.then((resolved) => responseOf(route.handler(event, resolved)));
+    return responseOf(route.handler(event, context));
+  }
+
+  /** Every answer's last step: the shutdown's 503, the request id, the log line. */
+  #finish(answer: Response, event: RequestEvent, facts: RequestFacts | undefined, started: number): Response {
+    let response = answer;
+    // A request still running when close() began fails with the database it lost: that is the
+    // shutdown, whatever the surface made of it (the auth library answers its own bare 500).
+    if (this.#closed && response.status >= 500 && response.status !== 503) response = this.#failure(unavailable(UNAVAILABLE_MESSAGES.closed), event);
+    // Every answer (errors too) carries the request id, unless middleware set its own.
+    // Under serve() the id goes on Node's response, leaving a plain Response on the adapter's fast path.
+    if (!event.hasResponseHeaders && facts?.response) facts.response.setHeader(REQUEST_ID_HEADER, event.requestId);
+    else if (!event.hasResponseHeaders) response = withHeader(response, REQUEST_ID_HEADER, event.requestId);
+    else {
+      if (!event.responseHeaders.has(REQUEST_ID_HEADER)) event.responseHeaders.set(REQUEST_ID_HEADER, event.requestId);
+      response = withHeaders(response, event.responseHeaders);
+    }
+    if (this.#logger) logRequest(this.#logger, event, response.status, performance.now() - started);
+    return response;
   }
 
   #failure(error: unknown, event: RequestEvent): Response {
@@ -376,20 +402,8 @@ export class Running {
 }
 
 /** A kernel-answered error (404, 405) as the response middleware sees: the RPC envelope under /rpc. */
-function answer(error: RpcError<string, unknown>, event: RequestEvent): Promise<Response> {
+function answer(error: RpcError<string, unknown>, event: RequestEvent): Response {
   // Kept on the event for the request's log line, as the gate keeps the errors it maps.
   event.error = error;
-  return Promise.resolve(errorResponse(error, event.isRpc));
-}
-
-/** A route handler's result as a response: a `Response` as is, `undefined` as 204, anything else as JSON. */
-function respond(result: unknown): Promise<Response> {
-  if (result instanceof Promise) return result.then(toResponse);
-  return Promise.resolve(toResponse(result));
-}
-
-function toResponse(result: unknown): Response {
-  if (result instanceof Response) return result;
-  if (result === undefined) return new Response(null, { status: 204 });
-  return Response.json(result);
+  return errorResponse(error, event.isRpc);
 }

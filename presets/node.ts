@@ -1,7 +1,7 @@
 import { serve as serveNode, type HttpBindings } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
-import { clientAddressRule, underTestRunner, type TrustProxy } from "../kernel/index.js";
+import { RESPOND, clientAddressRule, underTestRunner, type Respond, type TrustProxy } from "../kernel/index.js";
 import { App } from "./app.js";
 import { announce, bannerNotes } from "./banner.js";
 import type { BuiltApp } from "./types.js";
@@ -112,15 +112,17 @@ async function listen(app: Servable, options: ServeOptions): Promise<RunningServ
   // The address travels beside the request, never in a copy of it (no per-request allocation).
   // Node has already parsed the headers: the request id is read there, and written on Node's response,
   // so a request whose handler never reads a header builds no `Headers` either way (docs/performance.md).
-  // Requests whose answer is not produced yet: close() lets them finish. A stream (a live query)
-  // has its answer as soon as it starts, so it never holds close() up.
+  // A response the app gives at once is handed over as is, not in a promise: the adapter writes it at once.
+  const respond: Respond = (built as { [RESPOND]?: Respond })[RESPOND] ?? ((request, facts) => built.handle(request, facts));
+  // Requests whose answer is not produced yet: close() lets them finish (one answered at once is
+  // not tracked). A stream (a live query) has its answer as soon as it starts, so it never holds close() up.
   const drain = inFlight();
   const fetch = (request: Request, env: HttpBindings) => {
     const { incoming, outgoing } = env;
     const headers = incoming.headers;
     const forwarded = headers["x-forwarded-for"];
     const requestId = headers["x-request-id"];
-    return drain.track(built.handle(request, {
+    return drain.track(respond(request, {
       // Empty, never undefined, when the socket is gone: the headers must not stand in for it.
       clientAddress: addressOf(incoming.socket.remoteAddress, Array.isArray(forwarded) ? forwarded.join(",") : (forwarded ?? null)) ?? "",
       requestId: typeof requestId === "string" ? requestId : null,

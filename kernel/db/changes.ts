@@ -46,17 +46,22 @@ export class ChangeFeed {
     }
   }
 
-  /** The change a statement made, or undefined for reads, DDL and statements it cannot attribute. */
-  changeOf(query: CompiledQuery, result: QueryResult<unknown>): ChangeEvent | undefined {
-    const found = writeOf(query);
-    if (!found) return undefined;
-    const key = this.keyOf(found.table);
+  /**
+   * The changes a statement made: none for reads and DDL. A write inside a `WITH`, a `MERGE` and a
+   * `TRUNCATE` name their tables only (every listener then treats those tables as changed).
+   */
+  changesOf(query: CompiledQuery, result: QueryResult<unknown>): ChangeEvent[] {
+    const writes = writesOf(query);
+    const main = writes.find((write) => write.main);
+    const changes: ChangeEvent[] = writes.filter((write) => !write.main).map(({ table, op }) => ({ table, op }));
+    if (!main) return changes;
+    const key = this.keyOf(main.table);
     const rows = result.rows as Record<string, unknown>[] | undefined;
-    if (key && rows && rows.length > 0 && key in rows[0]!) {
+    if (main.returns && key && rows && rows.length > 0 && key in rows[0]!) {
       const keys = rows.map((row) => row[key]);
-      return found.exact && !rewritesKey(query.query as Node, key) ? { table: found.table, op: found.op, keys, rows } : { table: found.table, op: found.op, keys };
-    }
-    return { table: found.table, op: found.op };
+      changes.push(main.exact && !rewritesKey(query.query as Node, key) ? { table: main.table, op: main.op, keys, rows } : { table: main.table, op: main.op, keys });
+    } else changes.push({ table: main.table, op: main.op });
+    return changes;
   }
 }
 
@@ -69,7 +74,15 @@ function tableName(node: Node | undefined): string | undefined {
   return undefined;
 }
 
-const RAW_WRITE = /^\s*(?:with\b[\s\S]*?\)\s*)?(insert\s+into|update|delete\s+from)\s+(?:only\s+)?(?:"?[\w]+"?\.)?"?([\w]+)"?/i;
+/** Whitespace and comments before a raw statement's first word. */
+const LEADING = /^(?:\s+|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*/;
+const VERB = String.raw`(insert\s+(?:or\s+\w+\s+)?into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from|merge\s+into|truncate(?:\s+table)?)\s+(?:only\s+)?(?:"?\w+"?\.)?"?(\w+)"?`;
+/** A raw statement's own write: its first word. */
+const RAW_WRITE = new RegExp(`^${VERB}`, "i");
+/** The writes of a raw `WITH` statement: each CTE's (after its `(`) and the statement's own (after the last `)`). */
+const RAW_ANY_WRITE = new RegExp(String.raw`(?<=[()]\s*)${VERB}`, "gi");
+/** The further tables of `TRUNCATE a, b`. */
+const TRUNCATE_LIST = /^truncate\s+(?:table\s+)?([^;]*)/i;
 
 /** An update (or an upsert's update) that sets the primary key: the returned key is not the old one. */
 function rewritesKey(node: Node, key: string): boolean {
@@ -77,31 +90,72 @@ function rewritesKey(node: Node, key: string): boolean {
   return updates.some((update) => update.column?.kind !== "ColumnNode" || update.column.column?.name === key);
 }
 
-/** The table and verb of a write; `exact` when built by Kysely (a raw statement's rows are not trusted). */
-function writeOf(query: CompiledQuery): { table: string; op: ChangeEvent["op"]; exact: boolean } | undefined {
+interface Write {
+  table: string;
+  op: ChangeEvent["op"];
+  /** Built by Kysely (a raw statement's rows are not trusted). */
+  exact: boolean;
+  /** The statement's own write, whose `RETURNING` rows the result holds. */
+  main: boolean;
+  /** Whether its `RETURNING` rows can say which rows it wrote (not a merge or a truncate). */
+  returns: boolean;
+}
+
+/** The writes of a statement: its own (`main`) and those of the `WITH` clauses it holds. */
+function writesOf(query: CompiledQuery): Write[] {
   const node = query.query as Node;
+  if (node.kind === "RawNode") return rawWritesOf(query.sql);
+  const writes: Write[] = [];
+  const visit = (node: Node, main: boolean) => {
+    for (const cte of node.with?.expressions ?? []) if (cte?.expression) visit(cte.expression, false);
+    const write = kyselyWriteOf(node);
+    if (write) writes.push({ ...write, exact: true, main, returns: main && node.kind !== "MergeQueryNode" });
+  };
+  visit(node, true);
+  return writes;
+}
+
+function kyselyWriteOf(node: Node): { table: string; op: ChangeEvent["op"] } | undefined {
+  let table: string | undefined;
+  let op: ChangeEvent["op"];
   switch (node.kind) {
-    case "SelectQueryNode":
-      return undefined;
-    case "InsertQueryNode": {
-      const table = tableName(node.into);
-      return table ? { table, op: "insert", exact: true } : undefined;
-    }
-    case "UpdateQueryNode": {
-      const table = tableName(node.table);
-      return table ? { table, op: "update", exact: true } : undefined;
-    }
-    case "DeleteQueryNode": {
-      const table = tableName(node.from?.froms?.[0]);
-      return table ? { table, op: "delete", exact: true } : undefined;
-    }
-    case "RawNode": {
-      const match = RAW_WRITE.exec(query.sql);
-      if (!match) return undefined;
-      const verb = match[1]!.toLowerCase();
-      return { table: match[2]!, op: verb.startsWith("insert") ? "insert" : verb.startsWith("update") ? "update" : "delete", exact: false };
-    }
+    case "InsertQueryNode":
+      [table, op] = [tableName(node.into), "insert"];
+      break;
+    case "UpdateQueryNode":
+      [table, op] = [tableName(node.table), "update"];
+      break;
+    case "DeleteQueryNode":
+      [table, op] = [tableName(node.from?.froms?.[0]), "delete"];
+      break;
+    case "MergeQueryNode":
+      // Inserts, updates and deletes at once: an update that names no rows.
+      [table, op] = [tableName(node.into), "update"];
+      break;
     default:
       return undefined;
   }
+  return table ? { table, op } : undefined;
+}
+
+function rawWritesOf(text: string): Write[] {
+  const body = text.replace(LEADING, "");
+  if (/^with\b/i.test(body)) {
+    return [...body.matchAll(RAW_ANY_WRITE)].map((match) => ({ table: match[2]!, op: rawOp(match[1]!), exact: false, main: false, returns: false }));
+  }
+  const match = RAW_WRITE.exec(body);
+  if (!match) return [];
+  const verb = match[1]!.toLowerCase();
+  const op = rawOp(verb);
+  if (verb.startsWith("truncate")) {
+    const list = TRUNCATE_LIST.exec(body)?.[1] ?? "";
+    const tables = list.split(",").map((item) => /^\s*(?:only\s+)?(?:"?\w+"?\.)?"?(\w+)"?/i.exec(item)?.[1]).filter((name): name is string => !!name);
+    return tables.map((table) => ({ table, op, exact: false, main: false, returns: false }));
+  }
+  return [{ table: match[2]!, op, exact: false, main: true, returns: !verb.startsWith("merge") }];
+}
+
+function rawOp(verb: string): ChangeEvent["op"] {
+  const word = verb.toLowerCase();
+  return word.startsWith("insert") || word.startsWith("replace") ? "insert" : word.startsWith("delete") || word.startsWith("truncate") ? "delete" : "update";
 }

@@ -4,6 +4,7 @@ import type { DatabaseKind } from "../contracts/resources.js";
 import { QueryError } from "./query-error.js";
 import type { Ordering } from "./select-sql.js";
 import { ValueError, encodeValue } from "./values.js";
+import { toInstant } from "./dates.js";
 
 /**
  * Keyset cursors of `findMany({ after })` and `findPage`.
@@ -22,9 +23,19 @@ type Row = Record<string, unknown>;
 
 const signature = (ordering: Ordering) => ordering.map(([column, direction]) => `${column}:${direction}`).join(",");
 
-/** The cursor naming `row`'s position in `ordering`. */
-export function cursorOf(table: TableModel, ordering: Ordering, row: Row): string {
-  const values = ordering.map(([column]) => portable(table, column, row[column]));
+/**
+ * The cursor naming `row`'s position in `ordering`. `tuple` is the row as PostgreSQL wrote it (its
+ * column values in model order, find-postgres.ts): a timestamp there keeps the microseconds a Date
+ * drops, which a column declared before timestamps had millisecond precision can hold. The cursor
+ * then carries them, so the next page starts exactly after the row, not somewhere among its
+ * microseconds (rows lost descending, the same rows again ascending).
+ */
+export function cursorOf(table: TableModel, ordering: Ordering, row: Row, tuple?: readonly unknown[]): string {
+  const columns = tuple && Object.keys(table.columns);
+  const values = ordering.map(([column]) => {
+    const exact = columns && table.columns[column]!.type === "timestamp" ? microInstant(tuple[columns.indexOf(column)]) : undefined;
+    return exact ?? portable(table, column, row[column]);
+  });
   return Buffer.from(JSON.stringify([1, table.name, signature(ordering), values])).toString("base64url");
 }
 
@@ -33,6 +44,21 @@ function portable(table: TableModel, column: string, value: unknown): unknown {
   if (value === undefined) return null;
   if (value instanceof Date) return table.columns[column]!.type === "date" ? value.toISOString().slice(0, 10) : value.toISOString();
   return value;
+}
+
+// PostgreSQL's JSON text of a timestamptz with digits past the milliseconds.
+const PG_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}(\d{1,3})(?:Z|[+-]\d{2}:\d{2})$/;
+// A cursor's form of it: UTC, six digits.
+const MICRO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** `2024-01-02T03:04:05.678901Z` for a PostgreSQL timestamp text with microseconds, else undefined. */
+function microInstant(raw: unknown): string | undefined {
+  if (typeof raw !== "string") return undefined;
+  const micros = PG_MICROS.exec(raw);
+  if (!micros || /^0*$/.test(micros[1]!)) return undefined;
+  // Date keeps the milliseconds (V8 drops further digits) and moves the instant to UTC.
+  const instant = toInstant(raw);
+  return instant && `${instant.toISOString().slice(0, 23)}${micros[1]!.padEnd(3, "0")}Z`;
 }
 
 /** The values of a cursor, checked against the table and ordering it must have been made for. */
@@ -58,6 +84,8 @@ export function readCursor(kind: DatabaseKind, table: TableModel, ordering: Orde
     const value = (parsed as unknown[][])[3]![i];
     const model = table.columns[column]!;
     if (value === null && !model.nullable) throw bad("not a cursor (a null where the column has no nulls)");
+    // Bound as text, parsed by PostgreSQL itself: a Date would drop the microseconds.
+    if (kind === "postgres" && model.type === "timestamp" && typeof value === "string" && MICRO_INSTANT.test(value) && toInstant(value)) return value;
     try {
       return encodeValue(kind, model, value);
     } catch (error) {

@@ -27,7 +27,9 @@ const POSTGRES_TYPES: Record<ColumnType, string> = {
   varchar: "varchar",
   integer: "integer",
   boolean: "boolean",
-  timestamp: "timestamptz",
+  // Milliseconds, what a JS Date holds: a value read back compares equal to the stored one, and a
+  // cursor names exactly the row it came from (CURRENT_TIMESTAMP has microseconds otherwise).
+  timestamp: "timestamptz(3)",
   bigint: "bigint",
   decimal: "numeric",
   // double precision, not real: a float4 would not round-trip a JS number.

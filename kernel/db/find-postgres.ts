@@ -40,6 +40,11 @@ export function findManyPostgresStatement(model: SchemaModel, table: TableModel,
 }
 
 export async function findManyPostgres(db: Kysely<any>, model: SchemaModel, table: TableModel, plan: FindPlan): Promise<Row[]> {
+  return (await findTuplesPostgres(db, model, table, plan)).rows;
+}
+
+/** `findManyPostgres`, with each row's tuple as PostgreSQL wrote it (for exact cursors, cursor.ts). */
+export async function findTuplesPostgres(db: Kysely<any>, model: SchemaModel, table: TableModel, plan: FindPlan): Promise<{ rows: Row[]; tuples: unknown[][] }> {
   const { rows } = await findManyPostgresStatement(model, table, plan).execute(db);
   let document = rows[0]?.rows ?? [];
   // pg and PGlite parse json already; a dialect with that parser switched off hands over text.
@@ -54,8 +59,8 @@ export async function findManyPostgres(db: Kysely<any>, model: SchemaModel, tabl
     return { name: relation.name, many: isMany(relation), read: (raw: unknown[]) => decode(readJsonArray(raw, size)) };
   });
   const distance = plan.nearest ? width + relations.length : -1;
-  return (document as unknown[][]).map((raw) => {
-    const tuple = readJsonArray(raw, width + relations.length + (plan.nearest ? 1 : 0));
+  const tuples = (document as unknown[][]).map((raw) => readJsonArray(raw, width + relations.length + (plan.nearest ? 1 : 0)));
+  const decoded = tuples.map((tuple) => {
     const row = decodeParent(tuple);
     relations.forEach(({ name, many, read }, i) => {
       const value = tuple[width + i] as unknown[] | null;
@@ -64,6 +69,7 @@ export async function findManyPostgres(db: Kysely<any>, model: SchemaModel, tabl
     if (distance >= 0) row[DISTANCE] = Number(tuple[distance]);
     return row;
   });
+  return { rows: decoded, tuples };
 }
 
 /** The parent page: filtered, ordered and limited before any relation is computed. */

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from "kysely";
 import type { SchemaModel, TableModel } from "../schema/model.js";
 import type { DatabaseKind } from "../contracts/resources.js";
-import { findManyPostgres, findManyPostgresStatement } from "./find-postgres.js";
+import { findManyPostgres, findManyPostgresStatement, findTuplesPostgres } from "./find-postgres.js";
 import { findManySqlite, findManySqliteStatement } from "./find-sqlite.js";
 import { RANK_NOT_PAGED, planFind } from "./query-args.js";
 import { QueryError } from "./query-error.js";
@@ -128,7 +128,9 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
       const checked = plan(args);
       const tables = [table.name, ...checked.include.flatMap(({ relation }) => (relation.via ? [relation.target, relation.via] : [relation.target]))];
       const filter = rows && liveFilter(kind, rows, table, (args ?? {}) as Record<string, unknown>);
-      return hub.subscribe(`${table.name}\u0000${JSON.stringify(args ?? {})}`, tables, () => findMany(args), options?.signal, filter);
+      // A bigint value (a bigint column's filter) keys as its digits, the text the column also accepts.
+      const key = JSON.stringify(args ?? {}, (_, value) => (typeof value === "bigint" ? value.toString() : value));
+      return hub.subscribe(`${table.name}\u0000${key}`, tables, () => findMany(args), options?.signal, filter);
     },
     compile(args?: unknown): CompiledFind {
       const checked = plan(args);
@@ -142,10 +144,11 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
       if (checked.rank) throw new QueryError("orderBy", RANK_NOT_PAGED);
       if (checked.take === undefined) return { items: await findMany(args), nextCursor: null };
       // One row more than asked says whether a next page exists, without a count.
-      const rows = await findMany({ ...(args as object), take: checked.take + 1 });
+      const found = plan({ ...(args as object), take: checked.take + 1 });
+      const { rows, tuples } = kind === "postgres" ? await findTuplesPostgres(db, model, table, found) : { rows: await findManySqlite(db, model, table, found), tuples: undefined };
       const items = rows.slice(0, checked.take);
       const last = items.at(-1);
-      return { items, nextCursor: rows.length > checked.take && last ? cursorOf(table, checked.ordering, last) : null };
+      return { items, nextCursor: rows.length > checked.take && last ? cursorOf(table, checked.ordering, last, tuples?.[items.length - 1]) : null };
     },
     async count(args?: unknown) {
       const checked = plan(args, COUNT_KEYS);

@@ -82,10 +82,10 @@ export interface EmbeddedDatabase<Client extends EmbeddedQueryClient = EmbeddedQ
   /**
    * On the database thread: up at once while a statement runs there (the thread is alive and
    * working; a second statement would only wait for it), else `select 1`. The health probe
-   * uses it, so `/health` answers during a long query. Undefined in-thread, where nothing
-   * answers while a statement runs.
+   * uses it, so `/health` answers during a long query. In-thread, where nothing answers while a
+   * statement runs: `select 1` sent to the instance itself.
    */
-  readonly probe?: () => Promise<void>;
+  readonly probe: () => Promise<void>;
 }
 
 /** An embedded PostgreSQL (PGlite) with the `vector` and `live` extensions. */
@@ -152,7 +152,11 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase<any> {
           if (client.closed) throw new Error("PGlite is closed");
           if (!client.busy) await client.query("select 1");
         }
-      : undefined;
+      : async () => {
+          // In-thread, `select 1` straight to the instance: the dialect's layers would add nothing to the answer.
+          await started;
+          await client.exec("select 1");
+        };
   const backup = async () => {
     await started;
     return client instanceof ThreadClient ? client.backup() : backupEmbedded(client as EmbeddedClient);

@@ -1,54 +1,58 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { NodeFS } from "@electric-sql/pglite/nodefs";
+import { extractTar } from "./extract-tar.js";
 import { loadVector } from "./extensions.js";
 import { memoryTemplate } from "./template.js";
-import { readCachedTemplate, templateCachePath } from "./template-cache.js";
+import { templateCachePath } from "./template-cache.js";
 
 /**
  * A new data directory needs initdb. Run inside the process, PGlite does it with two throwaway
  * WebAssembly instances (a helper database and initdb itself) whose memory the allocator never
  * returns: a first start held about 140 MB more than every later one. So initdb runs in a short
- * child process that hands back a dump of the new cluster, and the data directory is filled from
- * that dump, as a `memory://` database is filled from its template. When the project's cache
- * already holds that template (template-cache.ts), it is the new cluster and no initdb runs.
+ * child process that writes a dump of the new cluster to a file; when the project's cache already
+ * holds the `memory://` template (template-cache.ts), that file is the new cluster and no initdb runs.
+ *
+ * The dump is unpacked onto disk, streaming, before PGlite mounts the directory, rather than given
+ * to PGlite as `loadDataDir`: PGlite reads that whole (a 40 MB ArrayBuffer beside the Blob it came
+ * from, then a copy of every file in it), and on the database thread, which allocates little once
+ * started, no collection ever freed them: 77 MB stayed resident, and the files' copies left about
+ * 50 MB of freed memory the allocator kept (docs/operations.md#memory).
  */
-export async function freshCluster(): Promise<Blob> {
-  const cached = readCachedTemplate(templateCachePath((await loadVector()) ? "vector" : ""));
-  if (cached) return cached;
+export class NewClusterFS extends NodeFS {
+  override async init(...args: Parameters<NodeFS["init"]>): ReturnType<NodeFS["init"]> {
+    await fillNewCluster(this.rootDir);
+    return super.init(...args);
+  }
+}
+
+async function fillNewCluster(dataDir: string): Promise<void> {
+  const cached = templateCachePath((await loadVector()) ? "vector" : "");
+  if (cached && existsSync(cached)) return extractTar(cached, dataDir);
   const dir = await mkdtemp(join(tmpdir(), "trellis-initdb-"));
   const file = join(dir, "cluster.tar");
   try {
-    const pglite = createRequire(import.meta.url).resolve("@electric-sql/pglite");
-    await new Promise<void>((resolve, reject) => {
-      execFile(process.execPath, ["-e", CHILD, pglite, file], { env: { ...process.env, NODE_OPTIONS: "" } }, (error, _stdout, stderr) =>
-        error ? reject(new Error(`initdb in a child process failed: ${stderr || error.message}`)) : resolve(),
-      );
+    await initdbInChild(file).catch(async () => {
+      // No child process here (a sandbox, a bundler that moved PGlite): the in-process template.
+      await writeFile(file, new Uint8Array(await (await memoryTemplate()).arrayBuffer()));
     });
-    return new BufferBlob(await readFile(file));
-  } catch {
-    // No child process here (a sandbox, a bundler that moved PGlite): the in-process template.
-    return memoryTemplate();
+    await extractTar(file, dataDir);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-/** The dump as PGlite reads it (`arrayBuffer()`), without a second copy of its bytes. */
-class BufferBlob extends Blob {
-  readonly #bytes: Buffer;
-
-  constructor(bytes: Buffer) {
-    super([]);
-    this.#bytes = bytes;
-  }
-
-  override async arrayBuffer(): Promise<ArrayBuffer> {
-    const { buffer, byteOffset, byteLength } = this.#bytes;
-    return byteOffset === 0 && byteLength === buffer.byteLength ? (buffer as ArrayBuffer) : (buffer.slice(byteOffset, byteOffset + byteLength) as ArrayBuffer);
-  }
+function initdbInChild(file: string): Promise<void> {
+  const pglite = createRequire(import.meta.url).resolve("@electric-sql/pglite");
+  return new Promise<void>((resolve, reject) => {
+    execFile(process.execPath, ["-e", CHILD, pglite, file], { env: { ...process.env, NODE_OPTIONS: "" } }, (error, _stdout, stderr) =>
+      error ? reject(new Error(`initdb in a child process failed: ${stderr || error.message}`)) : resolve(),
+    );
+  });
 }
 
 /** The child: a new cluster in memory, dumped uncompressed to the file it is given. */

@@ -5,7 +5,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { live, type LiveNamespace } from "@electric-sql/pglite/live";
 import { pgliteTypeOptions } from "../db/dialect/family.js";
 import { lazyVector, loadVector } from "./extensions.js";
-import { freshCluster } from "./fresh-cluster.js";
+import { NewClusterFS } from "./fresh-cluster.js";
 import { memoryTemplate, PendingBlob } from "./template.js";
 
 /** The PGlite instance, with the `live` extension's namespace. */
@@ -24,7 +24,9 @@ export function openInstance(dataDir: string, sharedBuffers: string): { client: 
     ...pgliteTypeOptions,
     extensions: { vector: lazyVector, live },
     postgresqlconf: [`shared_buffers = ${sharedBuffers}`],
-    loadDataDir: dataDir === MEMORY ? new PendingBlob(memoryTemplate) : isNewCluster(dataDir) ? new PendingBlob(freshCluster) : undefined,
+    loadDataDir: dataDir === MEMORY ? new PendingBlob(memoryTemplate) : undefined,
+    // A new data directory is unpacked from a dump of a fresh cluster as PGlite mounts it (fresh-cluster.ts).
+    fs: dataDir !== MEMORY && isNewCluster(dataDir) ? new NewClusterFS(dataDir) : undefined,
   }) as EmbeddedClient;
   const started = (async () => {
     await client.waitReady;

@@ -50,6 +50,8 @@ function bodyLimit(maxBytes: number): HttpMiddleware {
     });
   };
   middleware.displayName = "body-limit:count";
+  // A GET, HEAD or OPTIONS carries no body to count: the kernel steps over this middleware for it.
+  middleware.passes = (event) => BODYLESS.has(event.method);
   return middleware;
 }
 

@@ -31,7 +31,22 @@ export function healthPlugin(config: Exclude<HealthConfig, boolean> = {}): AppPl
       const { db, probe } = ctx.resources;
       let app: SealedApp | undefined;
       ctx.hooks.sealed.tap((sealed) => (app = sealed));
-      const headers = { "cache-control": "no-store" };
+      const probeOnce = (): Promise<unknown> => {
+        try {
+          return Promise.resolve(probe ? probe() : sql`select 1`.execute(db));
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      };
+      // Set up, then the probe; `starting`: set up, but the schema is not migrated yet (or a migration runs).
+      const check = async (): Promise<boolean> => {
+        await app?.ready();
+        await probeOnce();
+        return app?.state() === "starting";
+      };
+      // Once ready, setup has nothing left to wait for: the probe alone, with no async frame around it.
+      const probed = (): Promise<boolean> => (app?.state() === "ready" ? probeOnce().then(isStarting) : check());
+      const isStarting = () => app?.state() === "starting";
       return {
         routes: [
           {
@@ -41,24 +56,16 @@ export function healthPlugin(config: Exclude<HealthConfig, boolean> = {}): AppPl
             // Answers while the app is starting, after its setup failed and after close(): a probe
             // that waited for setup would hang, or never run, exactly when it matters.
             beforeReady: true,
-            handler: async () => {
-              if (app?.state() === "closed") return Response.json(DOWN, { status: 503, headers });
-              try {
-                // Setup first (it is retried after a failure), then the probe, both within the timeout.
-                const starting = await within((async () => {
-                  await app?.ready();
-                  // A database whose single connection may be busy says itself whether it is up.
-                  if (probe) await probe();
-                  else await sql`select 1`.execute(db);
-                  // Set up, but the schema is not migrated yet (or a migration runs): not ready to serve.
-                  return app?.state() === "starting";
-                })(), timeoutMs, `health probe timed out after ${timeoutMs} ms`);
-                if (starting) return Response.json(STARTING, { status: 503, headers });
-                return Response.json({ status: "ok", database: "up" }, { headers });
-              } catch (error) {
-                ctx.report(error, "route");
-                return Response.json(DOWN, { status: 503, headers });
-              }
+            handler: () => {
+              if (app?.state() === "closed") return answer(DOWN, 503);
+              // Setup first (it is retried after a failure), then the probe, both within the timeout.
+              return within(probed(), timeoutMs, `health probe timed out after ${timeoutMs} ms`).then(
+                (starting) => (starting ? answer(STARTING, 503) : answer(UP, 200)),
+                (error: unknown) => {
+                  ctx.report(error, "route");
+                  return answer(DOWN, 503);
+                },
+              );
             },
           },
         ],
@@ -67,5 +74,11 @@ export function healthPlugin(config: Exclude<HealthConfig, boolean> = {}): AppPl
   });
 }
 
-const DOWN = Object.freeze({ status: "error", database: "down" });
-const STARTING = Object.freeze({ status: "starting", database: "up" });
+const UP = JSON.stringify({ status: "ok", database: "up" });
+const DOWN = JSON.stringify({ status: "error", database: "down" });
+const STARTING = JSON.stringify({ status: "starting", database: "up" });
+
+/** Headers as a plain object, not `Headers`: the Node adapter writes such a response on its fast path. */
+function answer(body: string, status: number): Response {
+  return new Response(body, { status, headers: { "content-type": "application/json", "cache-control": "no-store" } });
+}

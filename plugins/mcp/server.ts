@@ -18,7 +18,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { ZodToJsonSchemaConverter } from "@orpc/zod/zod4";
-import { errorBody, toPlainJson, type AppRpcContext, type RequestEvent, type SealedApp } from "../../kernel/index.js";
+import { errorBody, rowDays, toPlainJson, type AppRpcContext, type RequestEvent, type SealedApp } from "../../kernel/index.js";
 import type { McpEntry } from "./catalog.js";
 import { directAnswer, directCall, directFailure, type ToolOutcome } from "./direct.js";
 import type { McpConfig } from "./index.js";
@@ -45,6 +45,11 @@ export function mcpRuntime(sealed: SealedApp, entries: readonly McpEntry[], conf
   const inputOf = (procedure: string) => {
     const schema = sealed.procedures.get(procedure)!["~orpc"].inputSchema;
     return schema ? converter.convert(schema, { strategy: "input" })[1] : {};
+  };
+  /** Plain JSON of a procedure's answer; a resource action's rows with their `date` columns as days (as on REST). */
+  const plain = (procedure: string, output: unknown) => {
+    const table = (sealed.procedures.get(procedure)?.["~orpc"].meta as { resource?: { table?: string } } | undefined)?.resource?.table;
+    return toPlainJson(output, table ? rowDays(sealed.schema, table, output) : undefined);
   };
   const tools = new Map<string, ToolEntry>();
   const resources = new Map<string, { entry: McpEntry; resource: Resource }>();
@@ -89,7 +94,7 @@ export function mcpRuntime(sealed: SealedApp, entries: readonly McpEntry[], conf
   const runTool = async (found: ToolEntry, args: Record<string, unknown> | undefined, event: RequestEvent, context: AppRpcContext): Promise<ToolOutcome> => {
     try {
       const output = await sealed.call(found.entry.procedure, found.wrapped ? args?.input : args, { event, context, source: "mcp" });
-      const text = toPlainJson(output);
+      const text = plain(found.entry.procedure, output);
       // Structured content is a JSON object: an object output whose JSON is one (not a Date's string).
       return { text, structured: text.charCodeAt(0) === 123, isError: false };
     } catch (error) {
@@ -114,7 +119,7 @@ export function mcpRuntime(sealed: SealedApp, entries: readonly McpEntry[], conf
       if (!found) throw new McpError(ErrorCode.InvalidParams, `No resource at ${request.params.uri}`);
       const output = await call(extra.requestId, found.entry.procedure, undefined).catch((error) => protocolError(sealed, error));
       const mimeType = found.resource.mimeType!;
-      return { contents: [{ uri: found.resource.uri, mimeType, text: typeof output === "string" ? output : toPlainJson(output) }] };
+      return { contents: [{ uri: found.resource.uri, mimeType, text: typeof output === "string" ? output : plain(found.entry.procedure, output) }] };
     });
   }
   if (prompts.size > 0) {

@@ -2,7 +2,7 @@ import { JsonSchemaCoercer } from "@orpc/json-schema";
 import type { JSONSchema } from "@orpc/openapi";
 import { StandardBracketNotationSerializer } from "@orpc/openapi-client/standard";
 import { ZodToJsonSchemaConverter } from "@orpc/zod/zod4";
-import { RpcError, columnInput, errorResponse, toPlainJson, type AppRpcContext, type RequestEvent, type SealedApp, type TableModel } from "../../kernel/index.js";
+import { RpcError, columnInput, errorResponse, rowDays, toPlainJson, type AppRpcContext, type RequestEvent, type SealedApp, type TableModel } from "../../kernel/index.js";
 import { listQuerySchema, type Convert } from "./schemas.js";
 import type { RestOperation } from "./operations.js";
 
@@ -51,13 +51,6 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
 
   const decoders = new Map<RestOperation, Decode>();
   for (const operation of operations) decoders.set(operation, decoder(operation));
-  // The day columns of each resource's rows, written `YYYY-MM-DD` in JSON.
-  const days = new Map<string, ReadonlySet<string>>();
-  for (const operation of operations) {
-    const table = operation.resource && sealed.schema.tables[operation.resource.table];
-    if (table) days.set(operation.name, new Set(Object.keys(table.columns).filter((name) => table.columns[name]!.type === "date")));
-  }
-
   function decoder(operation: RestOperation): Decode {
     const { resource } = operation;
     if (!resource) {
@@ -115,7 +108,8 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
           await output.return?.();
           throw new RpcError("NOT_ACCEPTABLE", { status: 406, message: `${operation.name} answers with a stream of events: call it on /rpc/${operation.name.split(".").join("/")}` });
         }
-        return new Response(toPlainJson(output, days.get(operation.name)), { headers: { "content-type": "application/json" } });
+        const table = operation.resource?.table;
+        return new Response(toPlainJson(output, table ? rowDays(sealed.schema, table, output) : undefined), { headers: { "content-type": "application/json" } });
       } catch (error) {
         return errorResponse(sealed.toError(error, "rest"), false);
       }

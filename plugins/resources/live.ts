@@ -29,7 +29,7 @@ export function liveProcedure(spec: ResourceSpec, base: ProcedureBase<AppRpcCont
     try {
       const args = await helpers.listArgs(input as ListInput, context);
       // The list rule's `where` for this caller: when a revalidation computes another, the session changed.
-      const scope = JSON.stringify((await listFilter(permission, context)) ?? null);
+      const scope = scopeKey(await listFilter(permission, context));
       const source = helpers.query().live(args, { signal });
       const userId = context.user?.id;
       return liveIterable(source, {
@@ -41,7 +41,7 @@ export function liveProcedure(spec: ResourceSpec, base: ProcedureBase<AppRpcCont
         revalidate: async () => {
           const fresh = await helpers.sealed().createContext(new RequestEvent(new Request("http://trellis.internal/", { headers: context.headers })));
           assertGate(permission, fresh);
-          const freshScope = JSON.stringify((await listFilter(permission, fresh)) ?? null);
+          const freshScope = scopeKey(await listFilter(permission, fresh));
           if ((permission === "owner" && fresh.user?.id !== userId) || freshScope !== scope) throw new RpcError("UNAUTHORIZED", { message: "The session changed; subscribe again" });
         },
       });
@@ -57,4 +57,9 @@ function callerOf(context: AppRpcContext): string {
   if (context.user) return `user:${context.user.id}`;
   const event = eventOf(context);
   return `ip:${(event && callerAddress(event)) ?? "unknown"}`;
+}
+
+/** A list rule's `where` as comparable text; a bigint value (a bigint column's) as its digits. */
+function scopeKey(where: unknown): string {
+  return JSON.stringify(where ?? null, (_, value) => (typeof value === "bigint" ? value.toString() : value));
 }

@@ -91,9 +91,15 @@ export function requestObserver(options: RequestObserverOptions): HttpMiddleware
     const traced = tracing?.enabled() ?? false;
     if (!traced && !metrics) return next();
     const started = performance.now();
-    if (!traced) {
+    // `atOnce`: `next()` may give the response itself (a raw route that answered at once).
+    const result = (traced ? undefined : next()) as Response | Promise<Response> | undefined;
+    if (result instanceof Response) {
+      record(event, result.status, started);
+      return result as unknown as Promise<Response>;
+    }
+    if (result) {
       // One promise, not a catch and a then: this runs on every request.
-      return next().then(
+      return result.then(
         (response) => (record(event, response.status, started), response),
         (error: unknown) => {
           const response = answer(event, error);
@@ -130,8 +136,7 @@ export function requestObserver(options: RequestObserverOptions): HttpMiddleware
       span.end();
       record(event, status, started);
     };
-    return api.context
-      .with(api.trace.setSpan(parent, span), next)
+    return Promise.resolve(api.context.with(api.trace.setSpan(parent, span), next))
       .catch((error: unknown) => answer(event, error))
       .then(
         (response) => (finish(response.status), response),
@@ -142,6 +147,10 @@ export function requestObserver(options: RequestObserverOptions): HttpMiddleware
       );
   };
   middleware.displayName = "telemetry:request";
+  middleware.atOnce = true;
+  // Without metrics, a request is observed only while an SDK is registered (it may be registered
+  // later, so this is asked per request): otherwise the kernel steps over this middleware.
+  if (!metrics) middleware.passes = () => !(tracing?.enabled() ?? false);
   return middleware;
 }
 

@@ -289,8 +289,8 @@ export async function telemetryOverhead(): Promise<void> {
   await Promise.all(Object.values(servers).map((server) => server.close()));
 }
 
-/** Parts of this suite that run alone: `npm run bench -- http:telemetry`. */
-export const cases = { telemetry: telemetryOverhead };
+/** Parts of this suite that run alone: `npm run bench -- http:telemetry`, `npm run bench -- http:transport`. */
+export const cases = { telemetry: telemetryOverhead, transport: () => transportLayer() };
 
 /**
  * `/health` while another request runs a 2-second query: with PGlite on the request thread nothing

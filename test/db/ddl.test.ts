@@ -69,11 +69,11 @@ describe("DDL text", () => {
     expect(thingPg).toContain(`"price" numeric not null default '1.50'`);
     expect(thingPg).toContain('"big" bigint not null default 9007199254740993');
     expect(thingPg).toContain('"ratio" double precision not null default 0.5');
-    expect(thingPg).toContain(`"at" timestamptz not null default '2024-01-02T03:04:05.678Z'`);
+    expect(thingPg).toContain(`"at" timestamptz(3) not null default '2024-01-02T03:04:05.678Z'`);
     expect(thingPg).toContain(`"meta" jsonb not null default '{"a":[1,"it''s"]}'`);
     expect(thingLite).toContain(`constraint "thing_meta_check" check (json_valid("meta"))`);
     expect(thingPg).toContain(`constraint "thing_status_check" check ("status" in ('draft', 'published'))`);
-    expect(thingPg).toContain('"createdAt" timestamptz not null default CURRENT_TIMESTAMP');
+    expect(thingPg).toContain('"createdAt" timestamptz(3) not null default CURRENT_TIMESTAMP');
     expect(thingLite).toContain(`"createdAt" text not null default (strftime('%Y-%m-%dT%H:%M:%fZ','now'))`);
     const child = pg.find((s) => s.startsWith('create table "child"'))!;
     expect(child).toContain('constraint "child_restrictId_fkey" references "parent" ("id") on delete restrict');

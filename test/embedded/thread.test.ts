@@ -81,6 +81,28 @@ describe('embedded({ thread: "worker" })', () => {
     expect(rows.rows.map((row) => row.n)).toEqual(Array.from({ length: 50 }, (_, n) => n));
   });
 
+  it("answers statements sent back to back and after pauses, in order", async () => {
+    // Two at once (the second queued behind the first on the thread), then pauses of various
+    // lengths between pairs: the thread wakes for each, and answers each pair in the order sent.
+    const pauses = [0, 1, 0, 30, 0, 5, 60, 0];
+    const seen: number[] = [];
+    for (const [n, pause] of pauses.entries()) {
+      if (pause) await new Promise((resolve) => setTimeout(resolve, pause));
+      const [first, second] = await Promise.all([
+        sql<{ n: number }>`select ${n}::int as n`.execute(db),
+        sql<{ n: number }>`select ${n + 100}::int as n`.execute(db),
+      ]);
+      seen.push(first.rows[0]!.n, second.rows[0]!.n);
+    }
+    expect(seen).toEqual(pauses.flatMap((_, n) => [n, n + 100]));
+    // A transaction spans both: BEGIN answered, then a pause on the thread's side, then its statements and COMMIT.
+    await db.transaction().execute(async (trx) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await trx.insertInto("item").values({ id: 50 }).execute();
+    });
+    expect(await db.selectFrom("item").select("id").where("id", "=", 50).execute()).toEqual([{ id: 50 }]);
+  });
+
   it("rejects an unknown thread setting", () => {
     expect(() => embedded({ dataDir: "memory://", thread: "gpu" as never })).toThrow('embedded(): thread must be "main" or "worker", not "gpu"');
   });

@@ -30,8 +30,13 @@ export class StatementNames {
       if (!isStale(error)) throw error;
       // Dropped by DEALLOCATE or DISCARD, or its result's columns changed under it (a migration
       // run by another replica): forget it on this connection so the next use parses it again.
-      delete (client as unknown as { connection?: { parsedStatements?: Record<string, string> } }).connection?.parsedStatements?.[name];
-      await client.query(`deallocate "${name}"`).catch(() => {});
+      // Only once the server no longer has it: inside a transaction the error has aborted it and
+      // DEALLOCATE fails, so the statement stays (still stale) until its next use outside one.
+      const gone = await client.query(`deallocate "${name}"`).then(
+        () => true,
+        (failed: unknown) => (failed as { code?: string } | null)?.code === "26000",
+      );
+      if (gone) delete (client as unknown as { connection?: { parsedStatements?: Record<string, string> } }).connection?.parsedStatements?.[name];
       // Inside a transaction the error has aborted it, and the retry fails: the first error is the one to see.
       return client.query({ text, values, types }).catch(() => Promise.reject(error));
     }

@@ -57,13 +57,24 @@ export function postgresDialect(options: PostgresDialectOptions): ReentrantDiale
         // process. The pool has already discarded that client and the next query opens a new one;
         // a query that fails meanwhile is answered 503 and reported.
         if (pool.listenerCount("error") === 0) pool.on("error", () => {});
-        return new TypedPool(pool, types, target ?? poolTarget(pool), options.preparedStatements === false ? undefined : new StatementNames());
+        return new TypedPool(pool, types, target ?? poolTarget(pool), options.preparedStatements === false ? undefined : statementNamesOf(pool));
       },
     }),
   );
   // The start banner's line: the URL with its password hidden (or the pool's host and database).
   dialect.about = { engine: "PostgreSQL", location: (target ?? poolTarget((options as { pool: Pool }).pool)).shown };
   return dialect;
+}
+
+/**
+ * The statement names of `pool`: one map per pool, since a name is kept per pooled connection, so
+ * two dialects (or two Kysely instances of one dialect) over one pool never give one name to two texts.
+ */
+const namesByPool = new WeakMap<Pool, StatementNames>();
+function statementNamesOf(pool: Pool): StatementNames {
+  let names = namesByPool.get(pool);
+  if (!names) namesByPool.set(pool, (names = new StatementNames()));
+  return names;
 }
 
 /** Where a pool handed in from outside connects (pg keeps its options). */

@@ -15,6 +15,7 @@ export const PREPARED_LIMIT = 500;
  * or `0A000` "cached plan must not change result type" (its result's columns changed: a migration).
  */
 export function isStale(error: unknown): boolean {
-  const code = (error as { code?: string } | null)?.code;
-  return code === "26000" || (code === "0A000" && /cached plan must not change result type/.test(String((error as Error).message)));
+  const { code, routine } = (error ?? {}) as { code?: string; routine?: string };
+  // The plan's check is named by its source routine, which a translated message (lc_messages) keeps.
+  return code === "26000" || (code === "0A000" && (routine === "RevalidateCachedQuery" || /cached plan must not change result type/.test(String((error as Error).message))));
 }

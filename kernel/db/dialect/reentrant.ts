@@ -49,6 +49,8 @@ function pendingOf(connection: DatabaseConnection): ChangeEvent[] | undefined {
  */
 class TrackedConnection implements DatabaseConnection {
   pending: ChangeEvent[] | undefined;
+  /** Kysely's own savepoints (`trx.savepoint(name)`): how many changes were pending at each. */
+  readonly marks = new Map<string, number>();
 
   constructor(
     readonly inner: DatabaseConnection,
@@ -58,8 +60,7 @@ class TrackedConnection implements DatabaseConnection {
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (!this.feed.active) return this.inner.executeQuery<R>(query);
     return this.inner.executeQuery<R>(query).then((result) => {
-      const change = this.feed.changeOf(query, result);
-      if (change) {
+      for (const change of this.feed.changesOf(query, result)) {
         if (this.pending) this.pending.push(change);
         else this.feed.emit(change);
       }
@@ -185,7 +186,10 @@ class ReentrantDriver implements Driver {
       return;
     }
     await this.inner.beginTransaction(innerOf(connection), settings);
-    if (connection instanceof TrackedConnection) connection.pending = [];
+    if (connection instanceof TrackedConnection) {
+      connection.pending = [];
+      connection.marks.clear();
+    }
     const scope = this.scopes.getStore();
     if (scope && !scope.connection && !scope.closed) scope.connection = connection;
   }
@@ -227,12 +231,16 @@ class ReentrantDriver implements Driver {
     if (scope?.connection === connection) scope.closed = true;
   }
 
-  savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]): Promise<void> {
-    return this.#need("savepoint")(connection, name, compile);
+  async savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]): Promise<void> {
+    await this.#need("savepoint")(connection, name, compile);
+    if (connection instanceof TrackedConnection && connection.pending) connection.marks.set(name, connection.pending.length);
   }
 
-  rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]): Promise<void> {
-    return this.#need("rollbackToSavepoint")(connection, name, compile);
+  /** The changes made since the savepoint are undone with it. */
+  async rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]): Promise<void> {
+    await this.#need("rollbackToSavepoint")(connection, name, compile);
+    const mark = connection instanceof TrackedConnection ? connection.marks.get(name) : undefined;
+    if (mark !== undefined && connection instanceof TrackedConnection && connection.pending) connection.pending.length = Math.min(connection.pending.length, mark);
   }
 
   releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]): Promise<void> {

@@ -21,6 +21,13 @@ export function threadModule(): { url: URL; typescript: boolean } | undefined {
   return existsSync(fileURLToPath(built)) ? { url: built, typescript: false } : undefined;
 }
 
+/**
+ * V8 grows the thread's young generation to 16 MB, all of it resident, for the short-lived objects of
+ * a statement's rows; 8 MB holds them as well at half the memory (docs/operations.md#memory). The old
+ * generation keeps V8's own limit: a large result must not cost the thread an out-of-memory.
+ */
+const resourceLimits = { maxYoungGenerationSizeMb: 8 };
+
 class DatabaseThread {
   readonly #worker: Worker;
   readonly #pending = new Map<number, Pending>();
@@ -30,8 +37,8 @@ class DatabaseThread {
   constructor(module: { url: URL; typescript: boolean }) {
     this.#worker = module.typescript
       ? // From source (tests, benchmarks): the thread compiles its TypeScript with the same loader.
-        new Worker(new URL("./from-source.mjs", import.meta.url), { workerData: { module: module.url.href }, name: "trellis-embedded" })
-      : new Worker(module.url, { name: "trellis-embedded" });
+        new Worker(new URL("./from-source.mjs", import.meta.url), { workerData: { module: module.url.href }, name: "trellis-embedded", resourceLimits })
+      : new Worker(module.url, { name: "trellis-embedded", resourceLimits });
     this.#worker.unref();
     this.#worker.on("message", (reply: Reply) => {
       const pending = this.#pending.get(reply.id);
