@@ -20,7 +20,7 @@ const v3 = schema("3").extend(v2).files({ attachTo: ["post"] }).build();
 const { profile, context, unavailable } = await launchChromium("trellis-admin-files-chromium-", "the dashboard files suite");
 const shot = (name: string) => screenshotPath(profile, name);
 
-describe.skipIf(unavailable !== undefined)("the dashboard's files view, keyboard and layout, in Chromium", () => {
+describe.skipIf(unavailable !== undefined)("the dashboard's files view, keyboard and layout, in Chromium", { timeout: 120_000 }, () => {
   let db: TestDatabase;
   let running: RunningServer;
   let page: Page;
@@ -42,7 +42,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's files view, keyboard
     await running.app.db.insertInto("post").values(Array.from({ length: 3 }, (_, i) => ({ title: `post ${i}`, authorId: boss.userId }))).execute();
     page = await context!.newPage();
     // A step that cannot happen fails with its own message, well before the test's time is up.
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(30_000);
     // A real PNG to upload: Chromium draws one.
     await page.setContent(`<div style="width:64px;height:64px;background:linear-gradient(135deg,#2f6fde,#2e8540)"></div>`);
     png = await page.screenshot({ clip: { x: 8, y: 8, width: 64, height: 64 } });

@@ -33,7 +33,7 @@ const searchApp = (db: DatabaseConfig, baseUrl: string) =>
 
 const { profile, context, unavailable } = await launchChromium("trellis-admin-search-chromium-", "the dashboard search suite");
 
-describe.skipIf(unavailable !== undefined)("the dashboard's cursor pager, search and nearest rows in Chromium", () => {
+describe.skipIf(unavailable !== undefined)("the dashboard's cursor pager, search and nearest rows in Chromium", { timeout: 120_000 }, () => {
   let db: TestDatabase;
   let running: RunningServer;
   let page: Page;
@@ -61,11 +61,11 @@ describe.skipIf(unavailable !== undefined)("the dashboard's cursor pager, search
       .execute();
     page = await context!.newPage();
     // A step that never happens fails with its own message, well before the test times out.
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(30_000);
     page.on("request", (request) => {
       if (request.url().endsWith("/rpc/_admin/data/list")) lists.push(JSON.parse(request.postData() ?? "{}").json);
     });
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await context?.close();
