@@ -21,6 +21,7 @@ import type { RequestEvent } from "./event.js";
 import { assertProcedureName, flattenProcedures } from "./tree.js";
 import { rootBuilder } from "./procedure.js";
 import { openDatastore, type Datastore } from "./db/datastore.js";
+import { throwProblems } from "./lifecycle/problems.js";
 import { Running, type BuiltKernel } from "./running.js";
 import { EMPTY_SCHEMA, type SchemaModel } from "./schema/model.js";
 import { ServiceRegistry, type ServiceOf } from "./services.js";
@@ -142,6 +143,16 @@ export class Kernel {
     this.#built = true;
     const ordered = resolveOrder(this.#plugins);
     const store = openDatastore(this.options.db, this.#schemas, this.#services.get("instrumentation") as never);
+    try {
+      return this.#assemble(ordered, store);
+    } catch (error) {
+      // A build that fails releases the database it opened (an embedded one's thread and lock).
+      void store.close().catch(() => {});
+      throw error;
+    }
+  }
+
+  #assemble(ordered: OrderedPlugin[], store: Datastore): BuiltKernel {
     const contexts = new Map(ordered.map((entry) => [entry.plugin.name, this.#pluginContext(entry, ordered, store)]));
 
     const problems: TrellisError[] = [];
@@ -154,18 +165,10 @@ export class Kernel {
     }
     const sessionProvided = ordered.some(({ plugin }) => plugin.provides?.includes("session"));
     if (this.#sessionReasons.length > 0 && !sessionProvided) {
-      problems.push(
-        new TrellisError("KERNEL_AUTH_REQUIRED", `These need a signed-in session, so call .auth(): ${this.#sessionReasons.join("; ")}`, {
-          hook: "validate",
-        }),
-      );
+      const reasons = this.#sessionReasons.join("; ");
+      problems.push(new TrellisError("KERNEL_AUTH_REQUIRED", `These need a signed-in session, so call .auth(): ${reasons}`, { hook: "validate" }));
     }
-    // One problem keeps its own code; several are listed together so one build shows them all.
-    if (problems.length === 1) throw problems[0];
-    if (problems.length > 1) {
-      const lines = problems.map((problem) => `${problem.plugin ?? "kernel"}: ${problem.message}`);
-      throw new TrellisError("KERNEL_VALIDATION_FAILED", `Cannot build:\n${lines.join("\n")}`, { hook: "validate", cause: problems });
-    }
+    throwProblems(problems);
 
     const router = new TieredRouter();
     for (const route of this.#routes) router.add(TIER.user, route);
