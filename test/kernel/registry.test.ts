@@ -3,20 +3,10 @@ import { definePlugin, RpcError, type AppRpcContext, type ResourceRegistry } fro
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { closeAfterEach, rpc, sqliteMemory } from "../support/app.js";
+import { keySessions } from "../support/key-sessions.js";
 
 const build = closeAfterEach();
 const v1 = schema("1").table("doc", (t) => ({ id: t.serial().primaryKey(), title: t.text(), ownerId: t.text() })).build();
-
-const sessions = definePlugin({
-  name: "sessions",
-  stage: "identity",
-  provides: ["session"],
-  build: (ctx) =>
-    ctx.hooks.session.tap(async (event) => {
-      const id = event.headers.get("x-api-key");
-      return id ? { user: { id, email: `${id}@x`, name: id }, session: { id, userId: id, expiresAt: new Date(8.64e15) } } : undefined;
-    }),
-});
 
 const as = (id?: string): AppRpcContext => ({ user: id ? { id, email: "", name: id } : null } as AppRpcContext);
 const outcome = (promise: Promise<void>) => promise.then(() => 200, (error: RpcError<any, any>) => error.status);
@@ -32,7 +22,7 @@ describe("the published resource registry", () => {
     const built = build(
       new App({ db: sqliteMemory() })
         .schema(v1)
-        .use(sessions)
+        .use(keySessions)
         .resource("doc", { ownerColumn: "ownerId", permissions: { create: "authenticated", update: "owner", delete: "admin" } })
         .use(reader),
     );

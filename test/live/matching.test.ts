@@ -6,6 +6,7 @@ import { localLive, postgresLive } from "../../kernel/db/dialect/entry.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { families, openDatabase, type Family, type TestDatabase } from "../support/databases.js";
+import { keySessions } from "../support/key-sessions.js";
 
 /**
  * A write re-runs only the live queries it can affect, and every one it can: a row entering or
@@ -16,18 +17,6 @@ import { families, openDatabase, type Family, type TestDatabase } from "../suppo
 const v1 = schema("1")
   .table("note", (t) => ({ id: t.serial().primaryKey(), ownerId: t.text().nullable(), title: t.text(), status: t.text() }))
   .build();
-
-/** Sessions from `x-api-key: <user>`. */
-const sessions = definePlugin({
-  name: "sessions",
-  stage: "identity",
-  provides: ["session"],
-  build: (ctx) =>
-    ctx.hooks.session.tap(async (event) => {
-      const id = event.headers.get("x-api-key");
-      return id ? { user: { id, email: `${id}@x`, name: id }, session: { id, userId: id, expiresAt: new Date(8.64e15) } } : undefined;
-    }),
-});
 
 /** Every statement reading `note` that is not a write: one per live query re-run. */
 function reads(log: string[]) {
@@ -60,7 +49,7 @@ describe.each<Family>(families())("live queries re-run only for changes that can
     const live = family === "sqlite" ? localLive() : family === "pglite" ? { kind: "pglite" } : postgresLive({ connectionString: process.env.DATABASE_URL! });
     built = new App({ db: { dialect: database.dialect, kind: database.kind, live } })
       .schema(v1)
-      .use(sessions)
+      .use(keySessions)
       .use(reads(log))
       .resource("note", {
         ownerColumn: "ownerId",

@@ -8,20 +8,10 @@ import { localLive } from "../../kernel/db/dialect/entry.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { openDatabase, type Family, type TestDatabase } from "../support/databases.js";
+import { keySessions } from "../support/key-sessions.js";
 
 const USERS = 100;
 const v1 = schema("1").table("todo", (t) => ({ id: t.serial().primaryKey(), ownerId: t.text(), title: t.text(), done: t.boolean() })).build();
-
-const sessions = definePlugin({
-  name: "sessions",
-  stage: "identity",
-  provides: ["session"],
-  build: (ctx) =>
-    ctx.hooks.session.tap(async (event) => {
-      const id = event.headers.get("x-api-key");
-      return id ? { user: { id, email: `${id}@x`, name: id }, session: { id, userId: id, expiresAt: new Date(8.64e15) } } : undefined;
-    }),
-});
 
 const next = <T>(iterator: AsyncIterator<T>, ms = 20_000) =>
   Promise.race([iterator.next(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no snapshot in time")), ms))]);
@@ -40,7 +30,7 @@ describe.each<Family>(["pglite", "sqlite"])("live re-runs per write on %s", (fam
     });
     built = new App({ db: { dialect: database.dialect, kind: database.kind, live: family === "sqlite" ? localLive() : { kind: "pglite" } } })
       .schema(v1)
-      .use(sessions)
+      .use(keySessions)
       .use(counter)
       .resource("todo", {
         ownerColumn: "ownerId",

@@ -4,12 +4,12 @@
  * not another owner's, not those a list rule hides, through any surface.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { definePlugin } from "../../kernel/index.js";
 import { localLive } from "../../kernel/db/dialect/entry.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { request, rpc } from "../support/app.js";
 import { families, openDatabase, type TestDatabase } from "../support/databases.js";
+import { keySessions } from "../support/key-sessions.js";
 
 const v1 = schema("1")
   .table("memo", (t) => ({ id: t.serial().primaryKey(), text: t.text(), ownerId: t.text().nullable() }))
@@ -17,18 +17,6 @@ const v1 = schema("1")
   .search("memo", ["text"])
   .search("story", { title: "A", body: "B" })
   .build();
-
-/** Sessions from `x-api-key: <user>`. */
-const sessions = definePlugin({
-  name: "sessions",
-  stage: "identity",
-  provides: ["session"],
-  build: (ctx) =>
-    ctx.hooks.session.tap(async (event) => {
-      const id = event.headers.get("x-api-key");
-      return id ? { user: { id, email: `${id}@x`, name: id }, session: { id, userId: id, expiresAt: new Date(8.64e15) } } : undefined;
-    }),
-});
 
 const as = (user: string) => ({ "x-api-key": user });
 const ids = (rows: { id: number }[]) => rows.map((row) => row.id);
@@ -45,7 +33,7 @@ describe.each(families())("search under owner scope and list rules on %s", (fami
     const live = family === "sqlite" ? localLive() : family === "pglite" ? { kind: "pglite" as const } : undefined;
     app = await new App({ db: { dialect: db.dialect, kind: db.kind, ...(live && { live }) } })
       .schema(v1)
-      .use(sessions)
+      .use(keySessions)
       .resource("memo", {
         ownerColumn: "ownerId",
         permissions: { list: "owner", get: "owner", create: "authenticated", update: "owner", delete: "owner" },
