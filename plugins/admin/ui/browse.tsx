@@ -49,7 +49,8 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
   const [search, setSearch] = useState("");
   const [nearest, setNearest] = useState<NearestQuery>();
   // The page remembers where it starts, so the pager never describes rows not yet shown.
-  const [page, setPage] = useState<{ data: Row[]; count: number; start: number; nextCursor?: string | null; nearest?: NearestQuery }>();
+  // `ranked`: the rows were loaded in rank order, so the status describes the rows shown, not a sort clicked since.
+  const [page, setPage] = useState<{ data: Row[]; count: number; start: number; nextCursor?: string | null; nearest?: NearestQuery; ranked?: boolean }>();
   const [error, setError] = useState<string>();
   const [panel, setPanel] = useState<Panel>();
   // Primary-key values of the rows ticked on this page; a new page starts with none.
@@ -73,7 +74,7 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
       } else if (byCursor) {
         setPage({ ...(await client._admin.data.list({ table: table.name, where, orderBy, search: text, take: PAGE, page: true, after })), start: cursors.length * PAGE });
       } else {
-        setPage({ ...(await client._admin.data.list({ table: table.name, where, orderBy, search: text, take: PAGE, skip })), start: skip });
+        setPage({ ...(await client._admin.data.list({ table: table.name, where, orderBy, search: text, take: PAGE, skip })), start: skip, ranked: Boolean(text && !order) });
       }
       setSelected([]);
       setConfirming(false);
@@ -248,7 +249,7 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
             <div class="pager">
               <span role="status">
                 {page.data.length === 0 ? (page.count === 0 ? "No rows" : "No more rows") : `Rows ${page.start + 1}–${page.start + page.data.length} of ${page.count}`}
-                {search && !order ? ", best matches first" : ""}
+                {page.ranked ? ", best matches first" : ""}
               </span>
               <button type="button" disabled={atStart} onClick={previous}>Previous page</button>
               <button type="button" disabled={atEnd} onClick={next}>Next page</button>
