@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { definePlugin, RpcError } from "../../kernel/index.js";
+import { RpcError } from "../../kernel/index.js";
 import { localLive } from "../../kernel/db/dialect/entry.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { rpc } from "../support/app.js";
 import { openDatabase, type Family, type TestDatabase } from "../support/databases.js";
+import { keySessionsOf } from "../support/key-sessions.js";
 
 const v1 = schema("1")
   .table("msg", (t) => ({ id: t.serial().primaryKey(), body: t.text(), room: t.text(), ownerId: t.text().nullable() }))
@@ -12,16 +13,7 @@ const v1 = schema("1")
 
 /** Sessions from `x-api-key: <user>`, valid while the user is in `signedIn`. */
 const signedIn = new Set<string>();
-const sessions = definePlugin({
-  name: "sessions",
-  stage: "identity",
-  provides: ["session"],
-  build: (ctx) =>
-    ctx.hooks.session.tap(async (event) => {
-      const id = event.headers.get("x-api-key");
-      return id && signedIn.has(id) ? { user: { id, email: `${id}@x`, name: id }, session: { id, userId: id, expiresAt: new Date(8.64e15) } } : undefined;
-    }),
-});
+const sessions = keySessionsOf({ accepts: (id) => signedIn.has(id) });
 
 const next = <T>(iterator: AsyncIterator<T>, ms = 5000) =>
   Promise.race([iterator.next(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no snapshot in time")), ms))]);

@@ -1,11 +1,12 @@
 // Live streams: a caller's share of the slots, revocation that no snapshot outruns, and arguments
 // refused exactly as list refuses them, before any stream starts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { definePlugin, RpcError } from "../../kernel/index.js";
+import { RpcError } from "../../kernel/index.js";
 import { localLive } from "../../kernel/db/dialect/entry.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { errorOf, rpc, sqliteMemory } from "../support/app.js";
+import { keySessionsOf } from "../support/key-sessions.js";
 
 const v1 = schema("1")
   .table("note", (t) => ({ id: t.serial().primaryKey(), body: t.text() }))
@@ -15,19 +16,8 @@ const v1 = schema("1")
 /** Sessions from `x-api-key: <user>`, valid while the user is in `signedIn`; each lookup takes `lookupMs`. */
 const signedIn = new Set<string>();
 let lookupMs = 0;
-const sessions = definePlugin({
-  name: "sessions",
-  stage: "identity",
-  provides: ["session"],
-  build: (ctx) =>
-    ctx.hooks.session.tap(async (event) => {
-      const id = event.headers.get("x-api-key");
-      const valid = id !== null && signedIn.has(id);
-      // Read first, answer later: a slow session store (a remote database, a cache round trip).
-      if (lookupMs > 0) await new Promise((resolve) => setTimeout(resolve, lookupMs));
-      return valid ? { user: { id, email: `${id}@x`, name: id }, session: { id, userId: id, expiresAt: new Date(8.64e15) } } : undefined;
-    }),
-});
+// A slow session store when lookupMs > 0: it reads first and answers later.
+const sessions = keySessionsOf({ accepts: (id) => signedIn.has(id), lookupMs: () => lookupMs });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
