@@ -1,13 +1,16 @@
 import { spawn } from "node:child_process";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
- * examples/observability as a user runs it (`npx tsx examples/observability/server.ts`), with a
- * loopback HTTP server standing in for the OpenTelemetry collector at OTEL_EXPORTER_OTLP_ENDPOINT:
- * what the collector receives is the OTLP/HTTP JSON export of the request's spans.
+ * examples/observability as a supervisor runs it (`node --import tsx examples/observability/server.ts`,
+ * one process), with a loopback HTTP server standing in for the OpenTelemetry collector at
+ * OTEL_EXPORTER_OTLP_ENDPOINT: what the collector receives is the OTLP/HTTP JSON export of the
+ * request's spans. Not through the `tsx` command: it forwards a signal to its child process and
+ * kills that child outright when it has not acknowledged within 30 ms, which a loaded machine
+ * misses, and then nothing is flushed.
  */
 const root = resolve(import.meta.dirname, "../..");
 const TOKEN = "an-example-scrape-token-0123";
@@ -53,7 +56,7 @@ beforeAll(async () => {
   await new Promise<void>((listening) => collector.listen(0, "127.0.0.1", listening));
   const { port } = collector.address() as AddressInfo;
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(VITEST|NODE_TEST_CONTEXT$)/.test(key)));
-  child = spawn(process.execPath, [join(root, "node_modules/tsx/dist/cli.mjs"), "examples/observability/server.ts"], {
+  child = spawn(process.execPath, ["--import", "tsx", "examples/observability/server.ts"], {
     cwd: root,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
