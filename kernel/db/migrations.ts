@@ -5,7 +5,7 @@ import { addColumnStatements, createIndexStatement, createTablesStatements, drop
 import { CREATE_VECTOR_EXTENSION, hasVectorColumn, hnswIndexStatement, vectorExtensionMissing } from "./vector-sql.js";
 import { planMigrations, type MigrationStep } from "./diff.js";
 import { createSearchStatements, dropSearchStatements } from "./search-ddl.js";
-import { withTransactionalDdl } from "./transactional-ddl.js";
+import { withSchemaTables, withTransactionalDdl } from "./migrator-view.js";
 import { recordVersion } from "./version-record.js";
 import { TrellisError } from "../errors.js";
 
@@ -105,7 +105,8 @@ export class MigrationStepError extends TrellisError {
  * one transaction under the migrator's lock, so a failing step leaves the database at the version
  * it had before `migrateToLatest()`, which then resolves `{ error, results }`. On SQLite, whose
  * Kysely adapter opts out of transactional DDL although SQLite has it, the migrator is given a view
- * of the instance that opts back in (transactional-ddl.ts).
+ * of the instance that opts back in; on the PostgreSQL family, one whose introspection reads only the
+ * migration table's schema (migrator-view.ts).
  */
 export function createMigrator(
   db: Kysely<any>,
@@ -114,5 +115,5 @@ export function createMigrator(
   options: Omit<MigratorProps, "db" | "provider"> = {},
 ): Migrator {
   const provider = createMigrationProvider(kind, models);
-  return new Migrator({ ...options, db: kind === "sqlite" ? withTransactionalDdl(db) : db, provider });
+  return new Migrator({ ...options, db: kind === "sqlite" ? withTransactionalDdl(db) : withSchemaTables(db, options.migrationTableSchema), provider });
 }
