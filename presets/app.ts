@@ -306,11 +306,14 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
   /** Builds, waits for the database, and applies pending migrations (throws when one fails). */
   async start(): Promise<Built<S, Router>> {
     const built = this.kernel.build();
-    await built.ready();
-    const { error } = await built.migrator.migrateToLatest();
-    if (error) {
-      await built.close();
-      throw error instanceof Error ? error : new Error(String(error));
+    try {
+      await built.ready();
+      const { error } = await built.migrator.migrateToLatest();
+      if (error) throw error instanceof Error ? error : new Error(String(error));
+    } catch (error) {
+      // Whatever stopped the start (setup, a migration) releases the database (an embedded one's thread and lock).
+      await built.close().catch(() => {});
+      throw error;
     }
     return built as unknown as Built<S, Router>;
   }
