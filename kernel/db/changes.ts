@@ -1,4 +1,5 @@
 import type { CompiledQuery, QueryResult } from "kysely";
+import { cascadesOf, type Reach, type Reference } from "./change-cascades.js";
 
 /** A committed write made through the app's database. */
 export interface ChangeEvent {
@@ -26,6 +27,8 @@ export interface ChangeEvent {
 export class ChangeFeed {
   readonly #listeners: ((change: ChangeEvent) => void)[] = [];
   keyOf: (table: string) => string | undefined = () => undefined;
+  /** The foreign keys referencing each table, so writes they carry on are reported too (change-cascades.ts). */
+  references: ReadonlyMap<string, readonly Reference[]> = new Map();
 
   get active(): boolean {
     return this.#listeners.length > 0;
@@ -48,12 +51,14 @@ export class ChangeFeed {
 
   /**
    * The changes a statement made: none for reads and DDL. A write inside a `WITH`, a `MERGE` and a
-   * `TRUNCATE` name their tables only (every listener then treats those tables as changed).
+   * `TRUNCATE` name their tables only (every listener then treats those tables as changed), and so
+   * do the tables foreign keys carry a write on to.
    */
   changesOf(query: CompiledQuery, result: QueryResult<unknown>): ChangeEvent[] {
     const writes = writesOf(query);
     const main = writes.find((write) => write.main);
     const changes: ChangeEvent[] = writes.filter((write) => !write.main).map(({ table, op }) => ({ table, op }));
+    if (this.references.size > 0) for (const write of writes) changes.push(...cascadesOf(this.references, write.table, write.reach));
     if (!main) return changes;
     const key = this.keyOf(main.table);
     const rows = result.rows as Record<string, unknown>[] | undefined;
@@ -99,6 +104,8 @@ interface Write {
   main: boolean;
   /** Whether its `RETURNING` rows can say which rows it wrote (not a merge or a truncate). */
   returns: boolean;
+  /** What it can set off through foreign keys. */
+  reach: Reach;
 }
 
 /** The writes of a statement: its own (`main`) and those of the `WITH` clauses it holds. */
@@ -109,7 +116,7 @@ function writesOf(query: CompiledQuery): Write[] {
   const visit = (node: Node, main: boolean) => {
     for (const cte of node.with?.expressions ?? []) if (cte?.expression) visit(cte.expression, false);
     const write = kyselyWriteOf(node);
-    if (write) writes.push({ ...write, exact: true, main, returns: main && node.kind !== "MergeQueryNode" });
+    if (write) writes.push({ ...write, exact: true, main, returns: main && node.kind !== "MergeQueryNode", reach: kyselyReach(node) });
   };
   visit(node, true);
   return writes;
@@ -138,10 +145,27 @@ function kyselyWriteOf(node: Node): { table: string; op: ChangeEvent["op"] } | u
   return table ? { table, op } : undefined;
 }
 
+/** The columns a Kysely write sets, and whether it deletes rows (a delete, a merge, SQLite's `INSERT OR REPLACE`). */
+function kyselyReach(node: Node): Reach {
+  const updates: Node[] = [...(node.updates ?? []), ...(node.onConflict?.updates ?? [])];
+  const named = updates.every((update) => update.column?.kind === "ColumnNode");
+  const sets = node.kind === "MergeQueryNode" || !named ? "any" : new Set(updates.map((update) => update.column.column.name as string));
+  const deletes = node.kind === "DeleteQueryNode" || node.kind === "MergeQueryNode" || node.replace === true || node.orAction?.action === "replace";
+  return { deletes, sets };
+}
+
+/** A raw write's reach: anything its verb can do (an insert may be an upsert). */
+function rawReach(verb: string, text: string): Reach {
+  const word = verb.toLowerCase();
+  if (word.startsWith("truncate")) return { deletes: true, truncates: /\bcascade\b/i.test(text) };
+  if (word.startsWith("delete")) return { deletes: true };
+  return { deletes: word.startsWith("merge") || /\breplace\b/.test(word), sets: "any" };
+}
+
 function rawWritesOf(text: string): Write[] {
   const body = text.replace(LEADING, "");
   if (/^with\b/i.test(body)) {
-    return [...body.matchAll(RAW_ANY_WRITE)].map((match) => ({ table: match[2]!, op: rawOp(match[1]!), exact: false, main: false, returns: false }));
+    return [...body.matchAll(RAW_ANY_WRITE)].map((match) => ({ table: match[2]!, op: rawOp(match[1]!), exact: false, main: false, returns: false, reach: rawReach(match[1]!, body) }));
   }
   const match = RAW_WRITE.exec(body);
   if (!match) return [];
@@ -150,9 +174,9 @@ function rawWritesOf(text: string): Write[] {
   if (verb.startsWith("truncate")) {
     const list = TRUNCATE_LIST.exec(body)?.[1] ?? "";
     const tables = list.split(",").map((item) => /^\s*(?:only\s+)?(?:"?\w+"?\.)?"?(\w+)"?/i.exec(item)?.[1]).filter((name): name is string => !!name);
-    return tables.map((table) => ({ table, op, exact: false, main: false, returns: false }));
+    return tables.map((table) => ({ table, op, exact: false, main: false, returns: false, reach: rawReach(verb, body) }));
   }
-  return [{ table: match[2]!, op, exact: false, main: true, returns: !verb.startsWith("merge") }];
+  return [{ table: match[2]!, op, exact: false, main: true, returns: !verb.startsWith("merge"), reach: rawReach(verb, body) }];
 }
 
 function rawOp(verb: string): ChangeEvent["op"] {

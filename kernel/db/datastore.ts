@@ -7,6 +7,7 @@ import { reentrant } from "./dialect/index.js";
 import type { DatabaseConfig } from "../contracts/resources.js";
 import { EMPTY_SCHEMA, primaryKeyOf, type SchemaModel } from "../schema/model.js";
 import type { ChangeFeed } from "./changes.js";
+import { referencesOf } from "./change-cascades.js";
 import { LiveHub } from "./live.js";
 import { checkHistory } from "./history-check.js";
 import { readVersions, type VersionRecord } from "./version-record.js";
@@ -44,6 +45,7 @@ export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaMo
     const model = latest.tables[table];
     return model ? primaryKeyOf(model) : undefined;
   };
+  wrapped.changes.references = referencesOf(latest);
   // Kysely's Migrator looks for its tables in every schema unless told which: with several apps in
   // schemas of one PostgreSQL database it would find another app's lock table and then fail to
   // read its own. `ready` resolves the connection's schema, and the migrator is built for it.
