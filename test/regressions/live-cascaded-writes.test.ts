@@ -66,8 +66,8 @@ describe.each<Family>(families())("live queries over rows a foreign key changes,
     await start();
     const posts = watch("post", { orderBy: [{ id: "asc" }] });
     const comments = watch("comment", { where: { postId: { equals: 1 } } });
-    expect((await next(posts)).value.map((row) => row.title)).toEqual(["by ann", "by bob"]);
-    expect((await next(comments)).value.map((row) => row.text)).toEqual(["on ann's"]);
+    expect((await next(posts)).value.map((row: Record<string, unknown>) => row.title)).toEqual(["by ann", "by bob"]);
+    expect((await next(comments)).value.map((row: Record<string, unknown>) => row.text)).toEqual(["on ann's"]);
 
     expect(await rpc(built, "author.delete", { where: { id: "ann" } })).toMatchObject({ status: 200, body: { id: "ann", name: "Ann" } });
     expect((await until(posts, (rows) => rows.length !== 2)).map((row) => row.title)).toEqual(["by bob"]);
@@ -77,7 +77,7 @@ describe.each<Family>(families())("live queries over rows a foreign key changes,
   it("an update of a referenced key that cascades: the referencing rows show the new key", async () => {
     await start();
     const posts = watch("post", { where: { authorId: { equals: "bob" } } });
-    expect((await next(posts)).value.map((row) => row.title)).toEqual(["by bob"]);
+    expect((await next(posts)).value.map((row: Record<string, unknown>) => row.title)).toEqual(["by bob"]);
     await sql`update author set id = 'robert' where id = 'bob'`.execute(built.db);
     expect(await until(posts, (rows) => rows.length !== 1)).toEqual([]);
   });
