@@ -21,6 +21,7 @@ const INTEGER_TEXT = /^-?\d+$/;
 const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DECIMAL_TEXT = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
 const INT64_MAX = 9223372036854775807n;
+const JSON_NUL = /(?:^|[^\\])(?:\\\\)*\\u0000/;
 
 /**
  * Checks `value` against the column type and returns what the driver of `kind` should bind.
@@ -111,6 +112,8 @@ function encodeJson(value: unknown): string {
     text = undefined; // cycles and BigInts
   }
   if (text === undefined) throw mismatch("jsonb", "a JSON value", value);
+  // PostgreSQL's jsonb cannot hold NUL (`\u0000` not after an escaping backslash): refused on both families alike.
+  if (JSON_NUL.test(text)) throw new ValueError("expected jsonb without NUL characters");
   return text;
 }
 
