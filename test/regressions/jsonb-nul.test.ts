@@ -6,9 +6,9 @@ import { families, openDatabase, type Family, type TestDatabase } from "../suppo
 
 /**
  * A NUL character (`\u0000`) in a jsonb value: PostgreSQL refuses it ("unsupported Unicode escape
- * sequence", a 400 without the column), SQLite stored it. The same create answered 200 on one family
+ * sequence"), SQLite stored it. The same create answered 200 on one family
  * and 400 on the other, and data written on SQLite could not move to PostgreSQL. It is refused on
- * both, as NUL in text is, with a 400 naming the column; a backslash followed by `u0000` is text, not NUL.
+ * both, as NUL in text is, with the same 400; a backslash followed by `u0000` is text, not NUL.
  */
 const v1 = schema("1").table("doc", (t) => ({ id: t.serial().primaryKey(), meta: t.jsonb().nullable() })).build();
 
