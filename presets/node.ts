@@ -89,6 +89,30 @@ function inFlight() {
 }
 
 /**
+ * The servers that close on SIGINT/SIGTERM, behind one listener per signal: on a signal every one
+ * closes, and only then is the signal raised again (a listener per server re-raised it as soon as
+ * its own close resolved, killing the process under the others; a closed server's stayed behind).
+ */
+const signals = (() => {
+  const closers = new Set<() => Promise<void>>();
+  const onSignal = (signal: NodeJS.Signals) => {
+    void Promise.allSettled([...closers].map((close) => close())).then(() => process.kill(process.pid, signal));
+  };
+  const listen = (on: boolean) => {
+    for (const signal of ["SIGINT", "SIGTERM"] as const) on ? process.once(signal, onSignal) : process.off(signal, onSignal);
+  };
+  return {
+    watch(close: () => Promise<void>) {
+      if (closers.size === 0) listen(true);
+      closers.add(close);
+    },
+    forget(close: () => Promise<void>) {
+      if (closers.delete(close) && closers.size === 0) listen(false);
+    },
+  };
+})();
+
+/**
  * Serves an app over Node's HTTP server; an `App` is started (built and migrated) first. A function
  * is called inside `serve()`, so an error thrown while the app is configured (a malformed
  * `DATABASE_URL`, say) is printed like any other start-up error.
@@ -142,6 +166,7 @@ async function listen(app: Servable, options: ServeOptions): Promise<RunningServ
   // which ends open streams with their `done` event; connections still open after that are cut.
   const close = () =>
     (closing ??= (async () => {
+      signals.forget(close);
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await drain.settled(DRAIN_MS);
@@ -151,13 +176,7 @@ async function listen(app: Servable, options: ServeOptions): Promise<RunningServ
       await stopped;
       clearTimeout(cut);
     })());
-  if (options.handleSignals ?? true) {
-    const onSignal = (signal: NodeJS.Signals) => {
-      void close().finally(() => process.kill(process.pid, signal));
-    };
-    process.once("SIGINT", onSignal);
-    process.once("SIGTERM", onSignal);
-  }
+  if (options.handleSignals ?? true) signals.watch(close);
   const url = `http://${host}:${address.port}`;
   const notes = options.banner === false ? {} : await bannerNotes(built);
   return { url, server, app: built, banner: announce(built, url, options.banner, notes), close };
