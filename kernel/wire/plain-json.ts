@@ -33,7 +33,8 @@ export function rowDays(schema: SchemaModel, table: string, value: unknown, out 
     for (const item of value) rowDays(schema, table, item, out);
   } else if (value !== null && typeof value === "object" && !(value instanceof Date) && !(value instanceof Uint8Array)) {
     const row = value as Record<string, unknown>;
-    if (Object.keys(row).some((key) => Object.hasOwn(model.columns, key))) {
+    // A row holds every column (a page's `items` or a batch's `create` may be a column's name too).
+    if (Object.keys(model.columns).every((column) => Object.hasOwn(row, column))) {
       out.set(row, new Set(Object.keys(model.columns).filter((column) => model.columns[column]!.type === "date")));
       for (const [name, relation] of Object.entries(schema.relations[table] ?? {})) {
         if (Object.hasOwn(row, name)) rowDays(schema, relation.target, row[name], out);
