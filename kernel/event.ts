@@ -140,7 +140,6 @@ function decodePath(path: string): string {
   }
 }
 
-/** Copies the headers middleware set onto a response (responses we did not build may be immutable). */
 /** The response with one header set: in place, or on a copy when its headers are immutable. */
 export function withHeader(response: Response, name: string, value: string): Response {
   try {
@@ -151,36 +150,4 @@ export function withHeader(response: Response, name: string, value: string): Res
     copy.headers.set(name, value);
     return copy;
   }
-}
-
-/**
- * `headers` (what middleware set on the event) onto the response. Each name replaces the response's
- * own, except the two that list: every `Set-Cookie` is kept (a cookie per header line), and `Vary`
- * gains the names it lacks (CORS's `Origin` beside the route's `Accept-Encoding`).
- */
-export function withHeaders(response: Response, headers: Headers): Response {
-  let copied = false;
-  headers.forEach((value, name) => {
-    if (!copied) {
-      try {
-        merge(response.headers, name, value);
-        return;
-      } catch {
-        response = new Response(response.body, response);
-        copied = true;
-      }
-    }
-    merge(response.headers, name, value);
-  });
-  return response;
-}
-
-function merge(target: Headers, name: string, value: string): void {
-  if (name === "set-cookie") return target.append(name, value);
-  if (name !== "vary") return target.set(name, value);
-  const present = target.get("vary");
-  if (present === null) return target.set(name, value);
-  const listed = new Set(present.split(",").map((item) => item.trim().toLowerCase()));
-  const missing = value.split(",").map((item) => item.trim()).filter((item) => item && !listed.has(item.toLowerCase()));
-  if (missing.length > 0) target.set(name, [present, ...missing].join(", "));
 }
