@@ -170,11 +170,15 @@ async function listen(app: Servable, options: ServeOptions): Promise<RunningServ
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await drain.settled(DRAIN_MS);
-      await built.close();
-      server.closeIdleConnections();
-      const cut = setTimeout(() => server.closeAllConnections(), STREAM_END_MS);
-      await stopped;
-      clearTimeout(cut);
+      // The connections end even when closing the app fails (a plugin's close hook): its error is close()'s.
+      try {
+        await built.close();
+      } finally {
+        server.closeIdleConnections();
+        const cut = setTimeout(() => server.closeAllConnections(), STREAM_END_MS);
+        await stopped;
+        clearTimeout(cut);
+      }
     })());
   if (options.handleSignals ?? true) signals.watch(close);
   const url = `http://${host}:${address.port}`;
