@@ -379,11 +379,11 @@ export class Running {
   close(): Promise<void> {
     this.#serving = false;
     return (this.#closed ??= (async () => {
-      try {
-        await this.kernel.hooks.close.promise();
-      } finally {
-        await this.store.close();
-      }
+      // Every plugin releases what it holds, whichever failed before it (a tapable series stops at the first).
+      const failures: unknown[] = [];
+      for (const tap of this.kernel.hooks.close.taps) await (tap.fn as () => Promise<void>)().catch((error: unknown) => failures.push(error));
+      await this.store.close();
+      if (failures.length > 0) throw failures[0];
     })());
   }
 
