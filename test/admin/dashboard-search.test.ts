@@ -94,7 +94,8 @@ describe.skipIf(unavailable !== undefined)("the dashboard's cursor pager, search
     // Gone from the first page while the second is shown: with an offset, the third would start at 52.
     await running.app.db.deleteFrom("doc").where("id", "=", 3).execute();
     await page.getByRole("button", { name: "Next page" }).click();
-    await status(/^Rows 51–60 of/);
+    // The last page ends at the total: 59 rows are left, so docs 51 to 60 are rows 50 to 59 of them.
+    await status("Rows 50–59 of 59");
     expect(await shown()).toEqual(range(51, 60));
     expect(await page.getByRole("button", { name: "Next page" }).isDisabled()).toBe(true);
 
@@ -145,13 +146,17 @@ describe.skipIf(unavailable !== undefined)("the dashboard's cursor pager, search
     await page.getByRole("button", { name: "Open doc 20", exact: true }).click();
     await page.getByRole("button", { name: "Similar rows" }).click();
     await status("25 rows nearest to doc 20 by embedding");
-    // Turning around the z axis: doc 20 itself, then its neighbours one step either side.
+    // Turning around the z axis: doc 20's neighbours one step either side first, never doc 20 itself.
     const nearest = await shown();
-    expect(nearest[0]).toBe(20);
-    expect(nearest.slice(1, 3).sort((a, b) => a - b)).toEqual([19, 21]);
+    expect(nearest).toHaveLength(25);
+    expect(nearest).not.toContain(20);
+    expect(nearest.slice(0, 2).sort((a, b) => a - b)).toEqual([19, 21]);
+    expect(lists.at(-1)).toEqual({ table: "doc", where: { id: { not: 20 } }, nearest: { column: "embedding", vector: expect.any(Array), k: 25 } });
     expect(await page.getByRole("columnheader", { name: "_distance" }).count()).toBe(1);
-    const distances = (await page.locator("tbody tr td:first-child").allTextContents()).map(Number);
-    expect(distances[0]).toBe(0);
+    // The _distance cells (the first cell of a row is its checkbox).
+    const distances = (await page.locator("tbody tr td.num").allTextContents()).map(Number);
+    expect(distances).toHaveLength(25);
+    expect(distances[0]).toBeGreaterThan(0);
     expect(distances).toEqual([...distances].sort((a, b) => a - b));
     expect(await page.getByRole("button", { name: "Next page" }).count()).toBe(0);
     expect(await page.getByRole("link", { name: "Export CSV" }).count()).toBe(0);
@@ -168,6 +173,34 @@ describe.skipIf(unavailable !== undefined)("the dashboard's cursor pager, search
     await form.getByRole("button", { name: "Find nearest" }).click();
     await status("3 rows nearest to the pasted vector by embedding");
     expect(await shown()).toEqual([1, 2, 4]);
+    // A pasted vector has no row of its own to leave out.
+    expect(lists.at(-1)).toEqual({ table: "doc", nearest: { column: "embedding", vector: [1, 0, 0], k: 3 } });
     expect(await page.getByRole("alert").count()).toBe(0);
+    await page.getByRole("button", { name: "Back to all rows" }).click();
+    await status("Rows 1–25 of 59");
+  });
+
+  it("numbers a page whose rows were deleted meanwhile by the rows shown, and says so when none are left", async () => {
+    // Doc 3 is gone: the second page is docs 27 to 51.
+    await page.getByRole("button", { name: "Next page" }).click();
+    await status("Rows 26–50 of 59");
+    expect(await shown()).toEqual(range(27, 51));
+    // Gone while the second page is shown: the next one, docs 52 to 60, is the last 9 of the 54 left.
+    await running.app.db.deleteFrom("doc").where("id", "in", [40, 41, 42, 43, 44]).execute();
+    await page.getByRole("button", { name: "Next page" }).click();
+    await status("Rows 46–54 of 54");
+    expect(await shown()).toEqual(range(52, 60));
+
+    // Every other row of this page deleted elsewhere, then the last one from here: nothing is left of it.
+    await running.app.db.deleteFrom("doc").where("id", ">=", 53).execute();
+    await page.getByRole("checkbox", { name: "Select doc 52" }).check();
+    await page.getByRole("button", { name: "Delete selected (1)" }).click();
+    await page.getByRole("button", { name: "Confirm delete of 1 row" }).click();
+    await status("This page is empty now (45 rows in all)");
+    expect(await shown()).toEqual([]);
+    expect(await page.getByRole("button", { name: "Next page" }).isDisabled()).toBe(true);
+    await page.getByRole("button", { name: "Back to the first page" }).click();
+    await status("Rows 1–25 of 45");
+    expect(await page.getByRole("button", { name: "Back to the first page" }).count()).toBe(0);
   });
 });

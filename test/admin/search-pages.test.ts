@@ -203,6 +203,15 @@ describe.each(families())("_admin.data.list cursor pages, search and nearest on 
       expect(filtered.body.data.map((row: { title: string }) => row.title)).toEqual(["xy"]);
     });
 
+    it("leaves a row out of its own similar rows by its key, beside the filters, and still answers k others", async () => {
+      // As the dashboard's "Similar rows" asks: the row's vector, the filter chips ANDed with the row's key excluded.
+      const { status, body } = await near({ column: "embedding", vector: [1, 0, 0], k: 2 }, { where: { AND: [{ title: { not: "none" } }, { id: { not: 1 } }] } });
+      expect(status).toBe(200);
+      expect(body.count).toBe(2);
+      expect(body.data.map((row: { id: number; title: string }) => [row.id, row.title])).toEqual([[3, "xy"], [2, "y"]]);
+      expect(body.data[0]._distance).toBeGreaterThan(0);
+    });
+
     it("refuses a non-vector column, a wrong dimension, k over the list limit, and pages", async () => {
       const cases: [unknown, Record<string, unknown>, string][] = [
         [{ column: "title", vector: [1, 0, 0], k: 1 }, {}, "nearest.column: expected a vector column (use embedding)"],

@@ -3,6 +3,7 @@ import { client, messageOf, type Row, type TableInfo } from "./api.js";
 import { display, filterValue, keyOf, operatorsFor } from "./values.js";
 import { RowPanel } from "./row-panel.js";
 import { NearestForm, SearchForm, type NearestQuery } from "./find.js";
+import { rowsStatus } from "./pager.js";
 
 const PAGE = 25;
 
@@ -69,7 +70,8 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
     try {
       const text = search || undefined;
       if (nearest) {
-        const found = await client._admin.data.list({ table: table.name, where, search: text, nearest: { column: nearest.column, vector: nearest.vector, k: nearest.k } });
+        const near = nearest.without ? (where ? { AND: [...where.AND, nearest.without] } : nearest.without) : where;
+        const found = await client._admin.data.list({ table: table.name, where: near, search: text, nearest: { column: nearest.column, vector: nearest.vector, k: nearest.k } });
         setPage({ ...found, start: 0, nearest });
       } else if (byCursor) {
         setPage({ ...(await client._admin.data.list({ table: table.name, where, orderBy, search: text, take: PAGE, page: true, after })), start: cursors.length * PAGE });
@@ -106,7 +108,11 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
     setPanel(undefined);
     setNearest(query);
   };
-  const similar = (row: Row, column: string) => find({ column, vector: row[column] as number[], k: PAGE, from: table.primaryKey ? `${table.name} ${display(row[table.primaryKey])}` : "the row" });
+  // The row itself, at distance 0, is left out by its key (a table without one cannot name it).
+  const similar = (row: Row, column: string) => {
+    const pk = table.primaryKey;
+    find({ column, vector: row[column] as number[], k: PAGE, ...(pk ? { from: `${table.name} ${display(row[pk])}`, without: { [pk]: { not: row[pk] } } } : { from: "the row" }) });
+  };
   const next = () => (byCursor ? page?.nextCursor && setCursors([...cursors, page.nextCursor]) : setSkip(skip + PAGE));
   const previous = () => (byCursor ? setCursors(cursors.slice(0, -1)) : setSkip(Math.max(0, skip - PAGE)));
   const atStart = byCursor ? cursors.length === 0 : skip === 0;
@@ -248,11 +254,12 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
           ) : (
             <div class="pager">
               <span role="status">
-                {page.data.length === 0 ? (page.count === 0 ? "No rows" : "No more rows") : `Rows ${page.start + 1}–${page.start + page.data.length} of ${page.count}`}
+                {rowsStatus(page.start, page.data.length, page.count, page.nextCursor === undefined ? page.start + page.data.length < page.count : page.nextCursor !== null)}
                 {page.ranked ? ", best matches first" : ""}
               </span>
               <button type="button" disabled={atStart} onClick={previous}>Previous page</button>
               <button type="button" disabled={atEnd} onClick={next}>Next page</button>
+              {page.data.length === 0 && page.start > 0 && <button type="button" onClick={restart}>Back to the first page</button>}
             </div>
           )}
         </>

@@ -8,6 +8,8 @@ export interface NearestQuery {
   k: number;
   /** "post 12" for "similar to this row", "the pasted vector" otherwise. */
   from: string;
+  /** Similar rows: the row's own key, so the row is not its own nearest (`{ id: { not: 12 } }`). */
+  without?: Record<string, { not: unknown }>;
 }
 
 /** The search box of a table with a full-text index: every word must match, best match first unless a column is sorted. */
