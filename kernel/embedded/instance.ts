@@ -7,6 +7,7 @@ import { pgliteTypeOptions } from "../db/dialect/family.js";
 import { lazyVector, loadVector } from "./extensions.js";
 import { NewClusterFS } from "./fresh-cluster.js";
 import { memoryTemplate, PendingBlob } from "./template.js";
+import { compiledModule } from "./wasm-module.js";
 
 /** The PGlite instance, with the `live` extension's namespace. */
 export type EmbeddedClient = PGlite & { live: LiveNamespace };
@@ -22,7 +23,8 @@ export const MEMORY = "memory://";
 export function openInstance(dataDir: string, sharedBuffers: string): { client: EmbeddedClient; started: Promise<void> } {
   const client = new PGlite(dataDir, {
     ...pgliteTypeOptions,
-    extensions: { vector: lazyVector, live },
+    // The module compiled from bytes outside glibc's allocator (wasm-module.ts), before the extensions it loads.
+    extensions: { wasmModule: compiledModule, vector: lazyVector, live },
     postgresqlconf: [`shared_buffers = ${sharedBuffers}`],
     loadDataDir: dataDir === MEMORY ? new PendingBlob(memoryTemplate) : undefined,
     // A new data directory is unpacked from a dump of a fresh cluster as PGlite mounts it (fresh-cluster.ts).

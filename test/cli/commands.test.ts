@@ -30,7 +30,9 @@ interface Outcome {
 function trellis(cwd: string, args: string[], env: Record<string, string | undefined> = {}): Promise<Outcome> {
   return new Promise((done) => {
     execFile(process.execPath, [...command, ...args], { cwd, env: { ...process.env, NO_COLOR: "1", ...env }, timeout: 120_000 }, (error, stdout, stderr) => {
-      done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      // A command stopped by the timeout says so, rather than passing for an exit code 1 with nothing printed.
+      const killed = (error as { killed?: boolean } | null)?.killed ? `\n[the command did not finish within 120 s and was stopped]` : "";
+      done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr: stderr + killed });
     });
   });
 }

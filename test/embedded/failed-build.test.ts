@@ -23,7 +23,8 @@ describe("a build that fails", () => {
     const dataDir = join(dir, "data");
     const broken = new App({ db: embedded({ dataDir }) }).schema(v1).resource("note", { permissions: { list: "authenticated" } });
     expect(() => broken.build()).toThrow(expect.objectContaining({ code: "KERNEL_AUTH_REQUIRED" }));
-    for (let i = 0; i < 200 && existsSync(`${dataDir}.lock`); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    // The database may still be starting when the build fails: closing waits for it (up to 40 s on a loaded machine).
+    for (let i = 0; i < 800 && existsSync(`${dataDir}.lock`); i++) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(existsSync(`${dataDir}.lock`)).toBe(false);
 
     const fixed = await new App({ db: embedded({ dataDir }) }).schema(v1).resource("note", { permissions: { list: "public", create: "public" } }).start();
