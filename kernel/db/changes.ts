@@ -81,13 +81,23 @@ function tableName(node: Node | undefined): string | undefined {
 
 /** Whitespace and comments before a raw statement's first word. */
 const LEADING = /^(?:\s+|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*/;
-const VERB = String.raw`(insert\s+(?:or\s+\w+\s+)?into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from|merge\s+into|truncate(?:\s+table)?)\s+(?:only\s+)?(?:"?\w+"?\.)?"?(\w+)"?`;
+/** Between two words: whitespace, or none before a quoted name (`delete from"note"`). */
+const GAP = String.raw`(?:\s+|(?="))`;
+/** A table, optionally schema-qualified: `note`, `"Note"`, `"my notes"`, `app.note`; the name is the last capture. */
+const TABLE = String.raw`(?:only${GAP})?(?:(?:"(?:[^"]|"")+"|\w+)\s*\.\s*)?("(?:[^"]|"")+"|\w+)`;
+const VERB = String.raw`(insert\s+(?:or\s+\w+\s+)?into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from|merge\s+into|truncate(?:\s+table)?)${GAP}${TABLE}`;
 /** A raw statement's own write: its first word. */
 const RAW_WRITE = new RegExp(`^${VERB}`, "i");
 /** The writes of a raw `WITH` statement: each CTE's (after its `(`) and the statement's own (after the last `)`). */
 const RAW_ANY_WRITE = new RegExp(String.raw`(?<=[()]\s*)${VERB}`, "gi");
 /** The further tables of `TRUNCATE a, b`. */
-const TRUNCATE_LIST = /^truncate\s+(?:table\s+)?([^;]*)/i;
+const TRUNCATE_LIST = /^truncate(?:\s+table)?(?:\s+|(?="))([^;]*)/i;
+const TRUNCATE_ITEM = new RegExp(String.raw`^\s*${TABLE}`, "i");
+
+/** A table name as the statement wrote it, its quotes taken off (`"a""b"` is `a"b`). */
+function unquoted(name: string): string {
+  return name.startsWith('"') ? name.slice(1, -1).replaceAll('""', '"') : name;
+}
 
 /** An update (or an upsert's update) that sets the primary key: the returned key is not the old one. */
 function rewritesKey(node: Node, key: string): boolean {
@@ -165,7 +175,7 @@ function rawReach(verb: string, text: string): Reach {
 function rawWritesOf(text: string): Write[] {
   const body = text.replace(LEADING, "");
   if (/^with\b/i.test(body)) {
-    return [...body.matchAll(RAW_ANY_WRITE)].map((match) => ({ table: match[2]!, op: rawOp(match[1]!), exact: false, main: false, returns: false, reach: rawReach(match[1]!, body) }));
+    return [...body.matchAll(RAW_ANY_WRITE)].map((match) => ({ table: unquoted(match[2]!), op: rawOp(match[1]!), exact: false, main: false, returns: false, reach: rawReach(match[1]!, body) }));
   }
   const match = RAW_WRITE.exec(body);
   if (!match) return [];
@@ -173,10 +183,10 @@ function rawWritesOf(text: string): Write[] {
   const op = rawOp(verb);
   if (verb.startsWith("truncate")) {
     const list = TRUNCATE_LIST.exec(body)?.[1] ?? "";
-    const tables = list.split(",").map((item) => /^\s*(?:only\s+)?(?:"?\w+"?\.)?"?(\w+)"?/i.exec(item)?.[1]).filter((name): name is string => !!name);
+    const tables = list.split(",").map((item) => TRUNCATE_ITEM.exec(item)?.[1]).filter((name): name is string => !!name).map(unquoted);
     return tables.map((table) => ({ table, op, exact: false, main: false, returns: false, reach: rawReach(verb, body) }));
   }
-  return [{ table: match[2]!, op, exact: false, main: true, returns: !verb.startsWith("merge"), reach: rawReach(verb, body) }];
+  return [{ table: unquoted(match[2]!), op, exact: false, main: true, returns: !verb.startsWith("merge"), reach: rawReach(verb, body) }];
 }
 
 function rawOp(verb: string): ChangeEvent["op"] {

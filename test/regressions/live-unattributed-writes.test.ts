@@ -51,6 +51,19 @@ describe.each<Family>(["pglite", "sqlite"])("writes the change feed must see, on
     stop();
   });
 
+  it("a raw statement with no space before its quoted table name", async () => {
+    const { stream, stop } = await start();
+    await sql`delete from"note" where title = ${"a"}`.execute(built.db);
+    expect((await until(stream, (rows) => rows.length !== 2)).map((row) => row.title)).toEqual(["b"]);
+    await sql`update"note"set title = ${"B"}`.execute(built.db);
+    expect((await until(stream, (rows) => rows[0]?.title !== "b")).map((row) => row.title)).toEqual(["B"]);
+    if (family === "pglite") {
+      await sql`truncate"note"`.execute(built.db);
+      expect(await until(stream, (rows) => rows.length === 0)).toEqual([]);
+    }
+    stop();
+  });
+
   it.runIf(family === "sqlite")("a raw INSERT OR REPLACE", async () => {
     const { stream, stop } = await start();
     await sql`insert or replace into note (id, title) values (1, ${"A"})`.execute(built.db);
