@@ -91,8 +91,14 @@ export function requestObserver(options: RequestObserverOptions): HttpMiddleware
     const traced = tracing?.enabled() ?? false;
     if (!traced && !metrics) return next();
     const started = performance.now();
-    // `atOnce`: `next()` may give the response itself (a raw route that answered at once).
-    const result = (traced ? undefined : next()) as Response | Promise<Response> | undefined;
+    // `atOnce`: `next()` may give the response itself (a raw route that answered at once), or
+    // throw at once (a later middleware that is not async): that failure is answered here too.
+    let result: Response | Promise<Response> | undefined;
+    try {
+      result = traced ? undefined : next();
+    } catch (error) {
+      result = answer(event, error);
+    }
     if (result instanceof Response) {
       record(event, result.status, started);
       return result as unknown as Promise<Response>;
@@ -136,7 +142,8 @@ export function requestObserver(options: RequestObserverOptions): HttpMiddleware
       span.end();
       record(event, status, started);
     };
-    return Promise.resolve(api.context.with(api.trace.setSpan(parent, span), next))
+    // The executor also takes a failure `next()` throws at once.
+    return new Promise<Response>((resolve) => resolve(api.context.with(api.trace.setSpan(parent, span), next)))
       .catch((error: unknown) => answer(event, error))
       .then(
         (response) => (finish(response.status), response),
