@@ -13,7 +13,8 @@ const ISO_LIKE = /^[-+]?\d{4,6}-\d{2}-\d{2}/;
 // time-zone displacements far out; SQLite text would sort them wrongly).
 const EARLIEST = new Date("0001-01-01T00:00:00.000Z").getTime();
 const LATEST = new Date("9999-12-31T23:59:59.999Z").getTime();
-const inRange = (date: Date) => date.getTime() >= EARLIEST && date.getTime() <= LATEST;
+/** Is `date` a valid Date in years 1 to 9999 (what both families store and compare alike). */
+export const inRange = (date: Date) => date.getTime() >= EARLIEST && date.getTime() <= LATEST;
 
 /** A Date or an ISO-8601 string (zoneless text means UTC, as SQLite writes it), in years 1 to 9999. */
 export function toInstant(value: unknown): Date | undefined {

@@ -61,14 +61,14 @@ export function encodeValue(kind: DatabaseKind, column: ColumnModel, value: unkn
       throw mismatch(column.type, "a decimal string", value);
     case "timestamp": {
       const instant = toInstant(value);
-      if (!instant) throw mismatch(column.type, "a Date or an ISO-8601 string", value);
+      if (!instant) throw mismatch(column.type, "a Date or an ISO-8601 string in years 0001 to 9999", value);
       // pg and PGlite both bind a Date as an exact instant; SQLite keeps the sortable ISO text.
       return kind === "sqlite" ? instant.toISOString() : instant;
     }
     case "date": {
       // Text on both families: pg would bind a Date as local midnight of the server's zone.
       const day = toDay(value);
-      if (day === undefined) throw mismatch(column.type, "a Date or a YYYY-MM-DD string", value);
+      if (day === undefined) throw mismatch(column.type, "a Date or a YYYY-MM-DD string in years 0001 to 9999", value);
       return day;
     }
     case "jsonb":

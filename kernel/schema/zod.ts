@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { inRange } from "../db/dates.js";
 import { fromBase64 } from "../wire/custom-json.js";
 import type { ColumnModel, TableModel } from "./model.js";
 import { vectorInput } from "./vector.js";
@@ -43,9 +44,9 @@ export function columnInput(column: ColumnModel): z.ZodType {
     case "uuid":
       return z.guid();
     case "timestamp":
-      return z.union([z.date(), z.iso.datetime({ offset: true })]).transform((value) => new Date(value));
+      return z.union([z.date(), z.iso.datetime({ offset: true })]).transform((value, ctx) => withinYears(new Date(value), ctx));
     case "date":
-      return z.union([z.date(), z.iso.date()]);
+      return z.union([z.date(), z.iso.date()]).superRefine((value, ctx) => void withinYears(new Date(value), ctx));
     case "bigint":
       return z.union([z.string().regex(INTEGER_TEXT, "must be an integer"), z.number().int(), z.bigint()]).transform(String);
     case "decimal":
@@ -58,6 +59,12 @@ export function columnInput(column: ColumnModel): z.ZodType {
     case "vector":
       return vectorInput(column.vector!.dimensions);
   }
+}
+
+/** The Date, or an issue when it is outside years 0001 to 9999 (the value codec stores no other). */
+function withinYears(date: Date, ctx: z.RefinementCtx): Date {
+  if (!inRange(date)) ctx.addIssue({ code: "custom", message: "must be a date in years 0001 to 9999" });
+  return date;
 }
 
 const MAX_JSON_DEPTH = 64;
