@@ -24,16 +24,19 @@ type Row = Record<string, unknown>;
 const signature = (ordering: Ordering) => ordering.map(([column, direction]) => `${column}:${direction}`).join(",");
 
 /**
- * The cursor naming `row`'s position in `ordering`. `tuple` is the row as PostgreSQL wrote it (its
- * column values in model order, find-postgres.ts): a timestamp there keeps the microseconds a Date
- * drops, which a column declared before timestamps had millisecond precision can hold. The cursor
- * then carries them, so the next page starts exactly after the row, not somewhere among its
- * microseconds (rows lost descending, the same rows again ascending).
+ * The cursor naming `row`'s position in `ordering`. `tuple` is the row as the database stored it (its
+ * column values in model order, find-postgres.ts, find-sqlite.ts). On PostgreSQL a timestamp there
+ * keeps the microseconds a Date drops, which a column declared before timestamps had millisecond
+ * precision can hold; on SQLite it is the text the column sorts by, which another writer may have
+ * stored in another form than Trellis's ISO text (`2024-01-02 03:04:05`, sorting before every ISO
+ * value of its day). The cursor then carries that, so the next page starts exactly after the row
+ * (not elsewhere in the order: rows lost one way, the same rows again the other).
  */
-export function cursorOf(table: TableModel, ordering: Ordering, row: Row, tuple?: readonly unknown[]): string {
+export function cursorOf(kind: DatabaseKind, table: TableModel, ordering: Ordering, row: Row, tuple?: readonly unknown[]): string {
   const columns = tuple && Object.keys(table.columns);
+  const exactOf = kind === "sqlite" ? storedText : microInstant;
   const values = ordering.map(([column]) => {
-    const exact = columns && table.columns[column]!.type === "timestamp" ? microInstant(tuple[columns.indexOf(column)]) : undefined;
+    const exact = columns && table.columns[column]!.type === "timestamp" ? exactOf(tuple[columns.indexOf(column)]) : undefined;
     return exact ?? portable(table, column, row[column]);
   });
   return Buffer.from(JSON.stringify([1, table.name, signature(ordering), values])).toString("base64url");
@@ -61,6 +64,13 @@ function microInstant(raw: unknown): string | undefined {
   return instant && `${instant.toISOString().slice(0, 23)}${micros[1]!.padEnd(3, "0")}Z`;
 }
 
+/** A SQLite timestamp's stored text when it is not the ISO text Trellis writes for its instant, else undefined. */
+function storedText(raw: unknown): string | undefined {
+  if (typeof raw !== "string") return undefined;
+  const instant = toInstant(raw);
+  return instant && instant.toISOString() !== raw ? raw : undefined;
+}
+
 /** The values of a cursor, checked against the table and ordering it must have been made for. */
 export function readCursor(kind: DatabaseKind, table: TableModel, ordering: Ordering, cursor: unknown): unknown[] {
   const bad = (reason: string) => new QueryError("after", reason);
@@ -86,6 +96,8 @@ export function readCursor(kind: DatabaseKind, table: TableModel, ordering: Orde
     if (value === null && !model.nullable) throw bad("not a cursor (a null where the column has no nulls)");
     // Bound as text, parsed by PostgreSQL itself: a Date would drop the microseconds.
     if (kind === "postgres" && model.type === "timestamp" && typeof value === "string" && MICRO_INSTANT.test(value) && toInstant(value)) return value;
+    // Bound as the text SQLite stored and sorts by (any form of an instant it reads).
+    if (kind === "sqlite" && model.type === "timestamp" && typeof value === "string" && toInstant(value)) return value;
     try {
       return encodeValue(kind, model, value);
     } catch (error) {

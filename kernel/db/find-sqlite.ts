@@ -33,9 +33,22 @@ export function findManySqliteStatement(table: TableModel, plan: FindPlan): RawB
 }
 
 export async function findManySqlite(db: Kysely<any>, model: SchemaModel, table: TableModel, plan: FindPlan): Promise<Row[]> {
-  const rows = (await findManySqliteStatement(table, plan).execute(db)).rows.map(rowDecoder("sqlite", table));
+  return (await findTuplesSqlite(db, model, table, plan, false)).rows;
+}
+
+/**
+ * `findManySqlite`, with each row's tuple as SQLite stored it (column values in model order, for
+ * exact cursors, cursor.ts): a timestamp another writer stored as `2024-01-02 03:04:05` sorts by
+ * that text, not by the ISO text of its instant.
+ */
+export async function findTuplesSqlite(db: Kysely<any>, model: SchemaModel, table: TableModel, plan: FindPlan, stored = true): Promise<{ rows: Row[]; tuples: unknown[][] }> {
+  const raw = (await findManySqliteStatement(table, plan).execute(db)).rows;
+  const columns = stored ? Object.keys(table.columns) : [];
+  // Read before decoding, which replaces the values in place.
+  const tuples = stored ? raw.map((row) => columns.map((column) => row[column])) : [];
+  const rows = raw.map(rowDecoder("sqlite", table));
   for (const include of plan.include) await attach(db, model, table, include, rows);
-  return rows;
+  return { rows, tuples };
 }
 
 async function attach(db: Kysely<any>, model: SchemaModel, table: TableModel, include: IncludePlan, rows: Row[]): Promise<void> {

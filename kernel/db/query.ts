@@ -2,7 +2,7 @@ import { sql, type Kysely, type Selectable } from "kysely";
 import type { SchemaModel, TableModel } from "../schema/model.js";
 import type { DatabaseKind } from "../contracts/resources.js";
 import { findManyPostgres, findManyPostgresStatement, findTuplesPostgres } from "./find-postgres.js";
-import { findManySqlite, findManySqliteStatement } from "./find-sqlite.js";
+import { findManySqlite, findManySqliteStatement, findTuplesSqlite } from "./find-sqlite.js";
 import { RANK_NOT_PAGED, planFind } from "./query-args.js";
 import { QueryError } from "./query-error.js";
 import { cursorOf } from "./cursor.js";
@@ -145,10 +145,10 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
       if (checked.take === undefined) return { items: await findMany(args), nextCursor: null };
       // One row more than asked says whether a next page exists, without a count.
       const found = plan({ ...(args as object), take: checked.take + 1 });
-      const { rows, tuples } = kind === "postgres" ? await findTuplesPostgres(db, model, table, found) : { rows: await findManySqlite(db, model, table, found), tuples: undefined };
+      const { rows, tuples } = kind === "postgres" ? await findTuplesPostgres(db, model, table, found) : await findTuplesSqlite(db, model, table, found);
       const items = rows.slice(0, checked.take);
       const last = items.at(-1);
-      return { items, nextCursor: rows.length > checked.take && last ? cursorOf(table, checked.ordering, last, tuples?.[items.length - 1]) : null };
+      return { items, nextCursor: rows.length > checked.take && last ? cursorOf(kind, table, checked.ordering, last, tuples[items.length - 1]) : null };
     },
     async count(args?: unknown) {
       const checked = plan(args, COUNT_KEYS);
