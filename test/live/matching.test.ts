@@ -7,6 +7,7 @@ import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { families, openDatabase, type Family, type TestDatabase } from "../support/databases.js";
 import { keySessions } from "../support/key-sessions.js";
+import { nextSnapshot as next, untilSnapshot as until } from "../support/snapshots.js";
 
 /**
  * A write re-runs only the live queries it can affect, and every one it can: a row entering or
@@ -26,17 +27,7 @@ function reads(log: string[]) {
   });
 }
 
-const next = <T>(iterator: AsyncIterator<T>, ms = 10_000) =>
-  Promise.race([iterator.next(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no snapshot in time")), ms))]);
 const settle = (ms = 150) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Reads snapshots until one passes `check` (a stream holds only the newest, so earlier ones may be skipped). */
-async function until<T>(iterator: AsyncIterator<T>, check: (value: T) => boolean): Promise<T> {
-  for (;;) {
-    const { value, done } = await next(iterator);
-    if (done) throw new Error("the stream ended");
-    if (check(value)) return value;
-  }
-}
 const titles = (rows: { title: string }[]) => rows.map((row) => row.title).sort().join(",");
 
 describe.each<Family>(families())("live queries re-run only for changes that can affect them, on %s", (family) => {

@@ -5,6 +5,7 @@ import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { rpc } from "../support/app.js";
 import { families, openDatabase, type Family, type TestDatabase } from "../support/databases.js";
+import { nextSnapshot as next, untilSnapshot as until } from "../support/snapshots.js";
 
 /**
  * A write the database carries on through foreign keys (`onDelete: "cascade"`, `"set null"`,
@@ -26,16 +27,7 @@ const v1 = schema("1")
   }))
   .build();
 
-const next = <T>(iterator: AsyncIterator<T>, ms = 3_000) =>
-  Promise.race([iterator.next(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no snapshot in time")), ms))]);
 
-async function until<T>(iterator: AsyncIterator<T>, check: (value: T) => boolean): Promise<T> {
-  for (;;) {
-    const { value, done } = await next(iterator);
-    if (done) throw new Error("the stream ended");
-    if (check(value)) return value;
-  }
-}
 
 describe.each<Family>(families())("live queries over rows a foreign key changes, on %s", (family) => {
   let database: TestDatabase;

@@ -4,6 +4,7 @@ import { localLive } from "../../kernel/db/dialect/entry.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { openDatabase, type Family, type TestDatabase } from "../support/databases.js";
+import { nextSnapshot as next, untilSnapshot as until } from "../support/snapshots.js";
 
 /**
  * docs/live.md: "Within one process, the app's own writes are tracked after commit ... whatever the
@@ -13,16 +14,7 @@ import { openDatabase, type Family, type TestDatabase } from "../support/databas
 
 const v1 = schema("1").table("note", (t) => ({ id: t.serial().primaryKey(), title: t.text() })).build();
 
-const next = <T>(iterator: AsyncIterator<T>, ms = 3_000) =>
-  Promise.race([iterator.next(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no snapshot in time")), ms))]);
 
-async function until<T>(iterator: AsyncIterator<T>, check: (value: T) => boolean): Promise<T> {
-  for (;;) {
-    const { value, done } = await next(iterator);
-    if (done) throw new Error("the stream ended");
-    if (check(value)) return value;
-  }
-}
 
 describe.each<Family>(["pglite", "sqlite"])("writes the change feed must see, on %s", (family) => {
   let database: TestDatabase;
