@@ -381,7 +381,8 @@ export class Running {
     return (this.#closed ??= (async () => {
       // Every plugin releases what it holds, whichever failed before it (a tapable series stops at the first).
       const failures: unknown[] = [];
-      for (const tap of this.kernel.hooks.close.taps) await (tap.fn as () => Promise<void>)().catch((error: unknown) => failures.push(error));
+      // In tapable's order; a hook that throws before returning its promise counts as failed too.
+      for (const tap of this.kernel.hooks.close.taps) await Promise.resolve().then(tap.fn as () => Promise<void>).catch((error: unknown) => failures.push(error));
       await this.store.close();
       if (failures.length > 0) throw failures[0];
     })());

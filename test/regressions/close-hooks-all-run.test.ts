@@ -10,13 +10,21 @@ import { sqliteMemory } from "../support/app.js";
  * timers), and the process alive.
  */
 const releases: string[] = [];
-const plugin = (name: string, fail: boolean): AppPlugin => ({
+const plugin = (name: string, fail: boolean | "at once"): AppPlugin => ({
   name,
   build(ctx) {
-    ctx.hooks.close.tap(async () => {
-      releases.push(name);
-      if (fail) throw new Error(`${name} could not release`);
-    });
+    // "at once": a hook that is not async and throws before it returns a promise.
+    ctx.hooks.close.tap(
+      fail === "at once"
+        ? () => {
+            releases.push(name);
+            throw new Error(`${name} could not release`);
+          }
+        : async () => {
+            releases.push(name);
+            if (fail) throw new Error(`${name} could not release`);
+          },
+    );
   },
 });
 
@@ -28,5 +36,12 @@ describe("close() with a close hook that fails", () => {
     // Closed all the same: idempotent, and the database is released.
     await expect(built.close()).rejects.toThrow("failing could not release");
     await expect(built.db.selectFrom("kysely_migration").selectAll().execute()).rejects.toThrow();
+  });
+
+  it("runs the later hooks when one throws before returning its promise", async () => {
+    releases.length = 0;
+    const built: any = await new App({ db: sqliteMemory() }).use(plugin("first", false)).use(plugin("throwing", "at once")).use(plugin("last", false)).start();
+    await expect(built.close()).rejects.toThrow("throwing could not release");
+    expect(releases).toEqual(["first", "throwing", "last"]);
   });
 });
