@@ -10,12 +10,15 @@ export interface TcpRelay {
   /** Accepts connections again, on the same port. */
   restore(): Promise<void>;
   close(): Promise<void>;
+  /** From now on, resets a connection whose client sends a chunk the check accepts (undefined: never). */
+  resetWhen(check: ((chunk: Buffer) => boolean) | undefined): void;
 }
 
 export async function tcpRelay(targetHost: string, targetPort: number): Promise<TcpRelay> {
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;
+  let resetCheck: ((chunk: Buffer) => boolean) | undefined;
   const listen = () =>
     new Promise<void>((resolve) => {
       server = createServer((inbound) => {
@@ -27,6 +30,9 @@ export async function tcpRelay(targetHost: string, targetPort: number): Promise<
         }
         inbound.on("close", () => outbound.destroy());
         outbound.on("close", () => inbound.destroy());
+        inbound.on("data", (chunk: Buffer) => {
+          if (resetCheck?.(chunk)) inbound.resetAndDestroy();
+        });
         inbound.pipe(outbound).pipe(inbound);
       });
       server.listen(port, "127.0.0.1", () => {
@@ -49,5 +55,8 @@ export async function tcpRelay(targetHost: string, targetPort: number): Promise<
     cut: stop,
     restore: listen,
     close: stop,
+    resetWhen(check) {
+      resetCheck = check;
+    },
   };
 }

@@ -70,7 +70,15 @@ export function postgresLive(options: PostgresLiveOptions): ListeningLiveProvide
         };
         current.on("error", lost);
         current.on("end", lost);
-        await current.query(`LISTEN "${channel}"`);
+        // A connection that fails its LISTEN, or that arrives after close(), is dropped here: one
+        // left checked out would hold the pool's end() (and so the app's close()) forever.
+        try {
+          await current.query(`LISTEN "${channel}"`);
+        } catch (error) {
+          drop(current);
+          throw error;
+        }
+        if (closed) return drop(current);
         client = current;
       };
       const reconnect = async () => {
