@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import pg from "pg";
 import { SqliteDialect } from "kysely";
 import { describe, expect, it, vi } from "vitest";
 import { embedded } from "../../kernel/embedded/index.js";
@@ -7,7 +8,7 @@ import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { closeAfterEach, request, rpc } from "../support/app.js";
 import { gatedDialect } from "./gated-dialect.js";
-import { admin, reopenable } from "./reopenable.js";
+import { reopenable } from "./reopenable.js";
 import { families } from "../support/databases.js";
 
 const build = closeAfterEach();
@@ -65,10 +66,17 @@ describe("/health answers in every state", () => {
 
   it.runIf(families().includes("postgres"))("when PostgreSQL drops the connections: the process survives, /health and procedures recover", async () => {
     const database = await reopenable("postgres");
-    const app = await new App({ db: database.open(), onError: () => {} }).schema(v1).resource("item").start();
+    // Only this app's connections are dropped: other files use the same server at the same time.
+    const applicationName = `trellis_${database.schema}`;
+    const connectionString = process.env.DATABASE_URL!;
+    const db = { dialect: postgresDialect({ connectionString, poolConfig: { max: 4, options: `-c search_path=${database.schema}`, application_name: applicationName } }), kind: "postgres" as const };
+    const app = await new App({ db, onError: () => {} }).schema(v1).resource("item").start();
     expect((await rpc(app, "item.create", { name: "a" })).status).toBe(200);
     // What a server restart or a failover does to idle pooled connections.
-    await admin(process.env.DATABASE_URL!, `select pg_terminate_backend(pid) from pg_stat_activity where pid <> pg_backend_pid() and query not ilike '%pg_stat_activity%' and datname = current_database() and backend_type = 'client backend' and application_name = ''`);
+    const killer = new pg.Client({ connectionString });
+    await killer.connect();
+    const killed = await killer.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1", [applicationName]).finally(() => killer.end());
+    expect(killed.rowCount).toBeGreaterThanOrEqual(1);
     await new Promise((resolve) => setTimeout(resolve, 200));
     const statuses = [(await request(app, "GET", "/health")).status, (await rpc(app, "item.list", {})).status];
     expect(statuses.every((status) => status === 200 || status === 503)).toBe(true);
