@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AppPlugin } from "../../kernel/index.js";
 import type { OutgoingMail } from "../../plugins/mail/index.js";
 import { sqliteMemory } from "../support/app.js";
@@ -51,8 +51,8 @@ describe("mail through the jobs service", () => {
     expect(jobs.defined).toEqual([{ name: "mail.send", options: expect.objectContaining({ retry: expect.any(Number) }) }]);
 
     expect((await post(app, "/api/auth/sign-up/email", signUpBody("jo@example.test"))).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(jobs.sent).toHaveLength(1);
+    // The mail is queued beside the response, not before it.
+    await vi.waitFor(() => expect(jobs.sent).toHaveLength(1), { timeout: 5_000, interval: 10 });
     expect(jobs.sent[0]).toMatchObject({ name: "mail.send", data: { to: "jo@example.test", kind: "verify-email" } });
 
     await expect(jobs.run("mail.send", jobs.sent[0]!.data)).rejects.toThrow("421 try later");
