@@ -9,6 +9,7 @@ import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { serve } from "../../presets/node.js";
 import { rpc, sqliteMemory } from "../support/app.js";
+import { exitOf, killAfterEach, waitForOutput } from "../support/children.js";
 
 /**
  * `serve()` listens for SIGINT and SIGTERM to close its app; `close()` left those listeners in place.
@@ -17,6 +18,7 @@ import { rpc, sqliteMemory } from "../support/app.js";
  * did the same. The process died before a server still closing had closed its database (its lock
  * left behind, its last writes not flushed).
  */
+const track = killAfterEach();
 const dir = mkdtempSync(join(tmpdir(), "trellis-serve-signals-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const v1 = schema("1").table("note", (t) => ({ id: t.serial().primaryKey(), text: t.text() })).build();
@@ -32,24 +34,15 @@ describe("serve().close() and signals", () => {
 
   it.each(["closed", "running"])("a signal closes every server before the process ends (the other server %s)", async (first) => {
     const dataDir = join(dir, first);
-    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./serve-two.fixture.ts", import.meta.url)), dataDir, first], { stdio: ["ignore", "pipe", "inherit"] });
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      child.stdout.on("data", (chunk) => {
-        out += chunk;
-        const match = /READY (\S+)/.exec(out);
-        if (match) resolve(match[1]!);
-      });
-      child.on("exit", (code) => reject(new Error(`server exited early with ${code}`)));
-    });
+    const child = track(spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./serve-two.fixture.ts", import.meta.url)), dataDir, first], { stdio: ["ignore", "pipe", "inherit"] }));
+    const [, url] = await waitForOutput(child, /READY (\S+)/, 90_000, "the two servers starting");
     const created = await fetch(`${url}/rpc/note/create`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ json: { text: "kept" } }) });
     expect(created.status).toBe(200);
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
     child.kill("SIGTERM");
-    expect(await exited).toBe("SIGTERM");
+    expect((await exitOf(child, 30_000, "the servers closing on SIGTERM")).signal).toBe("SIGTERM");
     expect(existsSync(`${dataDir}.lock`)).toBe(false);
     const reopened = await new App({ db: embedded({ dataDir }) }).schema(v1).resource("note").start();
     expect((await rpc(reopened, "note.list", {})).body).toEqual([{ id: 1, text: "kept" }]);
     await reopened.close();
-  }, 60_000);
+  }, 180_000); // a cold embedded start in the child, then one here: slow on a loaded machine
 });
