@@ -10,8 +10,10 @@ import { postgresDialect } from "../../kernel/db/dialect/entry.js";
 import { embedded } from "../../kernel/embedded/index.js";
 import type { DatabaseConfig } from "../../kernel/index.js";
 import { App } from "../../presets/trellis.js";
+import { exitOf, killAfterEach } from "../support/children.js";
 import { dropSchema, jobFamilies, waitFor } from "./support.js";
 
+const track = killAfterEach();
 const fixture = fileURLToPath(new URL("./kill-child.fixture.ts", import.meta.url));
 
 describe.each(jobFamilies())("a replica killed during a handler (%s)", (family) => {
@@ -42,14 +44,14 @@ describe.each(jobFamilies())("a replica killed during a handler (%s)", (family) 
       args = ["pglite", dataDir];
       db = () => embedded({ dataDir });
     }
-    const child = spawn(process.execPath, ["--import", "tsx", fixture, ...args], { stdio: ["ignore", "pipe", "inherit"], env: process.env });
+    const child = track(spawn(process.execPath, ["--import", "tsx", fixture, ...args], { stdio: ["ignore", "pipe", "inherit"], env: process.env }));
     let output = "";
     child.stdout.on("data", (chunk) => (output += chunk));
     await waitFor("the handler to start in the child", () => output.includes("started"), 50_000);
     const [, id, attempt] = /started (\S+) (\d+)/.exec(output)!;
     expect(attempt).toBe("1");
     child.kill("SIGKILL");
-    await new Promise((resolve) => child.once("exit", resolve));
+    await exitOf(child, 10_000, "the killed replica");
 
     const done: { id: string; attempt: number }[] = [];
     restarted = new App({ db: db() })
@@ -60,5 +62,5 @@ describe.each(jobFamilies())("a replica killed during a handler (%s)", (family) 
     await waitFor("the killed job to run again", () => done.length > 0, 20_000);
     expect(done).toEqual([{ id, attempt: 2 }]);
     await waitFor("completed", async () => (await restarted.sealed.service("jobs").get("slow", id))?.state === "completed");
-  }, 90_000);
+  }, 150_000); // the child's cold start, the restarted app's, then a retry after the job's 1 s timeout
 });
