@@ -3,8 +3,10 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { freePort } from "../support/browser.js";
 import { freshBuild } from "../support/built-package.js";
+import { groupRunning } from "../support/children.js";
 
 /**
  * Each subcommand through its own process, as a user runs it: exit code and output. The project
@@ -228,7 +230,8 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
   });
 
   it.runIf(name === "embedded")("dev serves the app and reloads it when a source file changes", { timeout: 180_000 }, async () => {
-    const port = String(20_000 + Math.floor(Math.random() * 20_000));
+    // A port nothing listens on now (a random one could be another file's server, whose /health answers).
+    const port = String(await freePort());
     const server = spawn(process.execPath, [...command, "dev"], { cwd: dir, env: { ...process.env, ...env(), PORT: port, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
     let output = "";
     server.stdout.on("data", (chunk) => (output += chunk));
@@ -257,6 +260,14 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     } finally {
       process.kill(-server.pid!, "SIGTERM");
       await writeFile(appFile, original);
+      // The next tests open the data directory: every process of the group (the command, the
+      // watcher, the app holding the lock) has ended first.
+      await vi.waitFor(
+        () => {
+          if (groupRunning(server.pid!)) throw new Error(`trellis dev (process group ${server.pid}) still running 30 s after SIGTERM:\n${output}`);
+        },
+        { timeout: 30_000, interval: 100 },
+      );
     }
   });
 

@@ -1,6 +1,7 @@
 // Child processes in tests: waiting for a line they print, and for their exit, each with a limit that
 // names the wait and shows what the child printed; and killing the ones a failed test left running.
 import type { ChildProcess } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { afterEach } from "vitest";
 
 /** Everything `child` prints on stdout and stderr from now on. */
@@ -69,4 +70,32 @@ export function killAfterEach(): <T extends ChildProcess>(child: T, options?: { 
     started.push({ child, group: Boolean(options.group) });
     return child;
   };
+}
+
+/**
+ * Whether any process of the group `pgid` still runs. Read from /proc where there is one: an
+ * exited process nobody has reaped yet (a zombie, as under a PID 1 that does not reap) counts as gone.
+ */
+export function groupRunning(pgid: number): boolean {
+  if (!existsSync("/proc/self/stat")) {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // ended while listing
+    }
+    // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so read after the last ")".
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(pgrp) === pgid && state !== "Z" && state !== "X") return true;
+  }
+  return false;
 }
