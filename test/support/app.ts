@@ -2,6 +2,7 @@ import { afterEach } from "vitest";
 import Database from "better-sqlite3";
 import { SqliteDialect } from "kysely";
 import type { DatabaseConfig } from "../../kernel/index.js";
+import { within } from "./within.js";
 
 /** A throwaway in-memory SQLite database: the cheapest real database for tests that barely touch it. */
 export function sqliteMemory(): DatabaseConfig {
@@ -46,7 +47,7 @@ export async function request(app: Handler, method: string, path: string, init: 
 export function closeAfterEach(): <T extends { build(): { close(): Promise<void> } }>(app: T) => ReturnType<T["build"]> {
   const opened: { close(): Promise<void> }[] = [];
   afterEach(async () => {
-    await Promise.all(opened.splice(0).map((app) => app.close()));
+    await Promise.all(opened.splice(0).map((app) => within(app.close(), 30_000, "an app's close() after the test")));
   });
   return (app) => {
     const built = app.build();
