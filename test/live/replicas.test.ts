@@ -6,13 +6,12 @@ import { App } from "../../presets/trellis.js";
 import { createClient } from "../../presets/client.js";
 import { serve, type RunningServer } from "../../presets/node.js";
 import { openDatabase } from "../support/databases.js";
+import { nextSnapshot as next } from "../support/snapshots.js";
 
 const v1 = schema("1").table("msg", (t) => ({ id: t.serial().primaryKey(), body: t.text() })).build();
 const url = process.env.DATABASE_URL;
 if (!url) console.log("skipping live replica tests: DATABASE_URL is not set");
 
-const next = <T>(iterator: AsyncIterator<T>, ms = 5000) =>
-  Promise.race([iterator.next(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no snapshot in time")), ms))]);
 
 describe.runIf(url)("live queries across PostgreSQL replicas", () => {
   const schemaName = `live_${Date.now().toString(36)}`;

@@ -5,6 +5,7 @@ import { App, type InferRouter } from "../../presets/trellis.js";
 import { createClient } from "../../presets/client.js";
 import { request, rpc } from "../support/app.js";
 import { families, openDatabase, type TestDatabase } from "../support/databases.js";
+import { nextSnapshot } from "../support/snapshots.js";
 
 const v1 = schema("1")
   .table("article", (t) => ({
@@ -159,7 +160,7 @@ describe.each(families())("full-text search on %s", (family) => {
   it.skipIf(family === "postgres")("re-runs a live list with search on every change that alters it", async () => {
     const controller = new AbortController();
     const stream = await app.client({}).article.live({ search: "narwhal" }, { signal: controller.signal });
-    const next = () => Promise.race([stream.next(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no snapshot in time")), 5000))]);
+    const next = () => nextSnapshot(stream);
     expect((await next()).value).toEqual([]);
     const created = (await rpc(app, "article.create", { title: "Narwhal sightings", body: null })).body;
     expect(ids((await next()).value as { id: number }[])).toEqual([created.id]);

@@ -16,7 +16,7 @@ export interface TestSmtp {
   url: string;
   port: number;
   received: ReceivedMail[];
-  /** The next message to `to` not yet taken (waits up to `ms`). */
+  /** The next message to `to` not yet taken (waits up to `ms`, 15 s by default: sending takes seconds on a loaded machine). */
   next(to: string, ms?: number): Promise<ReceivedMail>;
   /** Messages to `to` not yet taken, after waiting `ms` for stragglers. */
   settle(to: string, ms?: number): Promise<ReceivedMail[]>;
@@ -53,7 +53,7 @@ export async function startSmtp(options: { reject?: boolean; delayMs?: number } 
     url: `smtp://tester:secret@127.0.0.1:${port}`,
     port,
     received,
-    async next(to, ms = 5000) {
+    async next(to, ms = 15_000) {
       const deadline = Date.now() + ms;
       for (;;) {
         const [mail] = pending(to);
