@@ -22,7 +22,7 @@ describe("npm start: the blog configured from the environment", () => {
     expect(failed?.output).toContain("AUTH_SECRET_MISSING (auth): .auth() needs a secret");
     expect(failed?.output).toContain('fix: set AUTH_SECRET to at least 32 random characters');
     expect(failed?.output).not.toMatch(/^\s+at /m);
-  }, 60_000);
+  }, 120_000); // each npm start builds the blog first
 
   it("prints a malformed DATABASE_URL as one block with its fix, and exits 1", async () => {
     const failed = await npmStart({ DATABASE_URL: "not-a-url", PORT: "0" }).then(
@@ -36,7 +36,7 @@ describe("npm start: the blog configured from the environment", () => {
     expect(failed?.output).toContain("Trellis could not start: DB_URL_INVALID");
     expect(failed?.output).toContain("fix: set DATABASE_URL to postgres://user:password@host:5432/database");
     expect(failed?.output).not.toMatch(/^\s+at /m);
-  }, 60_000);
+  }, 120_000); // each npm start builds the blog first
 
   it("refuses to start in production without a mail transport, naming MAIL_TRANSPORT_MISSING", async () => {
     const env = { NODE_ENV: "production", AUTH_SECRET: randomBytes(32).toString("base64"), SMTP_URL: "", PORT: "0", DATA_DIR: "memory://", DATABASE_URL: "" };
@@ -49,7 +49,7 @@ describe("npm start: the blog configured from the environment", () => {
     );
     expect(failed?.code).not.toBe(0);
     expect(failed?.output).toContain("MAIL_TRANSPORT_MISSING");
-  }, 60_000);
+  }, 120_000); // each npm start builds the blog first
 
   it("listens on HOST and PORT and keeps the embedded database in DATA_DIR", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "trellis-blog-"));

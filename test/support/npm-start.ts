@@ -2,6 +2,7 @@ import { execFile, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
 import { promisify } from "node:util";
+import { within } from "./within.js";
 
 const root = resolve(import.meta.dirname, "../..");
 
@@ -54,18 +55,33 @@ export function serveBuiltBlog(env: Record<string, string>): Promise<StartedBlog
 function started(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<StartedBlog> {
   const child = spawn(command, args, { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env });
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
+  const running = () => child.exitCode === null && child.signalCode === null;
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, "SIGTERM");
-    await exited;
+    if (running()) process.kill(-child.pid!, "SIGTERM");
+    await within(exited, 30_000, `the blog (process group ${child.pid}) exiting after SIGTERM`).catch((error: Error) => {
+      process.kill(-child.pid!, "SIGKILL");
+      throw error;
+    });
   };
   return new Promise((resolveStart, reject) => {
     let output = "";
+    // Building and starting take seconds; on a loaded machine, tens of them.
+    const timer = setTimeout(() => {
+      if (running()) process.kill(-child.pid!, "SIGKILL");
+      reject(Object.assign(new Error(`${[command, ...args].join(" ")} printed no URL within 100 s:\n${output}`), { code: null, output }));
+    }, 100_000);
     child.stdout!.on("data", (chunk) => {
       output += chunk;
       const found = /listening on (http:\/\/[\w.:[\]-]+)/.exec(output);
-      if (found) resolveStart({ url: found[1]!, stop });
+      if (found) {
+        clearTimeout(timer);
+        resolveStart({ url: found[1]!, stop });
+      }
     });
     child.stderr!.on("data", (chunk) => (output += chunk));
-    child.once("exit", (code) => reject(Object.assign(new Error(`${[command, ...args].join(" ")} exited with ${code}:\n${output}`), { code, output })));
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(Object.assign(new Error(`${[command, ...args].join(" ")} exited with ${code}:\n${output}`), { code, output }));
+    });
   });
 }
