@@ -31,5 +31,5 @@ describe("a build that fails", () => {
     expect((await rpc(fixed, "note.create", { text: "after a failed build" })).status).toBe(200);
     expect((await rpc(fixed, "note.list", {})).body).toMatchObject([{ text: "after a failed build" }]);
     await fixed.close();
-  }, 60_000);
+  }, 120_000); // up to 40 s for the lock, then an embedded start
 });
