@@ -27,8 +27,10 @@ function holdLock(dataDir: string, mode: "hold" | "exit"): Promise<ChildProcess>
   });
   children.push(child);
   return new Promise((resolve, reject) => {
-    child.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("locked") && resolve(child));
-    child.on("exit", (code) => (mode === "exit" && code === 0 ? resolve(child) : reject(new Error(`lock holder exited with ${code}`))));
+    // Starting a process with a TypeScript loader takes seconds on a loaded machine.
+    const timer = setTimeout(() => reject(new Error(`the lock holder (pid ${child.pid}) did not take the lock within 25 s`)), 25_000);
+    child.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("locked") && (clearTimeout(timer), resolve(child)));
+    child.on("exit", (code) => (clearTimeout(timer), mode === "exit" && code === 0 ? resolve(child) : reject(new Error(`lock holder exited with ${code}`))));
   });
 }
 
