@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { fileURLToPath } from "node:url";
+import { exitOf } from "../support/children.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -17,7 +18,14 @@ function run(mode: string, env: Record<string, string> = {}, extra: string[] = [
   let stderr = "";
   child.stdout.on("data", (chunk) => (stdout += chunk));
   child.stderr.on("data", (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr })));
+  // A start-up error ends the process: one still running after 45 s is a failure, shown with its output.
+  return exitOf(child, 45_000, `the ${mode} start`).then(
+    ({ code }) => ({ code, stdout, stderr }),
+    (error: Error) => {
+      child.kill("SIGKILL");
+      throw new Error(`${error.message}\n${stdout}${stderr}`);
+    },
+  );
 }
 
 const STACK_LINE = /^\s+at /m;
