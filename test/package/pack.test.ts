@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeBlocks } from "../docs/markdown.js";
 import { freshBuild } from "../support/built-package.js";
+import { freePort } from "../support/browser.js";
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, "../..");
@@ -106,7 +107,8 @@ describe.skipIf(!enabled)("the package: packed, installed into an empty project,
   /** Starts `npm start` on a free port and resolves with /health's answer once it serves. */
   async function startAndProbe(project: string): Promise<{ status: number; body: unknown; seconds: number }> {
     const started = performance.now();
-    const port = String(20_000 + Math.floor(Math.random() * 20_000));
+    // A port nothing listens on now (a random one could be another file's server, whose /health answers).
+    const port = String(await freePort());
     // The embedded database, as a new project starts (DATABASE_URL from the test run would mean PostgreSQL, and pg is not installed).
     const { DATABASE_URL: _unused, ...env } = process.env;
     const server = spawn("npm", ["start"], { cwd: project, env: { ...env, PORT: port, NODE_ENV: "" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
