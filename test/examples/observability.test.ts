@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { within } from "../support/within.js";
 
 /**
  * examples/observability as a supervisor runs it (`node --import tsx examples/observability/server.ts`,
@@ -64,14 +65,21 @@ beforeAll(async () => {
   });
   exited = new Promise((done) => child.once("exit", () => done()));
   url = await new Promise<string>((started, failed) => {
+    const timer = setTimeout(() => failed(new Error(`the example printed no start lines within 100 s:\n${output}`)), 100_000);
     child.stdout!.on("data", (chunk) => {
       output += chunk;
       // The last of the three start lines: the others have arrived once it has (they may come in separate chunks).
       const found = /observability example at (http:\/\/[\w.:[\]-]+)/.exec(output);
-      if (found && output.includes("metrics: curl")) started(found[1]!);
+      if (found && output.includes("metrics: curl")) {
+        clearTimeout(timer);
+        started(found[1]!);
+      }
     });
     child.stderr!.on("data", (chunk) => (output += chunk));
-    child.once("exit", (code) => failed(new Error(`the example exited with ${code}:\n${output}`)));
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      failed(new Error(`the example exited with ${code}:\n${output}`));
+    });
   });
 }, 120_000);
 
@@ -99,7 +107,7 @@ describe("examples/observability", () => {
 
     // Shutting down flushes the batch (otherwise sent within 5 s).
     process.kill(-child.pid!, "SIGTERM");
-    await exited;
+    await within(exited, 30_000, "the example exiting after SIGTERM");
     expect(exports.length, output).toBeGreaterThan(0);
     for (const sent of exports) {
       expect(sent.path).toBe("/v1/traces");
