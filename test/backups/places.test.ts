@@ -4,7 +4,7 @@
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { pgClientEnv } from "../../kernel/index.js";
 import { memoryStorage } from "../../kernel/storage/index.js";
 import { Backups } from "../../plugins/backups/backups.js";
@@ -118,12 +118,12 @@ describe("pg_dump", () => {
     const dir = fakePgDump("printf 'PGDMP'; exec sleep 60");
     const backups = new Backups({ source: pgDumpSource("postgres://127.0.0.1/test"), place: directoryPlace(join(dir, "kept")), keep: 2, logger: undefined });
     const taking = backups.take();
-    while (!existsSync(join(dir, "pid")) || !readFileSync(join(dir, "pid"), "utf8").trim()) await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.waitFor(() => expect(existsSync(join(dir, "pid")) && readFileSync(join(dir, "pid"), "utf8").trim(), "pg_dump's pid file").toBeTruthy(), { timeout: 15_000, interval: 20 });
     const pid = Number(readFileSync(join(dir, "pid"), "utf8"));
     backups.close();
     await expect(taking).rejects.toThrow("pg_dump was stopped: the app is closing");
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(() => process.kill(pid, 0)).toThrow();
+    // Signalled at close; gone once the signal is handled (bounded: a pg_dump left running fails here).
+    await vi.waitFor(() => expect(() => process.kill(pid, 0), `pg_dump (pid ${pid}) still running`).toThrow(), { timeout: 10_000, interval: 20 });
     expect(readdirSync(join(dir, "kept"))).toEqual([]);
   });
 });

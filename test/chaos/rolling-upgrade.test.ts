@@ -8,6 +8,7 @@ import pg from "pg";
 import { postgresDialect } from "../../kernel/db/dialect/entry.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App, type BuiltApp } from "../../presets/trellis.js";
+import { waitUntil } from "./load.js";
 
 const url = process.env.DATABASE_URL;
 if (!url) console.log("skipping the rolling upgrade: DATABASE_URL is not set");
@@ -76,7 +77,7 @@ describe.runIf(url)("a rolling upgrade across replicas", () => {
     const history = await admin(`select name from ${schemaName}.kysely_migration order by name`);
     // The old replicas go on serving while and after the new ones migrate.
     const before = statuses[200] ?? 0;
-    while ((statuses[200] ?? 0) < before + 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitUntil(() => (statuses[200] ?? 0) >= before + 20, 30_000, "20 more 200s from the old replicas after the new ones migrated");
     running = false;
     await load;
     console.log(`expand: applied by each new replica ${JSON.stringify(applied)}; old replicas under load ${JSON.stringify(statuses)}`);
