@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { families, openDatabase, type TestDatabase } from "../support/databases.js";
 import { errorOf, rpc, sqliteMemory } from "../support/app.js";
 import { signUp, type SignedIn } from "../support/auth.js";
@@ -281,9 +281,9 @@ describe("the first admin, named by email", () => {
     try {
       const other = await signUp(app, "other@example.test");
       const boss = await signUp(app, "boss@example.test");
-      await new Promise((resolve) => setTimeout(resolve, 50));
       const roles = async (id: string) => (await app.db.selectFrom("user").select("role").where("id", "=", id).executeTakeFirstOrThrow()).role;
-      expect(await roles(boss.userId)).toBe("admin");
+      // Promoted beside the sign-up's answer, not before it.
+      await vi.waitFor(async () => expect(await roles(boss.userId)).toBe("admin"), { timeout: 5_000, interval: 20 });
       expect(await roles(other.userId)).not.toBe("admin");
       expect((await rpc(app, "_admin.meta", undefined, { cookie: boss.cookie })).status).toBe(200);
       // Once an admin exists the bootstrap does nothing more, even after a later migration run.
