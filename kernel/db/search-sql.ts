@@ -11,7 +11,10 @@ import { QueryError } from "./query-error.js";
  * NUL) only separates words. Every word must match (AND), in any searchable column.
  *
  * - PostgreSQL and PGlite: `__search @@ plainto_tsquery(language, 'w1 w2')`, ranked by `ts_rank`
- *   (weights D 0.1, C 0.2, B 0.4, A 1.0).
+ *   (weights D 0.1, C 0.2, B 0.4, A 1.0). PostgreSQL's parser indexes a decimal, a version, a host,
+ *   an e-mail address or a path as one token (`1.5`, `example.com`), never as the words `1` and
+ *   `5`; so when punctuation joins words in the text, the text as that parser reads it is matched
+ *   too (`|`): `plainto_tsquery` reads plain text, so it is no query language either.
  * - SQLite: FTS5 `MATCH '"w1" "w2"'`, every word quoted, ranked by the weighted count of matches
  *   per column (same weights), read from `highlight()`.
  *
@@ -26,6 +29,8 @@ import { QueryError } from "./query-error.js";
 export const MAX_SEARCH_CHARS = 500;
 
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+/** Two words joined by punctuation (`1.5`, `a@b`), which PostgreSQL's parser may read as one token. */
+const JOINED = /[\p{L}\p{N}\p{M}][^\p{L}\p{N}\p{M}\s]+[\p{L}\p{N}\p{M}]/u;
 /** PostgreSQL's default `ts_rank` weights, used by the SQLite rank too. */
 const WEIGHTS: Record<SearchWeight, number> = { A: 1, B: 0.4, C: 0.2, D: 0.1 };
 
@@ -51,11 +56,14 @@ export function planSearch(kind: DatabaseKind, table: TableModel, search: unknow
   if (search.length > MAX_SEARCH_CHARS) throw new QueryError("search", `at most ${MAX_SEARCH_CHARS} characters (got ${search.length})`);
   const words = searchWords(search);
   if (words.length === 0) return undefined;
-  return kind === "postgres" ? postgresSearch(table, words) : sqliteSearch(table, words);
+  return kind === "postgres" ? postgresSearch(table, words, search) : sqliteSearch(table, words);
 }
 
-function postgresSearch(table: TableModel, words: string[]): SearchPlan {
-  const query = sql`plainto_tsquery(${table.search!.language}::regconfig, ${words.join(" ")})`;
+function postgresSearch(table: TableModel, words: string[], text: string): SearchPlan {
+  const language = table.search!.language;
+  const byWords = sql`plainto_tsquery(${language}::regconfig, ${words.join(" ")})`;
+  // NUL cannot be bound as text; like any other character outside a word it only separates.
+  const query = JOINED.test(text) ? sql`(${byWords} || plainto_tsquery(${language}::regconfig, ${text.replaceAll("\u0000", " ")}))` : byWords;
   return {
     where: sql<SqlBool>`${sql.id(table.name, SEARCH_COLUMN)} @@ ${query}`,
     rank: (qualifier) => sql`ts_rank(${sql.id(qualifier, SEARCH_COLUMN)}, ${query}) desc`,

@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
-import { gzip } from "node:zlib";
+import { gunzip, gzip } from "node:zlib";
 import { TrellisError } from "../errors.js";
 import { lockDataDir } from "./lock.js";
 
@@ -30,6 +31,7 @@ export async function backupEmbedded(client: Dumpable): Promise<Uint8Array> {
 }
 
 const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
 
 export interface RestoreOptions {
   /** Replace what the directory holds (it must not be open in any process). @default false */
@@ -39,7 +41,9 @@ export interface RestoreOptions {
 /**
  * Restores a backup from `backupEmbedded` (or `trellis db backup`) into `dataDir`, refusing a
  * directory that already holds anything unless `force`. The directory is locked meanwhile, so a
- * running app cannot have it open.
+ * running app cannot have it open. The backup is opened in a directory beside `dataDir` and moved
+ * into place only once it reads as a database: a backup that cannot be read (truncated, not a
+ * backup) fails with `DB_RESTORE_UNREADABLE` and leaves `dataDir` as it was, forced or not.
  */
 export async function restoreEmbedded(backup: Uint8Array, dataDir: string, options: RestoreOptions = {}): Promise<void> {
   const target = resolve(dataDir);
@@ -49,15 +53,43 @@ export async function restoreEmbedded(backup: Uint8Array, dataDir: string, optio
     }
   }
   const lock = lockDataDir(target);
+  const suffix = randomBytes(4).toString("hex");
+  const staging = `${target}.restoring-${suffix}`;
   try {
-    if (options.force) rmSync(target, { recursive: true, force: true });
-    mkdirSync(target, { recursive: true });
-    const { PGlite } = await import("@electric-sql/pglite");
-    const instance = await PGlite.create(target, { loadDataDir: new Blob([backup as Uint8Array<ArrayBuffer>]) });
-    // A readable database, or the error now rather than at the app's next start.
-    await instance.query("select 1");
-    await instance.close();
+    const tarball = await unpacked(backup);
+    mkdirSync(staging, { recursive: true });
+    try {
+      const { PGlite } = await import("@electric-sql/pglite");
+      const instance = await PGlite.create(staging, { loadDataDir: new Blob([tarball as Uint8Array<ArrayBuffer>], { type: "application/x-tar" }) });
+      // A readable database, or the error now rather than at the app's next start.
+      await instance.query("select 1");
+      await instance.close();
+    } catch (error) {
+      throw unreadable(error);
+    }
+    if (existsSync(target)) {
+      const replaced = `${target}.replaced-${suffix}`;
+      renameSync(target, replaced);
+      renameSync(staging, target);
+      rmSync(replaced, { recursive: true, force: true });
+    } else renameSync(staging, target);
   } finally {
+    rmSync(staging, { recursive: true, force: true });
     lock.release();
   }
+}
+
+/** The backup's tarball: gunzipped here (a truncated one fails with a clear error), or as is when not compressed. */
+async function unpacked(backup: Uint8Array): Promise<Uint8Array> {
+  if (backup[0] !== 0x1f || backup[1] !== 0x8b) return backup;
+  try {
+    return await gunzipAsync(backup);
+  } catch (error) {
+    throw unreadable(error);
+  }
+}
+
+function unreadable(cause: unknown): TrellisError {
+  const message = `The backup cannot be restored: it is not a readable backup of an embedded database (${(cause as Error)?.message ?? String(cause)}); the data directory was left as it was.`;
+  return new TrellisError("DB_RESTORE_UNREADABLE", message, { cause });
 }

@@ -28,7 +28,7 @@ export function downloadRoute(path: string, rule: FilePermission<any>, deps: { r
       await access.check(rule, context, found?.record);
       if (!found) throw fileNotFound();
       // Public bytes may sit in shared caches for an hour; others only in the caller's, revalidated each time.
-      return serveFile(event, found, storage, rule === "public" ? "public, max-age=3600" : "private, no-cache");
+      return serveFile(event, found, { storage, rows }, rule === "public" ? "public, max-age=3600" : "private, no-cache");
     },
   };
 }
@@ -38,7 +38,7 @@ export function downloadRoute(path: string, rule: FilePermission<any>, deps: { r
  * render (else as an attachment, and always with `?download`), never sniffed, sandboxed; with
  * `ETag`, conditional requests and single ranges.
  */
-export async function serveFile(event: RequestEvent, found: StoredFile, storage: AppStorage, cacheControl: string): Promise<Response> {
+export async function serveFile(event: RequestEvent, found: StoredFile, { storage, rows }: { storage: AppStorage; rows: FileRows }, cacheControl: string): Promise<Response> {
   const etag = etagOf(found.key);
   const headers = fileHeaders(found, etag, cacheControl, event.url.searchParams.has("download"));
   if (matchesEtag(event.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
@@ -57,7 +57,12 @@ export async function serveFile(event: RequestEvent, found: StoredFile, storage:
   if (event.method === "HEAD") return new Response(null, { status, headers });
   // Streamed from the store as the client reads: a file is never held whole in memory.
   const body = await readStream(storage, found.key, range);
-  if (!body) throw new Error(`File ${found.record.id} has a row but no bytes in storage`);
+  if (!body) {
+    // `file.delete` removes the bytes after its commit: a row read just before it is gone now, a 404
+    // like any deleted file's. Bytes missing under a row that is still there are a server error.
+    if (!(await rows.find(found.record.id, undefined))) throw fileNotFound();
+    throw new Error(`File ${found.record.id} has a row but no bytes in storage`);
+  }
   return new Response(body, { status, headers });
 }
 

@@ -16,6 +16,9 @@ export type { Attachment } from "./attachments.js";
 export type { FileProcedures } from "./procedures.js";
 export type { AdminFile, AdminFilesRouter, FileLink } from "./admin.js";
 
+/** The largest `file.size` the column holds (a 32-bit integer on every family). */
+const MAX_FILE_BYTES = 2_147_483_647;
+
 /**
  * Uploads, metadata and downloads over the schema's `.files()` tables: the `file.*` procedures and
  * the download route. Stage `feature`: after auth (its rules read the session) and after resources
@@ -40,6 +43,8 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
         fail(FILES_BAD_PATH, `.files() path must start with "/" and contain the segment ":id" (got "${resolved.path}")`);
       }
       if (!Number.isSafeInteger(resolved.maxBytes) || resolved.maxBytes <= 0) fail(FILES_BAD_OPTION, `.files() maxBytes must be a positive integer (got ${resolved.maxBytes})`);
+      // file.size is a 32-bit integer column: a larger file would be stored, then fail its row's insert.
+      else if (resolved.maxBytes > MAX_FILE_BYTES) fail(FILES_BAD_OPTION, `.files() maxBytes must be at most ${MAX_FILE_BYTES} (2 GiB - 1, what the 32-bit file.size column holds; got ${resolved.maxBytes})`);
       const owned = table?.columns.userId !== undefined;
       for (const action of FILE_ACTIONS) {
         const rule = resolved.permissions[action];

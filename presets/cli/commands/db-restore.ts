@@ -13,7 +13,8 @@ interface RestoreOptions {
 /**
  * `trellis db restore <backup> [--force]`: a tarball from `trellis db backup` into the app's
  * embedded data directory, which must be empty unless `--force`; on PostgreSQL, `pg_restore` when
- * installed (`--clean --if-exists` with `--force`).
+ * installed (`--clean --if-exists` with `--force`), as one transaction: a dump that fails part way
+ * (truncated, corrupt, an object that already exists) changes nothing.
  */
 export async function dbRestore(backup: string, options: RestoreOptions): Promise<number> {
   const project = findProject();
@@ -25,8 +26,11 @@ export async function dbRestore(backup: string, options: RestoreOptions): Promis
     }
     // The password in PGPASSWORD, not on the command line where `ps` shows it.
     const connect = pgClientEnv(url);
-    const run = spawnSync("pg_restore", [...(options.force ? ["--clean", "--if-exists"] : []), `--dbname=${connect.url}`, file], { stdio: ["ignore", "inherit", "inherit"], env: connect.env });
-    if (run.status !== 0) return 1;
+    const run = spawnSync("pg_restore", ["--single-transaction", ...(options.force ? ["--clean", "--if-exists"] : []), `--dbname=${connect.url}`, file], { stdio: ["ignore", "inherit", "inherit"], env: connect.env });
+    if (run.status !== 0) {
+      process.stderr.write("pg_restore failed (its error is above); it ran as one transaction, so the database was left as it was\n");
+      return 1;
+    }
     say(`${green("restored")} ${file} into PostgreSQL with pg_restore`);
     return 0;
   }
