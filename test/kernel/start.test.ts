@@ -35,7 +35,7 @@ describe("start() on a data directory", () => {
     expect(results).toEqual([]);
     expect((await rpc(second, "item.list", {})).body).toMatchObject([{ name: "kept", note: "v2 column" }]);
     await second.close();
-  });
+  }, 120_000); // the process's first embedded start (initdb), then a reopen: slow on a loaded machine
 
   it("throws from start() when a step fails, leaving the database at the previous version", async () => {
     const app = new App({ db: embedded({ dataDir }) }).schema(v1).schema(v2).schema(broken);
@@ -44,7 +44,7 @@ describe("start() on a data directory", () => {
     expect(await tables(after)).not.toContain("audit");
     expect((await after.migrator.getMigrations()).filter((m) => m.executedAt).map((m) => m.name)).toEqual(["0001_1", "0002_2"]);
     await after.close();
-  });
+  }, 120_000); // two embedded starts on a data directory
 
   it("refuses an unsafe change at build, naming the table, column and versions", () => {
     const retyped = schema("4").table("item", (t) => ({ id: t.serial().primaryKey(), name: t.integer() })).build();
@@ -56,7 +56,7 @@ describe("start() on a data directory", () => {
     const open = await new App({ db: embedded({ dataDir }) }).schema(v1).schema(v2).start();
     expect(() => embedded({ dataDir })).toThrow(`The embedded database directory ${dataDir} is already open in this process (pid ${process.pid})`);
     await open.close();
-  });
+  }, 60_000);
 });
 
 describe("SQLite through a plain Kysely dialect", () => {

@@ -45,7 +45,7 @@ describe("the start banner", () => {
     expect(running.banner).toContain(`              MCP         ${running.url}/mcp\n`);
     expect(running.banner).toContain("warning     the auth secret is a development one: set AUTH_SECRET");
     expect(running.banner).toContain("warning     nobody holds the admin role yet: run `npx trellis admin create <email>`");
-  });
+  }, 90_000); // the process's first memory:// database builds the template: slow on a loaded machine
 
   it("says nothing about admins once one exists, nor about a strong secret", async () => {
     const v1 = schema("1").auth().build();
@@ -56,7 +56,7 @@ describe("the start banner", () => {
     running = await serve(built, { port: 0, handleSignals: false, banner: () => {} });
     expect(running.banner).toContain(`dashboard   ${running.url}/_admin`);
     expect(running.banner).not.toContain("warning");
-  });
+  }, 60_000);
 
   it("names the database file, and says when the schema is already up to date", async () => {
     const dir = mkdtempSync(join(tmpdir(), "trellis-banner-"));
