@@ -9,6 +9,7 @@ import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { createClient } from "../../presets/client.js";
 import { serve, type RunningServer } from "../../presets/node.js";
+import { within } from "../support/within.js";
 import { tcpRelay, type TcpRelay } from "../support/tcp-relay.js";
 import { sleep, steadyLoad, waitUntil } from "./load.js";
 
@@ -44,14 +45,14 @@ describe.runIf(url)("PostgreSQL chaos under load", () => {
     server = await serve(app, { port: 0, hostname: "127.0.0.1", handleSignals: false, banner: false });
   });
 
+  // Each step bounded and named: a connection the app leaked shows as the step that waits for it.
   afterAll(async () => {
-    await server?.close();
-    if (pool && !pool.ended) await pool.end();
-    await relay?.close();
+    if (server) await within(server.close(), 20_000, "the server's close()");
+    if (pool && !pool.ended) await within(pool.end(), 10_000, "the pool's end() (a connection not released)");
+    if (relay) await within(relay.close(), 5_000, "the relay's close()");
     const client = admin();
     await client.connect();
-    await client.query(`drop schema if exists ${schemaName} cascade`);
-    await client.end();
+    await within(client.query(`drop schema if exists ${schemaName} cascade`), 15_000, `dropping ${schemaName} (a lock held by a connection left open)`).finally(() => client.end());
   });
 
   const rowIds = async () => {

@@ -7,6 +7,7 @@ import pg from "pg";
 import { postgresDialect } from "../../kernel/db/dialect/postgres.js";
 import { sqliteDialect } from "../../kernel/db/dialect/sqlite.js";
 import { embedded } from "../../kernel/embedded/embedded.js";
+import { within } from "./within.js";
 
 export type Family = "pglite" | "sqlite" | "postgres";
 
@@ -67,9 +68,10 @@ async function openPostgres(): Promise<TestDatabase> {
     family: "postgres",
     schema,
     dialect: postgresDialect({ pool }),
+    // Bounded and named: a connection the app never released shows here as the step that waits.
     close: async () => {
-      if (!pool.ended) await pool.end();
-      await admin(connectionString, `drop schema if exists ${schema} cascade`);
+      if (!pool.ended) await within(pool.end(), 20_000, `the pool of schema ${schema} ending (a connection not released)`);
+      await within(admin(connectionString, `drop schema if exists ${schema} cascade`), 20_000, `dropping schema ${schema} (a lock held by a connection left open)`);
     },
   };
 }
