@@ -30,13 +30,25 @@ export async function ownRedis(): Promise<OwnRedis> {
   let child: ChildProcess | undefined;
   const start = async () => {
     child = spawn(BINARY!, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "ignore"] });
+    const started = child;
     await new Promise<void>((resolve, reject) => {
       let seen = "";
-      child!.stdout!.on("data", (chunk) => {
+      // Bounded: a redis-server that never becomes ready (its port taken since it was free) is killed and named.
+      const timer = setTimeout(() => {
+        started.kill("SIGKILL");
+        reject(new Error(`redis-server on port ${port} was not ready within 20 s: ${seen.slice(-500)}`));
+      }, 20_000);
+      started.stdout!.on("data", (chunk) => {
         seen += chunk;
-        if (seen.includes("Ready to accept connections")) resolve();
+        if (seen.includes("Ready to accept connections")) {
+          clearTimeout(timer);
+          resolve();
+        }
       });
-      child!.once("exit", (code) => reject(new Error(`redis-server exited (${code}): ${seen.slice(-500)}`)));
+      started.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`redis-server exited (${code}): ${seen.slice(-500)}`));
+      });
     });
   };
   const stop = async () => {
