@@ -92,5 +92,5 @@ describe.skipIf(Boolean(mountProblem))("the embedded database's disk full", () =
     expect(final.rows.map((row) => row.id)).toEqual([...acknowledged, after.body.id]);
     const check = await fetch(`${server.url}/health`);
     expect(check.status).toBe(200);
-  });
+  }, 90_000); // its named waits (10-30 s each) fail first; a loaded machine needs more than the default 30 s
 });

@@ -81,7 +81,7 @@ describe.runIf(url)("PostgreSQL chaos under load", () => {
     expect(report.unexpected).toEqual([]);
     const stored = await rowIds();
     expect(report.acknowledged.filter((id) => !stored.has(id))).toEqual([]);
-  });
+  }, 90_000); // its named waits (10-30 s each) fail first; a loaded machine needs more than the default 30 s
 
   it("unreachable for a second: 503 with a clear message in under a second, /health down, then recovery and a fresh live snapshot", async () => {
     const client = createClient<any>({ url: server.url }) as any;
@@ -117,5 +117,5 @@ describe.runIf(url)("PostgreSQL chaos under load", () => {
     } finally {
       controller.abort();
     }
-  });
+  }, 90_000); // its named waits (10-30 s each) fail first; a loaded machine needs more than the default 30 s
 });

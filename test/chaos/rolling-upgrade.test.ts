@@ -98,5 +98,5 @@ describe.runIf(url)("a rolling upgrade across replicas", () => {
     expect(refused).toMatchObject({ status: 503, body: { code: "SERVICE_UNAVAILABLE", message: expect.stringMatching(/schema/) } });
     expect((await call(old[1]!, "note/create", { body: "x" })).status).toBe(503);
     expect((await call(fresh[0]!, "tag/list", {})).status).toBe(200);
-  });
+  }, 90_000); // its named waits (10-30 s each) fail first; a loaded machine needs more than the default 30 s
 });
