@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import { postgresDialect, postgresLive } from "../../kernel/db/dialect/entry.js";
 import { schema } from "../../kernel/schema/index.js";
+import type { Logger } from "../../kernel/index.js";
 import { App } from "../../presets/trellis.js";
 import { createClient } from "../../presets/client.js";
 import { serve, type RunningServer } from "../../presets/node.js";
@@ -25,6 +26,12 @@ describe.runIf(url)("PostgreSQL chaos under load", () => {
   let pool: pg.Pool;
   let server: RunningServer;
   const admin = () => new pg.Client({ connectionString: url });
+  /** How long the app took over each 503 it answered, from its request lines. */
+  const served503: number[] = [];
+  const record = (fields: object | string) => {
+    if (typeof fields === "object" && (fields as { status?: number }).status === 503) served503.push((fields as { durationMs: number }).durationMs);
+  };
+  const logger: Logger = { info: record, warn: record, error: record, child: () => logger };
 
   beforeAll(async () => {
     const client = admin();
@@ -38,7 +45,7 @@ describe.runIf(url)("PostgreSQL chaos under load", () => {
     through.port = String(relay.port);
     pool = new pg.Pool({ connectionString: through.toString(), max: 4, application_name: applicationName, options: `-c search_path=${schemaName}`, connectionTimeoutMillis: 1000 });
     pool.on("error", () => {}); // an idle client losing its server: the pool drops it
-    const app = new App({ db: { dialect: postgresDialect({ pool }), kind: "postgres", live: postgresLive({ pool }) }, onError: () => {} })
+    const app = new App({ db: { dialect: postgresDialect({ pool }), kind: "postgres", live: postgresLive({ pool }) }, onError: () => {}, logger })
       .schema(v1)
       .resource("note", { live: true })
       .openapi();
@@ -91,6 +98,7 @@ describe.runIf(url)("PostgreSQL chaos under load", () => {
     await iterator.next();
     const load = steadyLoad(server.url);
     await waitUntil(() => load.report.acknowledged.length > 10);
+    served503.length = 0;
     await relay.cut();
     const down = Date.now();
     await waitUntil(() => (load.report.statuses[503] ?? 0) > 5, 5000, "503s while PostgreSQL is unreachable");
@@ -103,9 +111,13 @@ describe.runIf(url)("PostgreSQL chaos under load", () => {
     const recovered = await waitUntil(() => load.report.acknowledged.length > before + 10, 10_000, "writes after PostgreSQL came back");
     const report = await load.stop();
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
-    console.log(`unreachable ~1 s; statuses ${JSON.stringify(report.statuses)}; slowest 503 ${report.slowest503} ms; writing again ${recovered} ms after restore; messages ${[...report.messages].join(" | ")}`);
+    const slowestServed = Math.max(...served503);
+    console.log(`unreachable ~1 s; statuses ${JSON.stringify(report.statuses)}; slowest 503 ${slowestServed} ms in the app (${report.slowest503} ms as the load's client saw it); writing again ${recovered} ms after restore; messages ${[...report.messages].join(" | ")}`);
     expect(report.unexpected).toEqual([]);
-    expect(report.slowest503).toBeLessThan(1000);
+    // The app's own time for each 503, from its request lines: the load's clients share this
+    // process, so their times include waiting on their own event loop, which a loaded machine stretches.
+    expect(served503.length).toBeGreaterThan(5);
+    expect(slowestServed).toBeLessThan(1000);
     expect([...report.messages].every((message) => /database/i.test(message))).toBe(true);
     const stored = await rowIds();
     expect(report.acknowledged.filter((id) => !stored.has(id))).toEqual([]);
