@@ -1,6 +1,6 @@
 import { schema } from "../../kernel/schema/index.js";
 import { memoryStorage } from "../../kernel/storage/index.js";
-import type { AppStorage } from "../../kernel/index.js";
+import type { AppStorage, Logger } from "../../kernel/index.js";
 import { App } from "../../presets/trellis.js";
 import type { FilesConfig } from "../../plugins/files/index.js";
 import { ORIGIN } from "../support/auth.js";
@@ -38,8 +38,8 @@ export function trackedStorage(): AppStorage & { keys(): string[]; failNextSet?:
   return storage;
 }
 
-export function filesApp(db: { dialect: any; kind: "postgres" | "sqlite" }, options: { storage?: AppStorage; files?: FilesConfig<any>; onError?: (error: unknown) => void } = {}) {
-  return new App({ baseUrl: ORIGIN, db, storage: options.storage ?? trackedStorage(), onError: options.onError ?? (() => {}) })
+export function filesApp(db: { dialect: any; kind: "postgres" | "sqlite" }, options: { storage?: AppStorage; files?: FilesConfig<any>; onError?: (error: unknown) => void; logger?: Logger } = {}) {
+  return new App({ baseUrl: ORIGIN, db, storage: options.storage ?? trackedStorage(), onError: options.onError ?? (() => {}), ...(options.logger ? { logger: options.logger } : {}) })
     .schema(v1)
     .auth({ secret: SECRET, emailAndPassword: { enabled: true } })
     .resource("post", {
