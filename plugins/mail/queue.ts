@@ -12,6 +12,9 @@ export interface JobsLike {
 
 export const MAIL_JOB = "mail.send";
 
+/** Jobs treat a failure so marked as expected: retried and logged, not reported to `onError`. */
+const EXPECTED_FAILURE = Symbol.for("trellis.jobs.expected");
+
 export interface MailQueue {
   push(mail: QueuedMail): void;
   /** Resolves when every message queued in this process so far is settled. */
@@ -63,8 +66,15 @@ export function processQueue(
 export function jobsQueue(jobs: JobsLike, delivery: Delivery, fallback: MailQueue, failed: (error: unknown) => void): MailQueue {
   jobs.define(MAIL_JOB, { retry: 5, backoff: { delay: 2, exponential: true } }, async (input) => {
     const mail = (isMail(input) ? input : input?.data) as QueuedMail;
+    const job = input?.job as { attempt: number; attempts: number } | undefined;
     if (!(await delivery.prepare(mail))) return;
-    await delivery.attempt(mail, 1);
+    try {
+      await delivery.attempt(mail, job?.attempt ?? 1);
+    } catch (error) {
+      // Logged and recorded on the row already; only the last attempt's failure is the app's to hear.
+      if (job && job.attempt < job.attempts && error instanceof Error) Object.assign(error, { [EXPECTED_FAILURE]: true });
+      throw error;
+    }
   });
   return {
     push(mail) {
