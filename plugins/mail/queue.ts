@@ -23,12 +23,12 @@ export interface MailQueue {
 
 /**
  * In process: each message is delivered on a later turn of the event loop (after the request that
- * queued it has answered), retried `retries` times with a growing pause (none once the app is
- * closing), and its final failure handed to `failed` (the app's `onError`).
+ * queued it has answered), retried `retries` times with a growing pause (cut short when the app
+ * starts closing), and its final failure handed to `failed` (the app's `onError`).
  */
 export function processQueue(
   delivery: Delivery,
-  options: { retries: number; retryDelayMs: number; failed: (error: unknown) => void; stopped: () => boolean; telemetry: Telemetry | undefined },
+  options: { retries: number; retryDelayMs: number; failed: (error: unknown) => void; closing: AbortSignal; telemetry: Telemetry | undefined },
 ): MailQueue {
   const pending = new Set<Promise<void>>();
   const run = async (mail: QueuedMail) => {
@@ -42,8 +42,8 @@ export function processQueue(
         return await delivery.attempt(mail, attempt, { root: true, links: queuedBy && [queuedBy] });
       } catch (error) {
         // The app is closing: the row says "failed" with the error; no retry outlives the database.
-        if (attempt > options.retries || options.stopped()) return options.failed(error);
-        await new Promise((resolve) => setTimeout(resolve, options.retryDelayMs * attempt).unref?.());
+        if (attempt > options.retries || options.closing.aborted) return options.failed(error);
+        await pause(options.retryDelayMs * attempt, options.closing);
       }
     }
   };
@@ -87,6 +87,20 @@ export function jobsQueue(jobs: JobsLike, delivery: Delivery, fallback: MailQueu
     },
     idle: () => fallback.idle(),
   };
+}
+
+/** Waits `ms`, or less when the app starts closing: a message waiting for its retry gets its last attempt then. */
+function pause(ms: number, closing: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      closing.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    timer.unref?.();
+    closing.addEventListener("abort", done);
+  });
 }
 
 function isMail(value: unknown): value is QueuedMail {
