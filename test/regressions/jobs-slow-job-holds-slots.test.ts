@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { embedded } from "../../kernel/embedded/index.js";
 import { App } from "../../presets/trellis.js";
 import { sleep, waitFor } from "../jobs/support.js";
+import { within } from "../support/within.js";
 
 /**
  * `concurrency` is the number of handlers of a kind running at once, but the worker fetched a batch
@@ -11,11 +12,12 @@ import { sleep, waitFor } from "../jobs/support.js";
 describe("a slow job of a kind with concurrency 2", () => {
   it("does not hold back the kind's other jobs", async () => {
     const done: string[] = [];
+    let abortedAt: number | undefined;
     const built: any = await new App({ db: embedded({ dataDir: "memory://" }), onError: () => undefined })
       .jobs({ pollingInterval: 0.5, shutdownTimeout: 1 })
       .job("deliver", { concurrency: 2 }, async ({ data, signal }) => {
         const { name } = data as { name: string };
-        if (name === "slow") await new Promise((resolve) => signal.addEventListener("abort", resolve));
+        if (name === "slow") await new Promise((resolve) => signal.addEventListener("abort", () => resolve((abortedAt = Date.now()))));
         else await sleep(50);
         done.push(name);
       })
@@ -24,15 +26,16 @@ describe("a slow job of a kind with concurrency 2", () => {
     const jobs = built.sealed.service("jobs");
     await jobs.send("deliver", { name: "slow" });
     for (const name of ["a", "b", "c", "d", "e", "f"]) await jobs.send("deliver", { name });
-    const started = Date.now();
-    // The other slot keeps working while the slow job runs.
-    await waitFor("the quick jobs", () => done.length === 6, 8_000);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // The other slot keeps working while the slow job runs. Held back, they would wait for the
+    // slow job, which ends only when close() aborts it: they would not finish at all before it.
+    await waitFor("the quick jobs", () => done.length === 6, 20_000);
     expect(done).toEqual(["a", "b", "c", "d", "e", "f"]);
-    // The slow one is aborted once the grace period is over, and close() returns.
+    // The slow one is aborted once the grace period (1 s) is over, and close() returns. Timed at
+    // the abort: the rest of close() also closes the database, which a loaded machine slows.
     const closing = Date.now();
-    await built.close();
-    expect(Date.now() - closing).toBeLessThan(4_000);
+    await within(built.close(), 20_000, "close() with the slow job running");
+    expect(abortedAt).toBeDefined();
+    expect(abortedAt! - closing).toBeLessThan(4_000);
     expect(done).toEqual(["a", "b", "c", "d", "e", "f", "slow"]);
-  }, 30_000);
+  }, 90_000); // the process's first memory:// database builds the template: slow on a loaded machine
 });

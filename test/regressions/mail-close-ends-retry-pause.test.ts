@@ -26,7 +26,8 @@ describe("close() while a message waits for its retry", () => {
     await waitFor("the first attempt", async () => (await app.db.selectFrom("trellis_mail").selectAll().where("id", "=", body.id).executeTakeFirst())?.state === "failed");
     const closing = Date.now();
     await app.close();
-    expect(Date.now() - closing).toBeLessThan(2_000);
+    // Waiting out the pause would take its five-second cap; the margin is for a loaded machine.
+    expect(Date.now() - closing).toBeLessThan(4_000);
     // The last attempt ran while closing, and its failure is the final one, reported once.
     expect(attempts).toHaveLength(2);
     expect(errors.map((error) => (error as Error).message)).toEqual(["421 try later (2)"]);
