@@ -100,7 +100,7 @@ describe.each(jobFamilies())("jobs on %s", (family) => {
     await built.sealed.service("jobs").send("spaced", {});
     await waitFor("the retry", () => spaced.length === 2);
     expect(spaced[1]! - spaced[0]!).toBeGreaterThanOrEqual(900);
-  }, 15_000);
+  }, 30_000); // beyond waitFor's own 20 s, so a retry that never comes fails with its message
 
   it("cancels a job that has not run; a finished or unknown one is not cancelled", async () => {
     const jobs = built.sealed.service("jobs");
