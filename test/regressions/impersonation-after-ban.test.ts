@@ -32,7 +32,7 @@ describe("an impersonation session follows its impersonator", () => {
     );
     expect(response.status).toBe(200);
     // The answer expires the admin's cookie and sets the impersonation one: keep the last value of each.
-    const jar = new Map(response.headers.getSetCookie().map((line) => line.split(";")[0]!.split(/=(.*)/s).slice(0, 2) as [string, string]));
+    const jar = new Map(response.headers.getSetCookie().map((line: string) => line.split(";")[0]!.split(/=(.*)/s).slice(0, 2) as [string, string]));
     const cookie = [...jar].filter(([, value]) => value).map(([name, value]) => `${name}=${value}`).join("; ");
     expect(await whoami(cookie)).toBe(alice.userId);
     return { admin, cookie };
