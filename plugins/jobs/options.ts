@@ -26,8 +26,8 @@ export interface JobsConfig {
    */
   maintenanceInterval?: number;
   /**
-   * Seconds between two checks of the cron schedules. One replica checks per interval, and each
-   * tick sends one job whichever replica sees it.
+   * Seconds between two checks of the cron schedules (1 to 30). One replica checks per interval,
+   * and each tick sends one job whichever replica sees it.
    * @default 30
    */
   cronInterval?: number;
@@ -144,7 +144,9 @@ export function jobsSettings(config: JobsConfig = {}): JobsSettings {
   if (!(settings.pollingInterval >= 0.5)) throw bad(`.jobs({ pollingInterval }) must be at least 0.5 seconds (got ${settings.pollingInterval})`);
   if (!(settings.shutdownTimeout >= 0)) throw bad(`.jobs({ shutdownTimeout }) must be >= 0 seconds`);
   if (!Number.isInteger(settings.maintenanceInterval) || settings.maintenanceInterval < 1) throw bad(`.jobs({ maintenanceInterval }) must be a whole number of seconds >= 1 (got ${settings.maintenanceInterval})`);
-  if (!Number.isInteger(settings.cronInterval) || settings.cronInterval < 1 || settings.cronInterval > 45) throw bad(`.jobs({ cronInterval }) must be a whole number of seconds from 1 to 45 (got ${settings.cronInterval})`);
+  // A check is skipped when the previous one is not quite an interval old, so two can be two
+  // intervals apart; a tick is sent while less than 60 s old: two intervals must fit in a minute.
+  if (!Number.isInteger(settings.cronInterval) || settings.cronInterval < 1 || settings.cronInterval > 30) throw bad(`.jobs({ cronInterval }) must be a whole number of seconds from 1 to 30 (got ${settings.cronInterval})`);
   return settings;
 }
 

@@ -5,8 +5,9 @@ import { JOBS_BAD_DATA, JOBS_UNKNOWN } from "./errors.js";
 import { JobTable, describeDefinitions, queueInfos, totals } from "./inspect.js";
 import type { JobDefinitionOptions, JobsSettings } from "./options.js";
 import { Definitions } from "./registry.js";
-import { parse, runJob, type FetchedJob } from "./run-job.js";
+import { parse } from "./run-job.js";
 import { JobsTelemetry } from "./telemetry.js";
+import { KindWorker, type Fetcher } from "./worker.js";
 import type { Telemetry } from "../../kernel/index.js";
 import type { JobHandler, JobRecord, JobState, JobsService, QueueInfo, SendOptions, StateCounts } from "./types.js";
 
@@ -30,7 +31,7 @@ export class JobsRuntime implements JobsService {
   readonly #db: EngineDb;
   readonly #table: JobTable;
   readonly #running = new Set<AbortController>();
-  readonly #workers = new Map<string, string>();
+  readonly #workers = new Map<string, KindWorker>();
   readonly #telemetry: JobsTelemetry | undefined;
   #boss: PgBoss | undefined;
   #sealed: SealedApp | undefined;
@@ -86,7 +87,7 @@ export class JobsRuntime implements JobsService {
       }
       if (this.#closed) throw new Error("The app was closed while the jobs engine started");
       this.#boss = boss;
-      if (settings.work) for (const definition of definitions) await this.#work(boss, definition);
+      if (settings.work) for (const definition of definitions) this.#work(boss, definition);
     } catch (error) {
       // A failed start leaves no timers behind; the app's next `ready()` starts a fresh engine.
       this.#boss = undefined;
@@ -95,7 +96,7 @@ export class JobsRuntime implements JobsService {
     }
   }
 
-  async #work(boss: PgBoss, definition: ReturnType<Definitions["all"]>[number]): Promise<void> {
+  #work(boss: PgBoss, definition: ReturnType<Definitions["all"]>[number]): void {
     const deps = {
       sealed: () => this.#sealed!,
       logger: this.deps.logger,
@@ -105,13 +106,12 @@ export class JobsRuntime implements JobsService {
       running: this.#running,
       telemetry: this.#telemetry,
     };
-    const batchSize = definition.concurrency;
-    const id = await boss.work(definition.name, { batchSize, includeMetadata: true, pollingIntervalSeconds: this.deps.settings.pollingInterval }, async (jobs) => {
-      await Promise.all(jobs.map((job) => runJob(definition, job as unknown as FetchedJob, deps)));
-      // A full batch means more may be waiting: fetch again at once instead of sleeping a poll.
-      if (jobs.length >= batchSize) boss.notifyWorker(id);
-    });
-    this.#workers.set(definition.name, id);
+    // Not pg-boss's `work()`: it runs a batch as one unit (the next fetch waits for its slowest
+    // job) and, once the batch is over, completes every job of it again, which could mark a job
+    // that failed and is being retried elsewhere as completed.
+    const worker = new KindWorker(boss as unknown as Fetcher, definition, deps, this.deps.settings.pollingInterval * 1000);
+    this.#workers.set(definition.name, worker);
+    worker.start();
   }
 
   async stop(): Promise<void> {
@@ -120,16 +120,19 @@ export class JobsRuntime implements JobsService {
     this.#boss = undefined;
     if (boss) {
       const timeout = this.deps.settings.shutdownTimeout * 1000;
-      // Handlers still running when the grace period ends are told so; pg-boss fails their jobs,
-      // which run again later (on another replica, or after a restart).
+      // Handlers still running when the grace period ends are told so, and fail their jobs, which
+      // run again later (on another replica, or after a restart).
       const abort = setTimeout(() => {
         for (const controller of this.#running) controller.abort(new Error("the app shut down"));
       }, timeout);
       try {
-        await boss.stop({ graceful: true, wait: true, close: false, timeout });
+        const workers = [...this.#workers.values()];
+        this.#workers.clear();
+        await Promise.all(workers.map((worker) => worker.stop()));
       } finally {
         clearTimeout(abort);
       }
+      await boss.stop({ graceful: true, wait: true, close: false, timeout });
     }
     await this.#db.close();
   }
@@ -156,8 +159,7 @@ export class JobsRuntime implements JobsService {
     const id = await (this.#telemetry ? this.#telemetry.send(name, enqueue) : enqueue());
     // Wakes this process's worker; on PGlite its fetch queues behind an open transaction, so it
     // sees the job right after the commit.
-    const worker = this.#workers.get(name);
-    if (id && worker) boss.notifyWorker(worker);
+    if (id) this.#workers.get(name)?.notify();
     return id;
   }
 
@@ -179,8 +181,7 @@ export class JobsRuntime implements JobsService {
     if (!UUID.test(id) || !this.definitions.get(name)) return false;
     const result = (await boss.retry(name, id)) as unknown as { affected: number };
     if (result.affected === 0) return false;
-    const worker = this.#workers.get(name);
-    if (worker) boss.notifyWorker(worker);
+    this.#workers.get(name)?.notify();
     return true;
   }
 

@@ -59,8 +59,8 @@ export function mailPlugin(config: MailConfig): AppPlugin {
       if (auth && resolved.limits) limiter = mailLimiter(resolved.limits, sendingPaths(auth), report);
       const telemetry = ctx.want("telemetry");
       const delivery = new Delivery({ rows, transport: () => transport!, from: resolved.from, limiter, logger: ctx.logger, telemetry });
-      let closing = false;
-      const inProcess = processQueue(delivery, { retries: resolved.retries, retryDelayMs: resolved.retryDelayMs, failed: report, stopped: () => closing, telemetry });
+      const closing = new AbortController();
+      const inProcess = processQueue(delivery, { retries: resolved.retries, retryDelayMs: resolved.retryDelayMs, failed: report, closing: closing.signal, telemetry });
       const jobs = ctx.want("jobs") as JobsLike | undefined;
       queue = jobs ? jobsQueue(jobs, delivery, inProcess, report) : inProcess;
       const mailer = createMailer(name, config.templates ?? {}, () => queue!);
@@ -68,7 +68,7 @@ export function mailPlugin(config: MailConfig): AppPlugin {
       ctx.provide("admin-section:mail", mailAdminSection({ rows, db, auth: () => ctx.want("auth") as { api: Record<string, any> } | undefined }));
       if (auth) wireAuthFlows(ctx.need("auth-options") as AuthOptionsService, mailer, auth);
       ctx.hooks.close.tap(async () => {
-        closing = true;
+        closing.abort();
         // Messages already queued get a moment to leave; a stuck server does not hold the close.
         await Promise.race([queue!.idle(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
         transport?.close();

@@ -12,6 +12,9 @@ export interface JobsLike {
 
 export const MAIL_JOB = "mail.send";
 
+/** Jobs treat a failure so marked as expected: retried and logged, not reported to `onError`. */
+const EXPECTED_FAILURE = Symbol.for("trellis.jobs.expected");
+
 export interface MailQueue {
   push(mail: QueuedMail): void;
   /** Resolves when every message queued in this process so far is settled. */
@@ -20,12 +23,12 @@ export interface MailQueue {
 
 /**
  * In process: each message is delivered on a later turn of the event loop (after the request that
- * queued it has answered), retried `retries` times with a growing pause (none once the app is
- * closing), and its final failure handed to `failed` (the app's `onError`).
+ * queued it has answered), retried `retries` times with a growing pause (cut short when the app
+ * starts closing), and its final failure handed to `failed` (the app's `onError`).
  */
 export function processQueue(
   delivery: Delivery,
-  options: { retries: number; retryDelayMs: number; failed: (error: unknown) => void; stopped: () => boolean; telemetry: Telemetry | undefined },
+  options: { retries: number; retryDelayMs: number; failed: (error: unknown) => void; closing: AbortSignal; telemetry: Telemetry | undefined },
 ): MailQueue {
   const pending = new Set<Promise<void>>();
   const run = async (mail: QueuedMail) => {
@@ -39,8 +42,8 @@ export function processQueue(
         return await delivery.attempt(mail, attempt, { root: true, links: queuedBy && [queuedBy] });
       } catch (error) {
         // The app is closing: the row says "failed" with the error; no retry outlives the database.
-        if (attempt > options.retries || options.stopped()) return options.failed(error);
-        await new Promise((resolve) => setTimeout(resolve, options.retryDelayMs * attempt).unref?.());
+        if (attempt > options.retries || options.closing.aborted) return options.failed(error);
+        await pause(options.retryDelayMs * attempt, options.closing);
       }
     }
   };
@@ -63,8 +66,15 @@ export function processQueue(
 export function jobsQueue(jobs: JobsLike, delivery: Delivery, fallback: MailQueue, failed: (error: unknown) => void): MailQueue {
   jobs.define(MAIL_JOB, { retry: 5, backoff: { delay: 2, exponential: true } }, async (input) => {
     const mail = (isMail(input) ? input : input?.data) as QueuedMail;
+    const job = input?.job as { attempt: number; attempts: number } | undefined;
     if (!(await delivery.prepare(mail))) return;
-    await delivery.attempt(mail, 1);
+    try {
+      await delivery.attempt(mail, job?.attempt ?? 1);
+    } catch (error) {
+      // Logged and recorded on the row already; only the last attempt's failure is the app's to hear.
+      if (job && job.attempt < job.attempts && error instanceof Error) Object.assign(error, { [EXPECTED_FAILURE]: true });
+      throw error;
+    }
   });
   return {
     push(mail) {
@@ -77,6 +87,20 @@ export function jobsQueue(jobs: JobsLike, delivery: Delivery, fallback: MailQueu
     },
     idle: () => fallback.idle(),
   };
+}
+
+/** Waits `ms`, or less when the app starts closing: a message waiting for its retry gets its last attempt then. */
+function pause(ms: number, closing: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      closing.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    timer.unref?.();
+    closing.addEventListener("abort", done);
+  });
 }
 
 function isMail(value: unknown): value is QueuedMail {

@@ -63,6 +63,7 @@ export function resolveEndpoints(config: WebhooksConfig): ResolvedEndpoint[] {
       throw bad(`${where}: url "${endpoint.url}" is not an absolute URL`);
     }
     if (url.protocol !== "http:" && url.protocol !== "https:") throw bad(`${where}: url must be http or https (got ${url.protocol})`);
+    if (url.username || url.password) throw bad(`${where}: url must not carry a user or password (fetch refuses such a url; receivers authenticate deliveries by their signature)`);
     if (seen.has(url.href)) throw bad(`${where}: url ${url.href} is listed twice`);
     seen.add(url.href);
     const bytes = secretBytes(endpoint.secret);
