@@ -31,6 +31,7 @@ import { webhooksPlugin, type WebhooksConfig } from "../plugins/webhooks/index.j
 import { mailPlugin, type MailConfig, type Mailer } from "../plugins/mail/index.js";
 import { backupsPlugin, type BackupsConfig, type BackupsService } from "../plugins/backups/index.js";
 import { defaultPreset, type PresetOptions } from "./default.js";
+import { RATE_LIMITED_PATHS } from "../plugins/rate-limit/index.js";
 import type { CronOptions, JobOutput, WithJob, WithJobs } from "./job-types.js";
 import type { AppAdminRouter, BuiltApp, ContextOf, NestName } from "./types.js";
 
@@ -111,6 +112,8 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
   #base: ProcedureBase<any> = rootBuilder();
   #resources: ResourcesPlugin | undefined;
   #jobs: JobsPlugin | undefined;
+  /** The paths the rate limit counts, read when the app is built: `.mcp({ path })` adds its own. */
+  readonly #limitedPaths: string[] = [...RATE_LIMITED_PATHS];
 
   constructor(options: AppOptions) {
     this.options = options;
@@ -122,7 +125,7 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
     this.kernel = new Kernel({ ...options, services: { storage, secrets, kv, instrumentation } });
     // SPEC: `_admin` belongs to the admin plugin, whether or not `.admin()` is called.
     this.kernel.reserve("_admin", "admin");
-    for (const plugin of defaultPreset(options)) this.kernel.use(plugin);
+    for (const plugin of defaultPreset(options, this.#limitedPaths)) this.kernel.use(plugin);
   }
 
   /** Registers a schema version: one migration step. The latest version types `context.db`. */
@@ -218,6 +221,8 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
    */
   mcp(config: McpConfig = {}): this {
     this.kernel.use(mcpPlugin(config));
+    // Tool calls are procedure calls: the rate limit counts them wherever the endpoint is served.
+    if (config.enabled !== false && config.path && !this.#limitedPaths.includes(config.path)) this.#limitedPaths.push(config.path);
     return this;
   }
 

@@ -54,6 +54,22 @@ export function callerAddress(event: RequestEvent): string | undefined {
   return real && isIpAddress(real) ? unmapped(real) : undefined;
 }
 
+/**
+ * Who a per-address count is kept for: the caller's address (`callerAddress`), except that an IPv6
+ * client counts by its /64 (`2001:db8:1:2::/64`). A client is handed a whole /64 and chooses the low
+ * bits of its source address freely, so counting single IPv6 addresses would give it a fresh budget
+ * per request. The rate limit, live streams' per-caller cap and mail's per-client limit all key on
+ * it (the auth library's own limiter counts IPv6 by /64 too). Undefined when no address is known.
+ */
+export function callerBucket(event: RequestEvent): string | undefined {
+  const address = unmapped(callerAddress(event));
+  if (!address?.includes(":")) return address;
+  const bytes = ipv6Bytes(address);
+  if (!bytes) return address;
+  const groups = [0, 1, 2, 3].map((i) => ((bytes[i * 2]! << 8) | bytes[i * 2 + 1]!).toString(16));
+  return `${groups.join(":")}::/64`;
+}
+
 /** `::ffff:10.0.0.1` is the IPv4 client `10.0.0.1` seen on a dual-stack socket. */
 function unmapped(address: string | undefined): string | undefined {
   if (!address) return undefined;

@@ -12,8 +12,8 @@ export interface AdminConfig {
    */
   exportLimit?: number;
   /**
-   * Roles that may call `_admin.*` (`user.role` may be comma-separated). Keep it equal to the auth
-   * library admin plugin's `adminRoles` when you change it.
+   * Roles that may call `_admin.*`, the user actions included (`user.role` may be comma-separated).
+   * The auth library's own `/api/auth/admin/*` endpoints keep their own rule (its `adminRoles`).
    * @default ["admin"]
    */
   roles?: readonly string[];

@@ -2,17 +2,25 @@ import { z } from "zod";
 import { RpcError, type AppDatabase, type AppRpcContext, type ProcedureBase } from "../../kernel/index.js";
 import type { AdminUser } from "./users.js";
 
-/** The part of the auth library's server API these actions call (its admin plugin, plus the password reset). */
-export type AuthApi = { api: Record<string, (request: { body?: unknown; headers?: Headers }) => Promise<any>> };
+/** The part of the auth library these actions use: its server API (user creation) and its internal adapter. */
+export type AuthApi = {
+  api: Record<string, (request: { body?: unknown; headers?: Headers }) => Promise<any>>;
+  options: { plugins?: readonly { id: string; options?: { defaultBanReason?: string; defaultBanExpiresIn?: number } }[] };
+  $context: Promise<{ internalAdapter: Record<string, (...args: any[]) => Promise<any>> }>;
+};
 
 const id = z.string().min(1);
 const role = z.string().trim().min(1).max(64).regex(/^[^,\s]+$/, "a role is one word, without commas");
 
 /**
- * The purpose-built writes on users and their credentials. Each calls the auth library's admin API
- * with the admin's own request headers, so the library checks the caller again and keeps its
- * caches right: a ban ends the user's sessions, a revoked session is gone from secondary storage
- * too. The ban and role rules of every surface read the user row on each request
+ * The purpose-built writes on users and their credentials. The caller already passed the admin
+ * API's own role check (`roles`, whose comma-separated `user.role` is read trimmed), which is the
+ * one authority over `_admin`: the writes then go through the auth library's internal adapter, as its
+ * own admin endpoints do after their check, so its hooks run and its caches stay right (a ban ends
+ * the user's sessions, a revoked session is gone from secondary storage too). The library's admin
+ * endpoints are not called with the admin's headers: they check the caller again by the library's
+ * own roles (split on bare commas, its access-control list), which refused admins Trellis lets in.
+ * The ban and role rules of every surface read the user row on each request
  * (plugins/auth/session-lookup.ts), so every action applies on the next request.
  */
 export function userActions(
@@ -22,63 +30,68 @@ export function userActions(
   hasApiKeys: boolean,
   reload: (userId: string) => Promise<AdminUser>,
 ) {
-  const api = () => {
+  const library = () => {
     const found = auth();
     if (!found) throw new RpcError("SERVICE_UNAVAILABLE", { status: 503, message: "The auth library is not ready yet" });
-    return found.api;
+    return found;
   };
+  const adapter = async () => (await library().$context).internalAdapter;
   const exists = async (userId: string) => {
     if (!(await db.selectFrom("user").select("id").where("id", "=", userId).executeTakeFirst())) throw new RpcError("NOT_FOUND", { message: `No user with id "${userId}"` });
   };
 
   const create = base
     .input(z.object({ email: z.email(), name: z.string().trim().min(1).max(200), password: z.string().min(8).max(128).optional(), roles: z.array(role).optional() }))
-    .handler(async ({ input, context }): Promise<AdminUser> => {
-      const { user } = await api().createUser({
+    .handler(async ({ input }): Promise<AdminUser> => {
+      // Without request headers the library's endpoint creates the user as server code (no caller to check).
+      const { user } = await library().api.createUser({
         body: { email: input.email.toLowerCase(), name: input.name, password: input.password, role: input.roles?.length ? input.roles : undefined },
-        headers: context.headers,
       });
       return reload(user.id);
     });
 
-  const setRoles = base.input(z.object({ id, roles: z.array(role) })).handler(async ({ input, context }): Promise<AdminUser> => {
+  const setRoles = base.input(z.object({ id, roles: z.array(role) })).handler(async ({ input }): Promise<AdminUser> => {
     await exists(input.id);
     // No role at all is stored as the library's default ("user"), never as an empty string.
-    await api().setRole({ body: { userId: input.id, role: input.roles.length ? input.roles : "user" }, headers: context.headers });
+    await (await adapter()).updateUser(input.id, { role: input.roles.length ? input.roles.join(",") : "user" });
     return reload(input.id);
   });
 
   const ban = base
     .input(z.object({ id, reason: z.string().trim().max(500).optional(), expiresAt: z.coerce.date().optional() }))
     .handler(async ({ input, context }): Promise<AdminUser> => {
-      let banExpiresIn: number | undefined;
-      if (input.expiresAt) {
-        banExpiresIn = Math.ceil((input.expiresAt.getTime() - Date.now()) / 1000);
-        if (!(banExpiresIn > 0)) throw new RpcError("BAD_REQUEST", { message: "expiresAt: the ban must end in the future (leave it out for a ban without end)" });
+      if (input.expiresAt && !(input.expiresAt.getTime() > Date.now())) {
+        throw new RpcError("BAD_REQUEST", { message: "expiresAt: the ban must end in the future (leave it out for a ban without end)" });
       }
       await exists(input.id);
-      await api().banUser({ body: { userId: input.id, banReason: input.reason || undefined, banExpiresIn }, headers: context.headers });
+      if (input.id === context.user?.id) throw new RpcError("BAD_REQUEST", { message: "You cannot ban yourself" });
+      // The library's own defaults for a ban without a reason or an end, as its ban endpoint applies them.
+      const defaults = library().options.plugins?.find((plugin) => plugin.id === "admin")?.options ?? {};
+      const banExpires = input.expiresAt ?? (defaults.defaultBanExpiresIn ? new Date(Date.now() + defaults.defaultBanExpiresIn * 1000) : null);
+      const users = await adapter();
+      await users.updateUser(input.id, { banned: true, banReason: input.reason || defaults.defaultBanReason || "No reason", banExpires, updatedAt: new Date() });
+      await users.deleteUserSessions(input.id);
       return reload(input.id);
     });
 
-  const unban = base.input(z.object({ id })).handler(async ({ input, context }): Promise<AdminUser> => {
+  const unban = base.input(z.object({ id })).handler(async ({ input }): Promise<AdminUser> => {
     await exists(input.id);
-    await api().unbanUser({ body: { userId: input.id }, headers: context.headers });
+    await (await adapter()).updateUser(input.id, { banned: false, banExpires: null, banReason: null, updatedAt: new Date() });
     return reload(input.id);
   });
 
   /** One session, by its id: the token never leaves the server. */
-  const revokeSession = base.input(z.object({ id })).handler(async ({ input, context }): Promise<{ revoked: number }> => {
+  const revokeSession = base.input(z.object({ id })).handler(async ({ input }): Promise<{ revoked: number }> => {
     const found = await db.selectFrom("session").select("token").where("id", "=", input.id).executeTakeFirst();
     if (!found) throw new RpcError("NOT_FOUND", { message: `No session with id "${input.id}"` });
-    await api().revokeUserSession({ body: { sessionToken: found.token }, headers: context.headers });
+    await (await adapter()).deleteSession(found.token);
     return { revoked: 1 };
   });
 
-  const revokeSessions = base.input(z.object({ id })).handler(async ({ input, context }): Promise<{ revoked: number }> => {
+  const revokeSessions = base.input(z.object({ id })).handler(async ({ input }): Promise<{ revoked: number }> => {
     await exists(input.id);
     const { count } = (await db.selectFrom("session").select((eb) => eb.fn.countAll().as("count")).where("userId", "=", input.id).executeTakeFirstOrThrow()) as { count: number | string };
-    await api().revokeUserSessions({ body: { userId: input.id }, headers: context.headers });
+    await (await adapter()).deleteUserSessions(input.id);
     return { revoked: Number(count) };
   });
 

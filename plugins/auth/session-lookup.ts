@@ -7,7 +7,8 @@ import type { AuthInstance } from "./index.js";
  * resolves to its user, a session cached in a signed cookie (`session.cookieCache`) or in
  * `secondaryStorage` still carries the user as they were, and a `banned` flag written straight to
  * the table leaves every session alive. So every lookup checks the ban itself, and re-reads the
- * user's row whenever it may have come from a cache.
+ * user's row whenever it may have come from a cache. An impersonation session also ends with its
+ * impersonator's right to impersonate (banned, deleted, or no longer an admin).
  */
 
 /** A credential that is valid but whose user must be treated as signed out (banned, or deleted). */
@@ -36,8 +37,27 @@ export function sessionLookup(auth: () => AuthInstance, reread: boolean): Sessio
       user = { ...user };
       for (const column of LIVE_COLUMNS) if (column in current) user[column] = current[column] as never;
     }
-    return isBanned(user) ? SIGNED_OUT : { user, session: found.session };
+    if (isBanned(user)) return SIGNED_OUT;
+    const impersonator = (found.session as { impersonatedBy?: unknown }).impersonatedBy;
+    if (typeof impersonator === "string" && impersonator && !(await mayImpersonate(instance, impersonator))) return SIGNED_OUT;
+    return { user, session: found.session };
   };
+}
+
+/**
+ * An impersonation session (the admin plugin's `impersonate-user`) belongs to the impersonated user,
+ * so ending the admin's own sessions leaves it alive: it holds only while its impersonator still
+ * exists, is not banned and still has the library's `impersonate` permission. One read of the
+ * impersonator's row, on impersonated sessions only.
+ */
+async function mayImpersonate(instance: AuthInstance, userId: string): Promise<boolean> {
+  const context = await instance.$context;
+  const admin = (await context.internalAdapter.findUserById(userId)) as (SessionUser & { banExpires?: unknown }) | null;
+  if (!admin || isBanned(admin)) return false;
+  const check = instance.api.userHasPermission;
+  if (typeof check !== "function") return true;
+  const { success } = await check({ body: { userId, role: admin.role ?? undefined, permissions: { user: ["impersonate"] } } });
+  return success === true;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { RpcError, callerAddress, errorResponse, type HttpMiddleware, type RateLimitHit, type RateLimitStore } from "../../kernel/index.js";
+import { RpcError, callerBucket, errorResponse, type HttpMiddleware, type RateLimitHit, type RateLimitStore } from "../../kernel/index.js";
 
 const HOUR = 60 * 60 * 1000;
 
@@ -43,7 +43,7 @@ export function mailLimiter(
   };
   const middleware: HttpMiddleware = async (event, next) => {
     if (event.method !== "POST" || !paths.has(event.url.pathname)) return next();
-    const address = callerAddress(event);
+    const address = callerBucket(event);
     if (!address) return next();
     const counted = await hit(`mail:client:${address}`);
     if (!counted || counted.count <= limits.perClient) return next();

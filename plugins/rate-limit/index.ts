@@ -54,13 +54,15 @@ export interface RateLimitConfig {
 
 export interface RateLimitPluginOptions {
   /**
-   * Path prefixes limited, matched by segment.
+   * Path prefixes limited, matched by segment; read when the app is built (the App adds the path of
+   * `.mcp({ path })` to its list).
    * @default ["/rpc", "/rest", "/mcp"]
    */
   paths?: readonly string[];
 }
 
-const DEFAULT_PATHS = ["/rpc", "/rest", "/mcp"];
+/** The paths limited by default: `/rpc`, `/rest` and the MCP endpoint's default path. */
+export const RATE_LIMITED_PATHS: readonly string[] = ["/rpc", "/rest", "/mcp"];
 
 /**
  * Fixed-window rate limit at the `edge` stage, after CORS (so a 429 carries the CORS headers) and
@@ -90,7 +92,7 @@ export function rateLimitPlugin(config: RateLimitConfig, options: RateLimitPlugi
     },
     build(ctx) {
       if (owned) ctx.hooks.close.tap(async () => owned.close());
-      const middleware = limiter({ ...config, store, paths: options.paths ?? DEFAULT_PATHS, report: (error, source) => ctx.report(error, source) });
+      const middleware = limiter({ ...config, store, paths: options.paths ?? RATE_LIMITED_PATHS, report: (error, source) => ctx.report(error, source) });
       // For calls that carry several (a resource batch costs one count per item).
       ctx.provide("rate-limit", { charge: middleware.charge } satisfies RateLimitCharge);
       return { middleware: [middleware] };

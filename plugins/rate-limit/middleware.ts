@@ -1,6 +1,6 @@
 import {
   RpcError,
-  callerAddress,
+  callerBucket,
   carriesCredential,
   errorResponse,
   type ErrorSource,
@@ -107,7 +107,7 @@ export function limiter(options: LimiterOptions): HttpMiddleware & RateLimitChar
   };
 
   const byAddress = (event: RequestEvent, next: () => Promise<Response>): Promise<Response> => {
-    const address = `ip:${callerAddress(event) ?? "unknown"}`;
+    const address = `ip:${callerBucket(event) ?? "unknown"}`;
     return count(
       event,
       address,

@@ -1,4 +1,4 @@
-import { RequestEvent, RpcError, callerAddress, eventOf, liveIterable, type AppRpcContext, type ProcedureBase, type SealedApp } from "../../kernel/index.js";
+import { RequestEvent, RpcError, callerBucket, eventOf, liveIterable, type AppRpcContext, type ProcedureBase, type SealedApp } from "../../kernel/index.js";
 import { listInput } from "./inputs.js";
 import { liveSlots } from "./live-slots.js";
 import { assertGate, listFilter } from "./permissions.js";
@@ -56,7 +56,7 @@ export function liveProcedure(spec: ResourceSpec, base: ProcedureBase<AppRpcCont
 function callerOf(context: AppRpcContext): string {
   if (context.user) return `user:${context.user.id}`;
   const event = eventOf(context);
-  return `ip:${(event && callerAddress(event)) ?? "unknown"}`;
+  return `ip:${(event && callerBucket(event)) ?? "unknown"}`;
 }
 
 /** A list rule's `where` as comparable text; a bigint value (a bigint column's) as its digits. */

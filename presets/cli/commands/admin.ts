@@ -14,7 +14,11 @@ export interface AdminCreateOptions {
 export async function adminCreate(email: string, options: AdminCreateOptions): Promise<number> {
   const address = email.trim().toLowerCase();
   if (!/^[^\s@]+@[^\s@]+$/.test(address)) throw new CliError("CLI_BAD_EMAIL", `"${email}" is not an email address.`);
-  const role = options.role ?? "admin";
+  const role = (options.role ?? "admin").trim();
+  // One word, as `_admin.users.setRoles` takes it: `user.role` holds several separated by commas.
+  if (!/^[^,\s]{1,64}$/.test(role)) {
+    throw new CliError("CLI_BAD_OPTION", `--role "${options.role}" is not a role: a role is one word, without commas or spaces.`, "Pass one role, e.g. --role admin; run the command again for another.", 2);
+  }
   const app = await loadApp(findProject());
   const built = app.build();
   try {
