@@ -2,12 +2,14 @@ import { RpcError, callerAddress, errorResponse, type RouteDefinition } from "..
 import type { MailRows } from "./outbox.js";
 
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
+/** Headers a proxy or tunnel adds: a request relayed from elsewhere also arrives from loopback. */
+const RELAYED = ["x-forwarded-for", "forwarded", "x-real-ip"];
 
 /**
  * Development only (never mounted in production, nor with a real transport): the latest message
  * to an address, link included, so a flow can be followed from a terminal (`curl`) with no mail
- * account. Loopback callers only: a development server reachable on a network does not hand out
- * other people's links.
+ * account. Loopback callers only, and never through a proxy or tunnel on the machine (ngrok, a
+ * reverse proxy): a development server reachable on a network does not hand out other people's links.
  */
 export function outboxRoute(path: string, rows: MailRows): RouteDefinition {
   return {
@@ -18,6 +20,9 @@ export function outboxRoute(path: string, rows: MailRows): RouteDefinition {
       const address = callerAddress(event);
       if (address && !LOOPBACK.test(address)) {
         return errorResponse(new RpcError("FORBIDDEN", { message: "The development outbox answers loopback callers only" }), false);
+      }
+      if (RELAYED.some((name) => event.request.headers.has(name))) {
+        return errorResponse(new RpcError("FORBIDDEN", { message: "The development outbox answers requests made on this machine only, not relayed by a proxy or tunnel" }), false);
       }
       const to = event.url.searchParams.get("to");
       if (!to) return errorResponse(new RpcError("BAD_REQUEST", { message: "Name the recipient: ?to=<address>" }), false);
