@@ -9,10 +9,16 @@ const SECRET_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   account: ["password", "accessToken", "refreshToken", "idToken"],
   verification: ["value"],
   apikey: ["key"],
+  // Tables better-auth's own plugins bring, under the names those plugins give them.
+  twoFactor: ["secret", "backupCodes"],
+  jwks: ["privateKey"],
+  oauthApplication: ["clientSecret"],
+  oauthAccessToken: ["accessToken", "refreshToken"],
+  deviceCode: ["deviceCode", "userCode"],
 };
 
 /** Tables the admin API never writes: credentials belong to the auth library. */
-export const READ_ONLY_TABLES: ReadonlySet<string> = new Set(["session", "account", "verification", "apikey"]);
+export const READ_ONLY_TABLES: ReadonlySet<string> = new Set(Object.keys(SECRET_COLUMNS));
 
 /** What a redacted value reads as in every output. */
 export const REDACTED = "[redacted]";
