@@ -34,11 +34,6 @@ export function batchProcedure(
     if (total > spec.batchLimit) throw new RpcError("BAD_REQUEST", { message: `A batch holds at most ${spec.batchLimit} items, got ${total}` });
     // Each item is a call: the request counted one, the rest are charged before anything runs (429 over).
     await rateLimit?.charge(eventOf(context), total - 1);
-    // The gates first (401, then 403 for a missing role), before any row is touched.
-    for (const action of WRITES) {
-      const permission = spec.permissions[action];
-      if (input[action]?.length && typeof permission !== "function") assertGate(permission, context);
-    }
     return db.transact(async (trx) => {
       const out: Record<Write, Row[]> = { create: [], update: [], delete: [] };
       for (const action of WRITES) {
@@ -54,6 +49,21 @@ export function batchProcedure(
       return out;
     });
   });
+}
+
+/**
+ * The gates of the actions a batch names (401, then 403 for a missing role), read from the input
+ * before it is validated, as every single procedure checks its gate before its input: a signed-out
+ * caller learns it must sign in, not what the table's columns are. Input that names no action
+ * (not an object, or empty lists) passes on to validation.
+ */
+export function assertBatchGates(permissions: ResourceSpec["permissions"], input: unknown, context: AppRpcContext): void {
+  if (typeof input !== "object" || input === null) return;
+  for (const action of WRITES) {
+    const items = (input as Record<string, unknown>)[action];
+    const permission = permissions[action];
+    if (Array.isArray(items) && items.length > 0 && permission !== "public" && typeof permission !== "function") assertGate(permission, context);
+  }
 }
 
 /** The single action's error, its message prefixed with the item; anything unexpected stays a 500. */

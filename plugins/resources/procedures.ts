@@ -19,7 +19,7 @@ import { includeArgs, type IncludeRule } from "./include-rules.js";
 import { deleteInput, getInput, listInput, updateInput, type NearestInput } from "./inputs.js";
 import type { ListLimits, LiveLimits, ResourceAction, ResourcePermission } from "./options.js";
 import { liveProcedure } from "./live.js";
-import { batchProcedure } from "./batch.js";
+import { assertBatchGates, batchProcedure } from "./batch.js";
 import type { RateLimitCharge } from "../../kernel/index.js";
 import { mcp } from "../../kernel/index.js";
 import type { CompiledQuery } from "kysely";
@@ -72,15 +72,20 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
   // Public and function permissions need no gate before validation: skip the middleware entirely.
   // Every procedure carries what other surfaces need to know about it (REST paths, live, admin).
   // `live` is the list as a stream: it answers to the list permission.
-  // `page` answers to the list rule too; `batch` gates each item by its own action's rule.
+  // `page` answers to the list rule too; `batch` is gated by the rule of each action its input names.
   const gated = (action: ToolAction | "live") => {
     const rule = action === "batch" ? "public" : permissions[action === "live" || action === "page" ? "list" : action];
-    return (rule === "public" || typeof rule === "function"
-      ? spec.base
-      : spec.base.use(({ context, next }) => {
-          assertGate(rule, context);
+    return (action === "batch"
+      ? spec.base.use(({ context, next }, input) => {
+          assertBatchGates(permissions, input, context);
           return next();
         })
+      : rule === "public" || typeof rule === "function"
+        ? spec.base
+        : spec.base.use(({ context, next }) => {
+            assertGate(rule, context);
+            return next();
+          })
     ).meta({
       resource: { table: table.name, action, key: pk },
       ...(action !== "live" && spec.mcp.includes(action) && mcp.tool({ description: `${TOOL_TEXT[action]} ${spec.name}` })),
