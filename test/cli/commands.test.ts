@@ -2,11 +2,12 @@ import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freePort } from "../support/browser.js";
 import { freshBuild } from "../support/built-package.js";
-import { groupRunning } from "../support/children.js";
+import { exitOf, groupRunning } from "../support/children.js";
 
 /**
  * Each subcommand through its own process, as a user runs it: exit code and output. The project
@@ -227,6 +228,23 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     } finally {
       await writeFile(schemaFile, original);
     }
+  });
+
+  it.runIf(name === "embedded")("src/server.ts without AUTH_SECRET prints the start-up block, exit 1, no stack", { timeout: 90_000 }, async () => {
+    // As `node dist/server.js` runs it with no .env loaded: the app's own check is a coded error serve() shows.
+    const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(VITEST|JEST_WORKER_ID$|NODE_TEST_CONTEXT$|DEBUG$|AUTH_SECRET$)/.test(key)));
+    const child = spawn(process.execPath, ["--import", pathToFileURL(join(root, "node_modules/tsx/dist/loader.mjs")).href, "src/server.ts"], { cwd: dir, env: { ...inherited, ...env(), NODE_ENV: "development", PORT: "0", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const { code } = await exitOf(child, 60_000, "src/server.ts without AUTH_SECRET").catch((error: Error) => {
+      child.kill("SIGKILL");
+      throw new Error(`${error.message}\n${stderr}`);
+    });
+    expect(code, stderr).toBe(1);
+    expect(stderr).toContain("Trellis could not start: AUTH_SECRET_MISSING");
+    expect(stderr).toContain("AUTH_SECRET is not set: copy .env.example to .env");
+    expect(stderr).toContain("fix: set AUTH_SECRET to at least 32 random characters");
+    expect(stderr).not.toMatch(/^\s+at /m);
   });
 
   it.runIf(name === "embedded")("dev serves the app and reloads it when a source file changes", { timeout: 180_000 }, async () => {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { App, mcp, type AppOptions } from "trellis"; // surface:mcp
 import { App, type AppOptions } from "trellis"; // surface:-mcp
 import { embedded } from "trellis/embedded";
+import { TrellisError } from "trellis/kernel";
 import { postgresDialect, postgresLive } from "trellis/db"; // surface:live
 import { postgresDialect } from "trellis/db"; // surface:-live
 import { memoryStorage } from "trellis/storage"; // surface:files
@@ -22,7 +23,7 @@ export interface AppInput {
 export default function createApp(input: AppInput = {}) {
   const { DATABASE_URL, DATA_DIR, AUTH_SECRET, APP_BASE_URL } = process.env;
   const secret = input.secret ?? AUTH_SECRET;
-  if (!secret) throw new Error("AUTH_SECRET is not set: copy .env.example to .env, or run `trellis new` again to generate one.");
+  if (!secret) throw new TrellisError("AUTH_SECRET_MISSING", "AUTH_SECRET is not set: copy .env.example to .env, or run `trellis new` again to generate one.");
   const db = input.db ?? (DATABASE_URL ? postgres(DATABASE_URL) : embedded({ dataDir: DATA_DIR ?? ".data" }));
   return new App({ name: "__APP_TITLE__", baseUrl: APP_BASE_URL ?? "http://localhost:3000", db }) // surface:-files
   return new App({ name: "__APP_TITLE__", baseUrl: APP_BASE_URL ?? "http://localhost:3000", db, storage: memoryStorage() }) // surface:files
