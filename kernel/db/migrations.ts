@@ -111,9 +111,9 @@ export class MigrationStepError extends TrellisError {
 export function createMigrator(
   db: Kysely<any>,
   kind: DatabaseKind,
-  models: readonly SchemaModel[],
+  models: readonly SchemaModel[] | MigrationProvider,
   options: Omit<MigratorProps, "db" | "provider"> = {},
 ): Migrator {
-  const provider = createMigrationProvider(kind, models);
+  const provider = Array.isArray(models) ? createMigrationProvider(kind, models) : (models as MigrationProvider);
   return new Migrator({ ...options, db: kind === "sqlite" ? withTransactionalDdl(db) : withSchemaTables(db, options.migrationTableSchema), provider });
 }
