@@ -40,11 +40,11 @@ export function listInput() {
 
 /** `{name}.batch`: creates, then updates, then deletes, each list at most `max` items. */
 export function batchInput(create: z.ZodType, update: z.ZodType, remove: z.ZodType, max: number) {
-  return z.object({
-    create: z.array(create).max(max).optional(),
-    update: z.array(update).max(max).optional(),
-    delete: z.array(remove).max(max).optional(),
-  });
+  // One list over the limit is refused before its items are validated, with the message the
+  // handler gives when the kinds together pass it.
+  const items = (item: z.ZodType) =>
+    z.array(item).max(max, { error: (issue) => `A batch holds at most ${max} items, got ${(issue.input as unknown[]).length}` }).optional();
+  return z.object({ create: items(create), update: items(update), delete: items(remove) });
 }
 
 export function getInput(key: z.ZodObject) {
