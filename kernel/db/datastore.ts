@@ -1,6 +1,6 @@
 import { Kysely, sql, type Migrator } from "kysely";
 import { createAppDatabase, type AppDatabase } from "./database.js";
-import { createMigrator } from "./migrations.js";
+import { createMigrationProvider, createMigrator } from "./migrations.js";
 import { validateHistory } from "./diff.js";
 import { checkVectorSupport } from "./vector-sql.js";
 import { reentrant } from "./dialect/index.js";
@@ -36,6 +36,8 @@ export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaMo
   // Refuses unsafe steps (a changed type, a removed column) before anything touches the database.
   validateHistory(schemas);
   checkVectorSupport(config.kind, schemas);
+  // Every step's statements now, so a schema this database's DDL cannot express throws at build too.
+  const provider = createMigrationProvider(config.kind, schemas);
   const wrapped = reentrant(config.dialect);
   const latest = schemas.at(-1) ?? EMPTY_SCHEMA;
   const kysely = new Kysely<any>({ dialect: instrumentation ? observedDialect(wrapped.dialect, instrumentation) : wrapped.dialect, plugins: [touchUpdatedAt(latest, config.kind)] });
@@ -57,7 +59,7 @@ export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaMo
     changes: wrapped.changes,
     live,
     get migrator() {
-      return (migrator ??= createMigrator(kysely, config.kind, schemas, migrationSchema ? { migrationTableSchema: migrationSchema } : {}));
+      return (migrator ??= createMigrator(kysely, config.kind, provider, migrationSchema ? { migrationTableSchema: migrationSchema } : {}));
     },
     ready: async () => {
       if (config.kind === "postgres") {

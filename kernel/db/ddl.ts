@@ -63,8 +63,22 @@ function createTableStatement(kind: DatabaseKind, table: TableModel, deferred: R
   return `create table ${quoteIdent(table.name)} (\n  ${lines.join(",\n  ")}\n)`;
 }
 
-/** `alter table add column` plus the column's indexes: the statements for a column added later. */
+/** A literal, in any parentheses: the only SQL default SQLite's `alter table ... add column` accepts. */
+const SQLITE_CONSTANT = /^[\s(]*([+-]?(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?|'([^']|'')*'|x'[0-9a-f]*'|null|true|false)[\s)]*$/i;
+
+/**
+ * `alter table add column` plus the column's indexes: the statements for a column added later. On
+ * SQLite a default other than a literal (`CURRENT_TIMESTAMP`, a function) is refused: SQLite fails
+ * such an `add column` whatever the table holds.
+ */
 export function addColumnStatements(kind: DatabaseKind, table: string, name: string, column: ColumnModel): string[] {
+  const fallback = column.default;
+  if (kind === "sqlite" && fallback?.kind === "sql" && !SQLITE_CONSTANT.test(fallback.sql)) {
+    throw new DdlError(
+      `Cannot add ${table}.${name} to the existing table ${table} on SQLite: its default (${fallback.sql}) is an expression, and SQLite adds a column to a table only with a constant default. ` +
+        "Add it .nullable() without a default (or with a literal .default()) and fill it in code; an expression default is possible on a column of a new table.",
+    );
+  }
   const definition = columnDefinition(kind, table, name, column, { inlineKey: true, inlineReference: true });
   return [`alter table ${quoteIdent(table)} add column ${definition}`, ...columnIndexStatements(table, name, column)];
 }

@@ -6,6 +6,7 @@ import { CREATE_VECTOR_EXTENSION, hasVectorColumn, hnswIndexStatement, vectorExt
 import { planMigrations, type MigrationStep } from "./diff.js";
 import { createSearchStatements, dropSearchStatements } from "./search-ddl.js";
 import { withSchemaTables, withTransactionalDdl } from "./migrator-view.js";
+import { checkPostgresNames } from "./postgres-names.js";
 import { recordVersion } from "./version-record.js";
 import { TrellisError } from "../errors.js";
 
@@ -50,7 +51,9 @@ export function stepStatements(kind: DatabaseKind, step: MigrationStep): string[
  */
 export function createMigrationProvider(kind: DatabaseKind, models: readonly SchemaModel[]): MigrationProvider {
   const migrations: Record<string, Migration> = {};
-  for (const step of planMigrations(models)) {
+  const steps = planMigrations(models);
+  if (kind === "postgres") checkPostgresNames(steps);
+  for (const step of steps) {
     const statements = stepStatements(kind, step);
     const name = migrationName(step.index, step.version);
     const model = models[step.index]!;
@@ -111,9 +114,9 @@ export class MigrationStepError extends TrellisError {
 export function createMigrator(
   db: Kysely<any>,
   kind: DatabaseKind,
-  models: readonly SchemaModel[],
+  models: readonly SchemaModel[] | MigrationProvider,
   options: Omit<MigratorProps, "db" | "provider"> = {},
 ): Migrator {
-  const provider = createMigrationProvider(kind, models);
+  const provider = Array.isArray(models) ? createMigrationProvider(kind, models) : (models as MigrationProvider);
   return new Migrator({ ...options, db: kind === "sqlite" ? withTransactionalDdl(db) : withSchemaTables(db, options.migrationTableSchema), provider });
 }
