@@ -63,10 +63,12 @@ export async function migrateCheck(): Promise<number> {
 export async function migrateUp(): Promise<number> {
   return withBuilt(async (built) => {
     const { error, results } = await built.migrator.migrateToLatest();
-    for (const result of results ?? []) say(`${result.status === "Success" ? green("applied") : yellow(result.status.toLowerCase())}  ${result.migrationName}`);
+    // A run is one transaction: when a step fails, the steps before it in the run are rolled back too.
+    const state = (status: string) => (status === "Success" ? (error ? yellow("rolled back") : green("applied")) : yellow(status === "Error" ? "failed" : "not run"));
+    for (const result of results ?? []) say(`${state(result.status)}  ${result.migrationName}`);
     if (error) {
       const failure = error as Error & { code?: string };
-      throw new CliError(failure.code ?? "MIGRATION_FAILED", failure.message, "Nothing after the failing step was applied; fix the version and run `trellis migrate up` again.");
+      throw new CliError(failure.code ?? "MIGRATION_FAILED", failure.message, "The whole run was rolled back: the database is still at the version it had before. Fix the cause and run `trellis migrate up` again.");
     }
     if (!results?.length) say("up to date: nothing to apply");
     return MIGRATE_EXIT.ok;
