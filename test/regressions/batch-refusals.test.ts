@@ -1,8 +1,15 @@
 /**
+ * `{name}.batch`'s refusals, as docs/resources.md gives them.
+ *
  * Status precedence (401 signed out, then 403 missing role, then 400 bad input) held on every
  * generated procedure but `{name}.batch`: it validated its input before its gates, so a signed-out
  * caller with a malformed batch got a 400 describing the table's columns instead of a 401, and a
  * signed-in caller without the role got a 400 instead of a 403.
+ *
+ * Over `batchLimit` it answers 400 `A batch holds at most <limit> items, got <n>`. It did only when
+ * the kinds together passed the limit: one list alone over it (120 creates, the documented example)
+ * was refused by the input schema with zod's generic `Too big: expected array to have <=100 items`,
+ * which names neither the batch nor its limit.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
@@ -10,7 +17,7 @@ import { rpc } from "../support/app.js";
 import { signUp, type SignedIn } from "../support/auth.js";
 import { createFixtureApp } from "../resources/fixture.js";
 
-describe("batch gates before its input", () => {
+describe("batch refusals", () => {
   let db: TestDatabase;
   let app: Awaited<ReturnType<ReturnType<typeof createFixtureApp>["start"]>>;
   let alice: SignedIn;
@@ -39,5 +46,18 @@ describe("batch gates before its input", () => {
     expect([invalid.status, invalid.body.code]).toEqual([400, "BAD_REQUEST"]);
     // A batch that is not even an object is a 400 for anyone: no action in it names a rule.
     expect((await rpc(app, "post.batch", "nonsense")).status).toBe(400);
+  });
+
+  it("names the limit and the count when one list is over it, as for several kinds together", async () => {
+    const before = await app.db.query.post.count();
+    const create = Array.from({ length: 120 }, (_, i) => ({ title: `t${i}` }));
+    const answer = await rpc(app, "post.batch", { create }, { cookie: alice.cookie });
+    expect([answer.status, answer.body.code]).toEqual([400, "BAD_REQUEST"]);
+    expect(answer.body.message).toContain("A batch holds at most 100 items, got 120");
+    expect(await app.db.query.post.count()).toBe(before);
+    // Exactly at the limit it runs.
+    const full = await rpc(app, "post.batch", { create: create.slice(0, 100) }, { cookie: alice.cookie });
+    expect(full.status).toBe(200);
+    expect(await app.db.query.post.count()).toBe(before + 100);
   });
 });
