@@ -10,6 +10,7 @@ import { withoutBannedCredentials } from "./ban-guard.js";
 import { correctClientAddress, withClientAddress } from "./client-address.js";
 import { assertNoNul } from "./nul-check.js";
 import { failureReporter } from "./failure-report.js";
+import { explainedOriginRefusal } from "./served-origin.js";
 import { authExtensions, type AuthExtensions } from "./extensions.js";
 import { AUTH_SCHEMA_INCOMPLETE, AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING, AUTH_SECRET_TOO_SHORT } from "./errors.js";
 
@@ -130,7 +131,8 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
             handler: async (event) => {
               await assertNoNul(event);
               const request = withClientAddress(event, await withoutBannedCredentials(event.request, lookup));
-              return reporter.handle(event, () => instance!.handler(request));
+              const response = await reporter.handle(event, () => instance!.handler(request));
+              return explainedOriginRefusal(response, event.request, config.baseURL ?? app.baseUrl);
             },
           },
         ],

@@ -1,5 +1,7 @@
 import type { BetterAuthOptions } from "better-auth";
+import { processEnv } from "../../kernel/index.js";
 import { CLIENT_ADDRESS_HEADER } from "./client-address.js";
+import { servedLoopbackOrigin } from "./served-origin.js";
 
 /**
  * The auth library's options minus `database`, which Trellis wires to the app's own Kysely instance
@@ -31,10 +33,13 @@ export function authOptions(
 ): BetterAuthOptions {
   const configured = config.trustedOrigins;
   const cors = (app.corsOrigins ?? []).filter((origin) => origin !== "*");
+  const fixed = typeof configured === "function" ? cors : [...new Set([...cors, ...(configured ?? [])])];
+  // Outside production the loopback address a request reached is trusted too (a changed PORT).
+  const served = processEnv().NODE_ENV === "production" ? undefined : servedLoopbackOrigin;
   const trustedOrigins =
-    typeof configured === "function"
-      ? async (request?: Request) => [...cors, ...(await configured(request))]
-      : [...new Set([...cors, ...(configured ?? [])])];
+    typeof configured === "function" || served
+      ? async (request?: Request) => [...fixed, ...(typeof configured === "function" ? await configured(request) : []), ...(served?.(request) ?? [])]
+      : fixed;
   const own = config.plugins ?? [];
   const plugins = [...own, ...extraPlugins.filter((plugin) => !own.some((existing) => existing.id === plugin.id))];
   return {

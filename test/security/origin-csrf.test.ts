@@ -1,7 +1,7 @@
 // Origin and CSRF: which state-changing requests a browser can be made to send with the user's cookie.
 import Database from "better-sqlite3";
 import type { SqliteDatabase } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { sqliteDialect } from "../../kernel/db/dialect/index.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
@@ -95,6 +95,51 @@ describe("origin and CSRF", () => {
       expect(await post({ origin: "https://evil.example" })).toEqual(refused);
       expect(await post({ origin: "https://evil.example", "sec-fetch-site": "same-origin" })).toEqual(refused);
       expect(await post({ origin: `${SPA}.evil.example` })).toEqual(refused);
+    });
+  });
+
+  describe("served at another port than baseUrl's (PORT=4100, baseUrl http://localhost:3000)", () => {
+    const signUpAt = (target: Built, url: string, origin: string) =>
+      target.handle(
+        new Request(`${url}/api/auth/sign-up/email`, {
+          method: "POST",
+          headers: { origin, "content-type": "application/json" },
+          body: JSON.stringify({ email: `${Math.random().toString(36).slice(2)}@example.test`, password: "a-long-enough-password", name: "New" }),
+        }),
+      );
+
+    it("in development, trusts the loopback address the request reached as its own origin", async () => {
+      for (const url of ["http://localhost:4100", "http://127.0.0.1:4100", "http://[::1]:4100"]) {
+        const response = await signUpAt(app, url, url);
+        expect(response.status, `${url}: ${await response.clone().text()}`).toBe(200);
+      }
+      // Only the address the request reached: another port, or another host, stays foreign.
+      expect((await signUpAt(app, "http://localhost:4100", "http://localhost:4200")).status).toBe(403);
+      expect((await signUpAt(app, "http://evil.example:4100", "http://evil.example:4100")).status).toBe(403);
+    });
+
+    it("names baseUrl and APP_BASE_URL when the auth library refuses the origin", async () => {
+      const response = await signUpAt(app, "http://192.168.1.20:4100", "http://192.168.1.20:4100");
+      expect(response.status).toBe(403);
+      const body = (await response.json()) as { code: string; message: string };
+      expect(body.code).toBe("INVALID_ORIGIN");
+      expect(body.message).toContain("Origin http://192.168.1.20:4100 is not trusted");
+      expect(body.message).toContain(`baseUrl is ${ORIGIN}`);
+      expect(body.message).toContain("APP_BASE_URL");
+    });
+
+    it("in production trusts only baseUrl and the listed origins", async () => {
+      vi.stubEnv("NODE_ENV", "production");
+      const production = await createApp().start();
+      vi.unstubAllEnvs();
+      try {
+        const response = await signUpAt(production, "http://localhost:4100", "http://localhost:4100");
+        expect(response.status).toBe(403);
+        expect(((await response.json()) as { message: string }).message).toContain("APP_BASE_URL");
+        expect((await signUpAt(production, ORIGIN, ORIGIN)).status).toBe(200);
+      } finally {
+        await production.close();
+      }
     });
   });
 
