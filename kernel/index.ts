@@ -52,6 +52,7 @@ export { within } from "./runtime/within.js";
 export { Instrumentation, observedStorage, type Observer, type SpanOptions, type StorageOperation, type Telemetry } from "./observe/index.js";
 export type { AppKV, AppSecrets, AppStorage, DatabaseAbout, DatabaseConfig, DatabaseKind, LiveProvider } from "./contracts/resources.js";
 export { readStream, writeStream, type ByteRange } from "./storage/streams.js";
+export { isMemoryStorage } from "./storage/memory.js";
 export { pgClientEnv } from "./db/pg-client-env.js";
 export { mcp, type McpMeta, type McpTag, type McpToolOptions, type McpResourceOptions, type McpPromptOptions } from "./meta/mcp.js";
 export type { RateLimitCharge, RateLimitHit, RateLimitStore } from "./kv/counter-store.js";

@@ -1,4 +1,4 @@
-import { underTestRunner, type AppOverview, type Logger, type ServiceOf } from "../kernel/index.js";
+import { isMemoryStorage, underTestRunner, type AppOverview, type Logger, type ServiceOf } from "../kernel/index.js";
 
 /** What the jobs service says about itself (`.jobs()`): queue names and cron schedules. */
 export type JobsOverview = ReturnType<NonNullable<ServiceOf<"jobs">>["describe"]>;
@@ -49,9 +49,16 @@ function pagesOf(url: string, about: AppOverview): [string, string][] {
   return pages;
 }
 
+/** What the banner and `trellis doctor` say of an app whose storage keeps its bytes in memory. */
+export function memoryStorageWarning(storage: unknown): string | undefined {
+  if (!isMemoryStorage(storage)) return undefined;
+  return "the storage is memoryStorage(): stored files are lost at every restart while their rows stay (downloads answer 410); keep them on disk or S3 (fromStore, fromObjectStore in trellis/storage)";
+}
+
 /**
- * Warnings worth a line at start: a development secret (short, or a placeholder) and, when the
- * admin plugin is on, that nobody holds an admin role yet, with the command that makes one.
+ * Warnings worth a line at start: a development secret (short, or a placeholder), storage that
+ * keeps files in memory and, when the admin plugin is on, that nobody holds an admin role yet,
+ * with the command that makes one.
  */
 export async function bannerNotes(built: { sealed: { service(key: string): unknown }; db: any; overview(): AppOverview }): Promise<BannerNotes> {
   const warnings: string[] = [];
@@ -59,6 +66,8 @@ export async function bannerNotes(built: { sealed: { service(key: string): unkno
   if (secret !== undefined && (secret.length < 32 || /change-?me|development|example/i.test(secret))) {
     warnings.push("the auth secret is a development one: set AUTH_SECRET to 32+ random characters (openssl rand -base64 32)");
   }
+  const memory = memoryStorageWarning(built.sealed.service("storage"));
+  if (memory) warnings.push(memory);
   const admin = built.overview().surfaces.some(({ owner }) => owner === "admin");
   if (admin) {
     try {

@@ -1,6 +1,17 @@
 import type { AppStorage } from "./contract.js";
 import { chunksOf, gather } from "./streams.js";
 
+/** Marks the stores `memoryStorage()` makes; read through wrappers (`observedStorage` passes symbols through). */
+const IN_MEMORY = Symbol.for("trellis.storage.in-memory");
+
+/**
+ * Whether the store keeps its bytes in this process only (`memoryStorage()`): gone at every
+ * restart while the file rows stay. The start banner and `trellis doctor` warn when one serves.
+ */
+export function isMemoryStorage(storage: unknown): boolean {
+  return typeof storage === "object" && storage !== null && (storage as Record<symbol, unknown>)[IN_MEMORY] === true;
+}
+
 /**
  * Bytes in a `Map`, for tests and single-process development. Each value is copied on the way in
  * and out of `set` and `get`, so a caller that reuses its buffer never changes what was stored; a
@@ -8,7 +19,8 @@ import { chunksOf, gather } from "./streams.js";
  */
 export function memoryStorage(): AppStorage {
   const values = new Map<string, Uint8Array>();
-  return {
+  const storage: AppStorage & { [IN_MEMORY]: true } = {
+    [IN_MEMORY]: true,
     async get(key) {
       const value = values.get(key);
       return value ? value.slice() : null;
@@ -32,4 +44,5 @@ export function memoryStorage(): AppStorage {
       values.set(key, await gather(body, true));
     },
   };
+  return storage;
 }

@@ -64,7 +64,7 @@ export function filesAdminSection(deps: FilesAdminDeps) {
     handler: async (event) => {
       const found = await deps.rows.find(event.params.id ?? "", undefined);
       if (!found) throw fileNotFound();
-      return serveFile(event, found, { storage: deps.routeStorage, rows: deps.rows }, "private, no-cache");
+      return serveFile(event, found, { storage: deps.routeStorage, rows: deps.rows, report: deps.uploads.report }, "private, no-cache");
     },
   };
   return Object.assign((gated: ProcedureBase<AppRpcContext>) => fileAdminProcedures(gated, deps), { routes: [download] });

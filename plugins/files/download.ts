@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import { RpcError, errorResponse, readStream, type AppStorage, type RequestEvent, type RouteDefinition } from "../../kernel/index.js";
+import { RpcError, TrellisError, errorResponse, readStream, type AppStorage, type ErrorSource, type RequestEvent, type RouteDefinition } from "../../kernel/index.js";
 import { fileNotFound, type FileAccess } from "./access.js";
+import { FILES_BYTES_MISSING } from "./errors.js";
 import { contentDisposition } from "./file-name.js";
 import { rendersInline } from "./media-type.js";
 import type { FilePermission } from "./options.js";
@@ -17,8 +18,8 @@ function etagOf(key: string): string {
  * With `owner`, everyone but the owner (and `roles`) gets 404, signed in or not, exactly as for an
  * id that does not exist.
  */
-export function downloadRoute(path: string, rule: FilePermission<any>, deps: { rows: FileRows; access: FileAccess; storage: AppStorage }): RouteDefinition {
-  const { rows, access, storage } = deps;
+export function downloadRoute(path: string, rule: FilePermission<any>, deps: ServeDeps & { access: FileAccess }): RouteDefinition {
+  const { rows, access } = deps;
   return {
     method: "GET",
     path,
@@ -28,9 +29,16 @@ export function downloadRoute(path: string, rule: FilePermission<any>, deps: { r
       await access.check(rule, context, found?.record);
       if (!found) throw fileNotFound();
       // Public bytes may sit in shared caches for an hour; others only in the caller's, revalidated each time.
-      return serveFile(event, found, { storage, rows }, rule === "public" ? "public, max-age=3600" : "private, no-cache");
+      return serveFile(event, found, deps, rule === "public" ? "public, max-age=3600" : "private, no-cache");
     },
   };
+}
+
+/** What serving a file reads: the store, the rows, and where a row without bytes is reported. */
+export interface ServeDeps {
+  storage: AppStorage;
+  rows: FileRows;
+  report: (error: unknown, source: ErrorSource, event?: RequestEvent) => void;
 }
 
 /**
@@ -38,7 +46,7 @@ export function downloadRoute(path: string, rule: FilePermission<any>, deps: { r
  * render (else as an attachment, and always with `?download`), never sniffed, sandboxed; with
  * `ETag`, conditional requests and single ranges.
  */
-export async function serveFile(event: RequestEvent, found: StoredFile, { storage, rows }: { storage: AppStorage; rows: FileRows }, cacheControl: string): Promise<Response> {
+export async function serveFile(event: RequestEvent, found: StoredFile, { storage, rows, report }: ServeDeps, cacheControl: string): Promise<Response> {
   const etag = etagOf(found.key);
   const headers = fileHeaders(found, etag, cacheControl, event.url.searchParams.has("download"));
   if (matchesEtag(event.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
@@ -59,9 +67,11 @@ export async function serveFile(event: RequestEvent, found: StoredFile, { storag
   const body = await readStream(storage, found.key, range);
   if (!body) {
     // `file.delete` removes the bytes after its commit: a row read just before it is gone now, a 404
-    // like any deleted file's. Bytes missing under a row that is still there are a server error.
+    // like any deleted file's. Bytes missing under a row that is still there (a memory store that
+    // restarted, a bucket emptied by hand) are gone for good: 410, and reported so the operator sees it.
     if (!(await rows.find(found.record.id, undefined))) throw fileNotFound();
-    throw new Error(`File ${found.record.id} has a row but no bytes in storage`);
+    report(new TrellisError(FILES_BYTES_MISSING, `File ${found.record.id} has a row but no bytes in storage (key ${found.key})`), "route", event);
+    throw new RpcError(FILES_BYTES_MISSING, { status: 410, message: `The file ${found.record.id} is listed but its contents are no longer stored; upload it again` });
   }
   return new Response(body, { status, headers });
 }

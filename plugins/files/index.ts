@@ -78,7 +78,7 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
         report: (error, source) => ctx.report(error, source),
       });
       const routeStorage = outageAware(storage!, ctx.report, "route");
-      const routes: RouteDefinition[] = [downloadRoute(resolved.path, resolved.permissions.get, { rows, access, storage: routeStorage })];
+      const routes: RouteDefinition[] = [downloadRoute(resolved.path, resolved.permissions.get, { rows, access, storage: routeStorage, report: ctx.report })];
       const limits = { fileBytes: resolved.maxBytes, fieldBytes: ENVELOPE_BYTES };
       // With the REST surface, uploads take plain multipart there too (the document lists the route).
       if (ctx.plugins.includes("openapi")) {

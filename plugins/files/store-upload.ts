@@ -1,4 +1,4 @@
-import { RpcError, writeStream, type AppDatabase, type AppStorage, type ErrorSource } from "../../kernel/index.js";
+import { RpcError, writeStream, type AppDatabase, type AppStorage, type ErrorSource, type RequestEvent } from "../../kernel/index.js";
 import { cleanName } from "./file-name.js";
 import { accepts, storedType } from "./media-type.js";
 import type { FileRecord } from "./options.js";
@@ -11,7 +11,7 @@ export interface UploadStore {
   rows: FileRows;
   maxBytes: number;
   accept: readonly string[] | undefined;
-  report(error: unknown, source: ErrorSource): void;
+  report(error: unknown, source: ErrorSource, event?: RequestEvent): void;
 }
 
 /** The type to store for `file`, or the refusal: 413 over `maxBytes` (when the size is known yet), 415 outside `accept`. */

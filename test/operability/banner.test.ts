@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { schema } from "../../kernel/schema/index.js";
+import { memoryStorage } from "../../kernel/storage/index.js";
 
 let running: RunningServer | undefined;
 afterEach(async () => {
@@ -57,6 +58,15 @@ describe("the start banner", () => {
     expect(running.banner).toContain(`dashboard   ${running.url}/_admin`);
     expect(running.banner).not.toContain("warning");
   }, 60_000);
+
+  it("warns when the storage keeps files in memory", async () => {
+    const db = { dialect: sqliteDialect({ filename: ":memory:" }), kind: "sqlite" as const };
+    running = await serve(new App({ db, logger: false, storage: memoryStorage() }), { port: 0, handleSignals: false, banner: () => {} });
+    expect(running.banner).toContain("warning     the storage is memoryStorage(): stored files are lost at every restart while their rows stay");
+    await running.close();
+    running = await serve(new App({ db, logger: false }), { port: 0, handleSignals: false, banner: () => {} });
+    expect(running.banner).not.toContain("memoryStorage");
+  });
 
   it("names the database file, and says when the schema is already up to date", async () => {
     const dir = mkdtempSync(join(tmpdir(), "trellis-banner-"));

@@ -1,7 +1,8 @@
 // A download that read the file's row just before `file.delete` committed, and its bytes just after
 // the delete removed them, answered 500 and reported "has a row but no bytes in storage" to
-// onError: the file was gone, not broken. Such a download now answers 404, as for any deleted file;
-// bytes missing under a row that still exists remain a reported server error.
+// onError: the file was gone, not broken. Such a download now answers 404, as for any deleted file.
+// Bytes missing under a row that still exists (memory storage across a restart) answer 410 with a
+// message, not a 500, and are still reported to onError.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppStorage } from "../../kernel/index.js";
 import { memoryStorage } from "../../kernel/storage/index.js";
@@ -68,13 +69,17 @@ describe("a download racing the file's delete", () => {
     expect(errors).toEqual([]);
   });
 
-  it("still answers 500 and reports bytes missing under a row that exists", async () => {
+  it("answers 410 with a message for bytes missing under a row that exists (a memory store that restarted), and reports it", async () => {
     errors.length = 0;
     const file = (await upload(app, uploadForm(new Blob(["hello"], { type: "text/plain" }), "b.txt"), { cookie: ada.cookie })).body;
     const row = await app.db.selectFrom("file").select("key").where("id", "=", file.id).executeTakeFirstOrThrow();
     await store.inner.delete(row.key);
     const response = await app.handle(new Request(`${ORIGIN}${file.url}`, { headers: { cookie: ada.cookie } }));
-    expect(response.status).toBe(500);
+    expect(response.status).toBe(410);
+    expect(await response.json()).toMatchObject({
+      code: "FILES_BYTES_MISSING",
+      message: `The file ${file.id} is listed but its contents are no longer stored; upload it again`,
+    });
     expect(errors).toHaveLength(1);
     expect(String((errors[0] as Error).message)).toContain("has a row but no bytes in storage");
   });
