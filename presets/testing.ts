@@ -7,15 +7,17 @@
  */
 import { randomBytes } from "node:crypto";
 import { embedded } from "../kernel/embedded/index.js";
-import type { DatabaseConfig } from "../kernel/index.js";
+import type { AppStorage, DatabaseConfig } from "../kernel/index.js";
+import { memoryStorage } from "../kernel/storage/index.js";
 import { App } from "./app.js";
 import { createClient } from "./client.js";
 import type { BuiltApp, ClientOf, InferRouter } from "./types.js";
 
-/** What `testApp` hands the app factory: a fresh database and a random auth secret. */
+/** What `testApp` hands the app factory: a fresh database, a random auth secret and a fresh in-memory store for files. */
 export interface TestAppInput {
   db: DatabaseConfig;
   secret: string;
+  storage: AppStorage;
 }
 
 type AnyApp = App<any, any, any>;
@@ -68,7 +70,7 @@ let counter = 0;
  * (`(input) => createApp(input)`), or pass an `App` whose database you chose yourself.
  */
 export async function testApp<A extends AnyApp>(create: A | ((input: TestAppInput) => A | Promise<A>)): Promise<TestApp<InferRouter<A>>> {
-  const app = typeof create === "function" ? await create({ db: embedded({ dataDir: "memory://" }), secret: randomBytes(32).toString("base64") }) : create;
+  const app = typeof create === "function" ? await create({ db: embedded({ dataDir: "memory://" }), secret: randomBytes(32).toString("base64"), storage: memoryStorage() }) : create;
   const built = (await app.start()) as unknown as BuiltApp<InferRouter<A>>;
   const origin = baseOf(built);
   const session = sessionOver<InferRouter<A>>(origin, (request) => built.handle(request), (headers) => built.client(headers) as ClientFor<InferRouter<A>>);

@@ -1,6 +1,6 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { randomBytes } from "node:crypto";
@@ -96,6 +96,34 @@ describe("trellis new", () => {
     expect(tsc.code, tsc.stdout).toBe(0);
   });
 
+  it("renders what a first app needs: files on disk, ignored data and backups, the surfaces documented, install scripts declared", { timeout: 60_000 }, async () => {
+    const dir = await project("rendered", ["--surfaces", "openapi,mcp,files,live,admin"]);
+    made.push(dir);
+    const read = (file: string) => readFile(join(dir, file), "utf8");
+    // Uploaded files live on disk under the data directory, not in memory; tests pass their own store.
+    const app = await read("src/app.ts");
+    expect(app).not.toContain("memoryStorage");
+    expect(app).toContain('fromStore(createStorage({ driver: fsDriver({ base: join(dataDir, "files") }) }))');
+    expect(app).toContain('embedded({ dataDir: join(dataDir, "db") })');
+    const manifest = JSON.parse(await read("package.json"));
+    expect(manifest.dependencies.unstorage).toMatch(/^\^1\./);
+    // npm 11 warns on every install about install scripts package.json does not cover.
+    expect(manifest.allowScripts).toEqual({ esbuild: true, "@scarf/scarf": false });
+    const ignored = (await read(".gitignore")).split("\n");
+    expect(ignored).toEqual(expect.arrayContaining([".data/", ".data.lock", "backup-*.tar.gz", "backup-*.dump", ".app/", ".env", "node_modules/"]));
+    for (const file of ["README.md", ".env.example"]) {
+      const text = await read(file);
+      for (const needed of ["/_admin", "ADMIN_EMAIL", "admin create", "APP_BASE_URL"]) expect(text, `${file}: ${needed}`).toContain(needed);
+      expect(text).not.toContain("npmjs.com");
+    }
+    const readme = await read("README.md");
+    for (const needed of ["/docs", "/mcp", "db backup", ".data/backups/"]) expect(readme, needed).toContain(needed);
+    const plain = await project("rendered-plain");
+    made.push(plain);
+    expect(JSON.parse(await readFile(join(plain, "package.json"), "utf8")).allowScripts).toEqual({ esbuild: true });
+    expect(await readFile(join(plain, "src/app.ts"), "utf8")).not.toMatch(/unstorage|storage/);
+  });
+
   it("refuses a folder that is not empty, and unknown surfaces, with exit codes", { timeout: 60_000 }, async () => {
     const dir = await project("twice");
     made.push(dir);
@@ -187,6 +215,25 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     expect(healthy.code, healthy.stdout + healthy.stderr).toBe(0);
     expect(healthy.stdout).toMatch(/ok\s+database/);
     expect(healthy.stdout).toMatch(/ok\s+secret/);
+    // An app keeping files in memory, served on another port than its baseUrl's: both warned, neither fails.
+    const config = join(dir, "trellis.config.ts");
+    await writeFile(
+      config,
+      [
+        'import { App } from "trellis";',
+        'import { embedded } from "trellis/embedded";',
+        'import { memoryStorage } from "trellis/storage";',
+        'export default () => new App({ name: "Memory", baseUrl: "http://localhost:3000", db: embedded({ dataDir: "memory://" }), storage: memoryStorage() });',
+      ].join("\n"),
+    );
+    try {
+      const warned = await trellis(dir, ["doctor"], { ...env(), PORT: "4100" });
+      expect(warned.code, warned.stdout + warned.stderr).toBe(0);
+      expect(warned.stdout).toMatch(/warn\s+storage\s+the storage is memoryStorage\(\): stored files are lost at every restart/);
+      expect(warned.stdout).toMatch(/warn\s+baseUrl\s+http:\/\/localhost:3000, but PORT=4100 serves http:\/\/localhost:4100: .*set APP_BASE_URL=http:\/\/localhost:4100/);
+    } finally {
+      await rm(config);
+    }
     await writeFile(join(dir, ".env"), "");
     try {
       const production = await trellis(dir, ["doctor"], { ...env(), AUTH_SECRET: "short", NODE_ENV: "production" });
@@ -206,6 +253,13 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     expect(backup.code, backup.stderr).toBe(0);
     expect(backup.stdout).toContain(`backed up the embedded database`);
     expect([...(await readFile(file)).subarray(0, 2)]).toEqual([0x1f, 0x8b]);
+    // Without --to, under the data directory (ignored by git), never in the project's root.
+    const kept = await trellis(dir, ["db", "backup"], env());
+    expect(kept.code, kept.stderr).toBe(0);
+    const [name] = await readdir(join(dir, ".data/backups"));
+    expect(name).toMatch(/^backup-.+\.tar\.gz$/);
+    expect(kept.stdout).toContain(join(dir, ".data/backups", name!));
+    expect((await readdir(dir)).filter((entry) => entry.startsWith("backup-"))).toEqual([]);
     const refused = await trellis(dir, ["db", "restore", file], env());
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("DB_RESTORE_NOT_EMPTY");
@@ -294,7 +348,7 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     const shell = await trellis(dir, ["db", "shell", "--", "-c", "\\dt note"], env());
     expect(shell.code, shell.stderr).toBe(0);
     expect(shell.stdout).toMatch(/public\s+\|\s+note\s+\|\s+table/);
-    expect(existsSync(join(dir, ".data.lock"))).toBe(false);
+    expect(existsSync(join(dir, ".data/db.lock"))).toBe(false);
   });
 
   it.runIf(name === "embedded")("db shell without psql serves the embedded database at a printed URL until Ctrl-C", { timeout: 120_000 }, async () => {
@@ -318,11 +372,11 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
       const { rows } = await client.query("select count(*)::int as n from note");
       await client.end();
       expect(rows).toEqual([{ n: expect.any(Number) }]);
-      expect(existsSync(join(dir, ".data.lock"))).toBe(true);
+      expect(existsSync(join(dir, ".data/db.lock"))).toBe(true);
     } finally {
       shell.kill("SIGINT");
     }
     expect(await exited).toBe(0);
-    expect(existsSync(join(dir, ".data.lock"))).toBe(false);
+    expect(existsSync(join(dir, ".data/db.lock"))).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { pgClientEnv } from "../../../kernel/db/pg-client-env.js";
 import { CliError, green, say } from "../output.js";
 import { findProject, loadApp } from "../project.js";
@@ -30,7 +30,7 @@ export async function dbBackup(options: BackupOptions): Promise<number> {
     if (spawnSync("pg_dump", ["--version"], { stdio: "ignore" }).status !== 0) {
       throw new CliError("CLI_NO_PG_DUMP", "pg_dump is not installed, so a PostgreSQL database cannot be backed up from here.", "Install PostgreSQL's client tools (for example `apt-get install postgresql-client`).");
     }
-    const file = resolve(project.root, options.to && options.to !== "file" ? options.to : `backup-${stamp}.dump`);
+    const file = destination(project.root, options.to, undefined, `backup-${stamp}.dump`);
     // The password in PGPASSWORD, not on the command line where `ps` shows it.
     const connect = pgClientEnv(url);
     const run = spawnSync("pg_dump", ["--format=custom", `--file=${file}`, connect.url], { stdio: ["ignore", "inherit", "inherit"], env: connect.env });
@@ -38,7 +38,7 @@ export async function dbBackup(options: BackupOptions): Promise<number> {
     say(`${green("backed up")} PostgreSQL with pg_dump to ${file}`);
     return 0;
   }
-  const app = (await loadApp(project)) as unknown as { options?: { db?: Partial<Backupable>; storage?: { set(key: string, bytes: Uint8Array): Promise<void> } } };
+  const app = (await loadApp(project)) as unknown as { options?: { db?: Partial<Backupable> & { about?: { location?: string } }; storage?: { set(key: string, bytes: Uint8Array): Promise<void> } } };
   const db = app.options?.db;
   if (!db || typeof db.backup !== "function") {
     throw new CliError("CLI_NO_BACKUP", "This app's database has no backup of its own (it is not the embedded database, and DATABASE_URL is not set).", "Back up SQLite by copying its file while the app is stopped, or set DATABASE_URL for PostgreSQL.");
@@ -54,12 +54,25 @@ export async function dbBackup(options: BackupOptions): Promise<number> {
       await storage.set(`backups/${name}`, bytes);
       say(`${green("backed up")} the embedded database (${bytes.byteLength} bytes) to storage key backups/${name}`);
     } else {
-      const file = resolve(project.root, options.to && options.to !== "file" ? options.to : name);
-      writeFileSync(file, bytes);
+      const file = destination(project.root, options.to, db.about?.location, name);
+      writeFileSync(file, bytes, { mode: 0o600 });
       say(`${green("backed up")} the embedded database (${bytes.byteLength} bytes) to ${file}`);
     }
     return 0;
   } finally {
     await database.close();
   }
+}
+
+/**
+ * Where a backup goes: the path `--to` names, else `backups/` beside the embedded database's data
+ * directory (`.data/backups` in a new project, `.app/backups` beside the default `.app/embedded`,
+ * where the backups plugin writes too), else `.app/backups` in the project: never the project's
+ * root, where a backup full of password hashes is one `git add .` from being committed.
+ */
+function destination(root: string, to: string | undefined, dataDir: string | undefined, name: string): string {
+  if (to && to !== "file") return resolve(root, to);
+  const directory = dataDir && isAbsolute(dataDir) ? join(dirname(dataDir), "backups") : join(root, ".app", "backups");
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  return join(directory, name);
 }

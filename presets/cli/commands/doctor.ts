@@ -1,5 +1,6 @@
 import { green, red, say, yellow } from "../output.js";
 import { findProject, loadApp } from "../project.js";
+import { memoryStorageWarning } from "../../banner.js";
 
 type Verdict = "ok" | "warn" | "fail";
 interface Check {
@@ -54,7 +55,11 @@ export async function doctor(): Promise<number> {
     }
     const baseUrl: string | undefined = built.sealed.baseUrl;
     const local = !baseUrl || /^https?:\/\/(localhost|127\.|\[::1\])/.test(baseUrl);
+    const memory = memoryStorageWarning(built.sealed.service("storage"));
+    if (memory) add("storage", "warn", memory);
+    const served = servedElsewhere(baseUrl);
     if (production && local) add("baseUrl", "warn", `${baseUrl ?? "unset"} in production: set APP_BASE_URL to the public origin`);
+    else if (served) add("baseUrl", "warn", `${baseUrl}, but PORT=${process.env.PORT} serves ${served}: the auth library's links point at the wrong port (and in production it refuses that origin); set APP_BASE_URL=${served}`);
     else add("baseUrl", "ok", baseUrl ?? "unset");
     await built.close().catch(() => {});
   }
@@ -62,4 +67,22 @@ export async function doctor(): Promise<number> {
   const mark: Record<Verdict, string> = { ok: green("ok  "), warn: yellow("warn"), fail: red("fail") };
   for (const check of checks) say(`${mark[check.verdict]}  ${check.name.padEnd(11)} ${check.detail}`);
   return checks.some((check) => check.verdict === "fail") ? 1 : 0;
+}
+
+/**
+ * The address the server listens on (`HOST`, `PORT`) when `baseUrl` is a local address on another
+ * port: the auth library builds its links from `baseUrl`, and in production trusts only its origin.
+ */
+function servedElsewhere(baseUrl: string | undefined): string | undefined {
+  const { PORT, HOST } = process.env;
+  if (!baseUrl || !PORT) return undefined;
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return undefined;
+  }
+  if (!/^(localhost|127\.|\[::1\])/.test(url.hostname) || (url.port || (url.protocol === "https:" ? "443" : "80")) === PORT) return undefined;
+  const host = !HOST || HOST === "0.0.0.0" || HOST === "::" ? url.hostname : HOST;
+  return `${url.protocol}//${host}:${PORT}`;
 }

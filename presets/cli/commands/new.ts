@@ -92,6 +92,7 @@ function manifestFor(kind: "app" | "plugin", name: string, spec: string, surface
   const peers = [...new Set(surfaces.flatMap((surface) => SURFACE_PEERS[surface]))].sort();
   const dependencies = Object.fromEntries([["trellis", spec], ["zod", versionOf("zod")], ...peers.map((pkg) => [pkg, versionOf(pkg)])]);
   const devDependencies = Object.fromEntries(DEV_TOOLS.map((pkg) => [pkg, versionOf(pkg)]));
+  const allowScripts = installScripts(peers);
   if (kind === "plugin") {
     return {
       name,
@@ -102,6 +103,7 @@ function manifestFor(kind: "app" | "plugin", name: string, spec: string, surface
       scripts: { test: "vitest run", typecheck: "tsc --noEmit" },
       peerDependencies: { trellis: spec },
       devDependencies: { trellis: spec, zod: versionOf("zod"), ...devDependencies },
+      allowScripts,
     };
   }
   return {
@@ -115,7 +117,17 @@ function manifestFor(kind: "app" | "plugin", name: string, spec: string, surface
     scripts: { dev: "trellis dev", build: "trellis build", start: "trellis start", test: "vitest run", typecheck: "tsc --noEmit" },
     dependencies,
     devDependencies,
+    allowScripts,
   };
+}
+
+/**
+ * npm's `allowScripts` for what the project installs, so npm 11 does not warn on every install
+ * about scripts nobody reviewed: esbuild's postinstall (under tsx and vitest) checks its binary;
+ * swagger-ui-dist's @scarf/scarf only reports the install to its vendor, so it is denied.
+ */
+function installScripts(peers: readonly string[]): Record<string, boolean> {
+  return { esbuild: true, ...(peers.includes("swagger-ui-dist") ? { "@scarf/scarf": false } : {}) };
 }
 
 /**

@@ -6,7 +6,8 @@ export type Surface = (typeof SURFACES)[number];
 export const SURFACE_PEERS: Record<Surface, string[]> = {
   openapi: ["@orpc/openapi", "@orpc/zod", "@orpc/json-schema", "swagger-ui-dist"],
   mcp: ["@modelcontextprotocol/sdk", "@orpc/zod"],
-  files: [],
+  // Uploaded files on disk, through unstorage's fs driver (src/app.ts).
+  files: ["unstorage"],
   live: [],
   admin: [],
 };

@@ -1,18 +1,23 @@
+import { join } from "node:path";
 import { z } from "zod";
+import { createStorage } from "unstorage"; // surface:files
+import fsDriver from "unstorage/drivers/fs"; // surface:files
 import { App, mcp, type AppOptions } from "trellis"; // surface:mcp
 import { App, type AppOptions } from "trellis"; // surface:-mcp
 import { embedded } from "trellis/embedded";
 import { TrellisError } from "trellis/kernel";
 import { postgresDialect, postgresLive } from "trellis/db"; // surface:live
 import { postgresDialect } from "trellis/db"; // surface:-live
-import { memoryStorage } from "trellis/storage"; // surface:files
+import { fromStore } from "trellis/storage"; // surface:files
 import { v1 } from "./schema.js";
 
 export interface AppInput {
-  /** @default PostgreSQL at DATABASE_URL when set, else the embedded database in DATA_DIR (./.data) */
+  /** @default PostgreSQL at DATABASE_URL when set, else the embedded database in DATA_DIR/db */
   db?: AppOptions["db"];
   /** @default AUTH_SECRET */
   secret?: string;
+  /** @default uploaded files on disk in DATA_DIR/files (tests pass an in-memory store) */ // surface:files
+  storage?: AppOptions["storage"]; // surface:files
 }
 
 /**
@@ -24,9 +29,13 @@ export default function createApp(input: AppInput = {}) {
   const { DATABASE_URL, DATA_DIR, AUTH_SECRET, APP_BASE_URL } = process.env;
   const secret = input.secret ?? AUTH_SECRET;
   if (!secret) throw new TrellisError("AUTH_SECRET_MISSING", "AUTH_SECRET is not set: copy .env.example to .env, or run `trellis new` again to generate one.");
-  const db = input.db ?? (DATABASE_URL ? postgres(DATABASE_URL) : embedded({ dataDir: DATA_DIR ?? ".data" }));
+  // The app's data directory (README.md): the embedded database in db/, `trellis db backup`'s backups in backups/.
+  const dataDir = DATA_DIR ?? ".data";
+  const db = input.db ?? (DATABASE_URL ? postgres(DATABASE_URL) : embedded({ dataDir: join(dataDir, "db") }));
+  // Uploaded files in files/ (fromStore takes any unstorage driver: S3, Redis, ...). // surface:files
+  const storage = input.storage ?? fromStore(createStorage({ driver: fsDriver({ base: join(dataDir, "files") }) })); // surface:files
   return new App({ name: "__APP_TITLE__", baseUrl: APP_BASE_URL ?? "http://localhost:3000", db }) // surface:-files
-  return new App({ name: "__APP_TITLE__", baseUrl: APP_BASE_URL ?? "http://localhost:3000", db, storage: memoryStorage() }) // surface:files
+  return new App({ name: "__APP_TITLE__", baseUrl: APP_BASE_URL ?? "http://localhost:3000", db, storage }) // surface:files
     .schema(v1)
     .auth({ secret, emailAndPassword: { enabled: true } })
     // Each user sees and changes only their own notes; the owner is set from the session on create.
