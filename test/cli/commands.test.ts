@@ -380,3 +380,21 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     expect(existsSync(join(dir, ".data/db.lock"))).toBe(false);
   });
 });
+
+describe("the repository's own blog through trellis.config.ts", () => {
+  it("doctor and db backup load the blog from the repository's root", { timeout: 180_000 }, async () => {
+    // The blog's embedded database in a directory of this test's own (DATA_DIR, as npm start reads it).
+    const home = join(root, ".app", "cli-test", `blog-${randomBytes(4).toString("hex")}`);
+    made.push(home);
+    const env = { DATABASE_URL: undefined, DATA_DIR: join(home, "embedded"), AUTH_SECRET: randomBytes(32).toString("base64") };
+    const doctor = await trellis(root, ["doctor"], env);
+    expect(doctor.code, doctor.stdout + doctor.stderr).toBe(0);
+    expect(doctor.stdout).toMatch(/ok\s+app\s+Trellis Blog: /);
+    expect(doctor.stdout).toContain(`embedded PostgreSQL (PGlite) reachable (${join(home, "embedded")})`);
+    const backup = await trellis(root, ["db", "backup"], env);
+    expect(backup.code, backup.stdout + backup.stderr).toBe(0);
+    // Beside the data directory, where the blog's backups plugin keeps its own (.app/backups by default).
+    const [name] = await readdir(join(home, "backups"));
+    expect(name).toMatch(/^backup-.+\.tar\.gz$/);
+  });
+});
