@@ -113,11 +113,11 @@ describe("trellis new", () => {
     expect(ignored).toEqual(expect.arrayContaining([".data/", ".data.lock", "backup-*.tar.gz", "backup-*.dump", ".app/", ".env", "node_modules/"]));
     for (const file of ["README.md", ".env.example"]) {
       const text = await read(file);
-      for (const needed of ["/_admin", "ADMIN_EMAIL", "admin create", "APP_BASE_URL"]) expect(text, `${file}: ${needed}`).toContain(needed);
+      for (const needed of ["/_admin", "/docs", "/mcp", "ADMIN_EMAIL", "admin create", "APP_BASE_URL"]) expect(text, `${file}: ${needed}`).toContain(needed);
       expect(text).not.toContain("npmjs.com");
     }
     const readme = await read("README.md");
-    for (const needed of ["/docs", "/mcp", "db backup", ".data/backups/"]) expect(readme, needed).toContain(needed);
+    for (const needed of ["db backup", ".data/backups/"]) expect(readme, needed).toContain(needed);
     const plain = await project("rendered-plain");
     made.push(plain);
     expect(JSON.parse(await readFile(join(plain, "package.json"), "utf8")).allowScripts).toEqual({ esbuild: true });
