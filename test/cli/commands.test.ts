@@ -118,9 +118,10 @@ describe("trellis new", () => {
     }
     const readme = await read("README.md");
     for (const needed of ["db backup", ".data/backups/"]) expect(readme, needed).toContain(needed);
-    const plain = await project("rendered-plain");
+    // From a tarball Trellis comes built: npm would list the prepare it never runs there.
+    const plain = await project("rendered-plain", ["--trellis", "file:/tmp/trellis-0.1.0.tgz"]);
     made.push(plain);
-    expect(JSON.parse(await readFile(join(plain, "package.json"), "utf8")).allowScripts).toEqual({ esbuild: true });
+    expect(JSON.parse(await readFile(join(plain, "package.json"), "utf8")).allowScripts).toEqual({ esbuild: true, "file:/tmp/trellis-0.1.0.tgz": false });
     expect(await readFile(join(plain, "src/app.ts"), "utf8")).not.toMatch(/unstorage|storage/);
   });
 

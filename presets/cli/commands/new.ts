@@ -92,7 +92,7 @@ function manifestFor(kind: "app" | "plugin", name: string, spec: string, surface
   const peers = [...new Set(surfaces.flatMap((surface) => SURFACE_PEERS[surface]))].sort();
   const dependencies = Object.fromEntries([["trellis", spec], ["zod", versionOf("zod")], ...peers.map((pkg) => [pkg, versionOf(pkg)])]);
   const devDependencies = Object.fromEntries(DEV_TOOLS.map((pkg) => [pkg, versionOf(pkg)]));
-  const allowScripts = installScripts(peers);
+  const allowScripts = installScripts(peers, spec);
   if (kind === "plugin") {
     return {
       name,
@@ -124,10 +124,13 @@ function manifestFor(kind: "app" | "plugin", name: string, spec: string, surface
 /**
  * npm's `allowScripts` for what the project installs, so npm 11 does not warn on every install
  * about scripts nobody reviewed: esbuild's postinstall (under tsx and vitest) checks its binary;
- * swagger-ui-dist's @scarf/scarf only reports the install to its vendor, so it is denied.
+ * swagger-ui-dist's @scarf/scarf only reports the install to its vendor, so it is denied. Trellis
+ * from a git URL builds dist/ in its `prepare`, which the install needs; from a tarball it comes
+ * built, and npm lists the `prepare` it never runs there unless the entry denies it.
  */
-function installScripts(peers: readonly string[]): Record<string, boolean> {
-  return { esbuild: true, ...(peers.includes("swagger-ui-dist") ? { "@scarf/scarf": false } : {}) };
+function installScripts(peers: readonly string[], spec: string): Record<string, boolean> {
+  const trellis = /^(git\+|github:)/.test(spec) ? { [spec]: true } : /^file:.*\.(tgz|tar\.gz)$/.test(spec) ? { [spec]: false } : {};
+  return { esbuild: true, ...(peers.includes("swagger-ui-dist") ? { "@scarf/scarf": false } : {}), ...trellis };
 }
 
 /**
