@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pgClientEnv } from "../../../kernel/db/pg-client-env.js";
 import { CliError, green, say } from "../output.js";
@@ -55,7 +55,10 @@ export async function dbBackup(options: BackupOptions): Promise<number> {
       say(`${green("backed up")} the embedded database (${bytes.byteLength} bytes) to storage key backups/${name}`);
     } else {
       const file = resolve(project.root, options.to && options.to !== "file" ? options.to : name);
-      writeFileSync(file, bytes);
+      // Owner-only, like the data directory: it holds password hashes and session tokens (the
+      // chmod covers a file that was already there, whose mode the write keeps).
+      writeFileSync(file, bytes, { mode: 0o600 });
+      chmodSync(file, 0o600);
       say(`${green("backed up")} the embedded database (${bytes.byteLength} bytes) to ${file}`);
     }
     return 0;
