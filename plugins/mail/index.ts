@@ -56,7 +56,8 @@ export function mailPlugin(config: MailConfig): AppPlugin {
       ctx.hooks.migrated.tap(() => createMailTable(db, kind));
       ctx.hooks.ready.tap(async () => void (transport = await openTransport(resolved.transport, ctx.logger)));
       const auth = resolved.auth && ctx.plugins.includes("auth") ? resolved.auth : false;
-      if (auth && resolved.limits) limiter = mailLimiter(resolved.limits, sendingPaths(auth), report);
+      const sending = auth ? sendingPaths(auth) : undefined;
+      if (sending && resolved.limits) limiter = mailLimiter(resolved.limits, sending, report);
       const telemetry = ctx.want("telemetry");
       const delivery = new Delivery({ rows, transport: () => transport!, from: resolved.from, limiter, logger: ctx.logger, telemetry });
       const closing = new AbortController();
@@ -66,7 +67,7 @@ export function mailPlugin(config: MailConfig): AppPlugin {
       const mailer = createMailer(name, config.templates ?? {}, () => queue!);
       ctx.provide("mail", mailer, { context: true });
       ctx.provide("admin-section:mail", mailAdminSection({ rows, db, auth: () => ctx.want("auth") as { api: Record<string, any> } | undefined }));
-      if (auth) wireAuthFlows(ctx.need("auth-options") as AuthOptionsService, mailer, auth);
+      if (auth) wireAuthFlows(ctx.need("auth-options") as AuthOptionsService, mailer, auth, sending);
       ctx.hooks.close.tap(async () => {
         closing.abort();
         // Messages already queued get a moment to leave; a stuck server does not hold the close.

@@ -43,6 +43,23 @@ describe("mail abuse limits", () => {
     expect((await post(app, "/api/auth/sign-in/email", { email: "kim@example.test", password: "wrong-password-1" }, { clientAddress: "198.51.100.7" })).status).toBe(401);
   });
 
+  it("counts every endpoint of the email-OTP and magic-link plugins, read from the plugins themselves", async () => {
+    const app = await start({ auth: { verifyEmail: false, emailOtp: true, magicLink: true }, limits: { perClient: 2 } });
+    const client = { clientAddress: "198.51.100.30" };
+    for (let i = 0; i < 2; i++) expect((await post(app, "/api/auth/email-otp/send-verification-otp", { email: "kim@example.test", type: "sign-in" }, client)).status).toBe(200);
+    // Both send a code; they were outside the count and answered 200 with the budget spent.
+    for (const [path, body] of [
+      ["/api/auth/email-otp/request-password-reset", { email: "kim@example.test" }],
+      ["/api/auth/forget-password/email-otp", { email: "kim@example.test" }],
+      ["/api/auth/email-otp/send-verification-otp", { email: "kim@example.test", type: "sign-in" }],
+      ["/api/auth/sign-in/magic-link", { email: "kim@example.test" }],
+      ["/api/auth/request-password-reset", { email: "kim@example.test" }],
+    ] as const) {
+      const refused = await post(app, path, body, client);
+      expect([path, refused.status]).toEqual([path, 429]);
+    }
+  });
+
   it("drops messages past the hourly limit of one address, answering as usual", async () => {
     const transport = slowTransport(0);
     const app = await start({ transport, limits: { perAddress: 2 } });
