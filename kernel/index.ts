@@ -16,6 +16,7 @@ export type { AppRpcContext } from "./context.js";
 export { carriesCredential, type SessionUser, type UserSession, type SessionState } from "./request/session.js";
 export { RpcError, TrellisError, errorBody, errorResponse, type OnError, type ErrorSource, type ErrorInfo } from "./errors.js";
 export { underTestRunner, type Logger, type LogFn, type LoggerOption } from "./log/logger.js";
+export { redactPath, redactQuery, redactedQueryOf } from "./log/redact-url.js";
 export type { AppOverview } from "./introspection/overview.js";
 export { toRpcError, eventOf, type ErrorRules, type ErrorMapper } from "./gate.js";
 export type { SealedCallOptions } from "./sealed.js";
