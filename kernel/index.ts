@@ -64,6 +64,7 @@ export { primaryKeyOf, COLUMN_TYPES } from "./schema/model.js";
 export type { SchemaModel, TableModel, ColumnModel, RelationModel, ColumnType } from "./schema/model.js";
 // The value codec: one set of value rules for every family (what resources, admin and files store).
 export { encodeValue, decodeRow, decodeValue, ValueError } from "./db/values.js";
+export { MAX_JSON_DEPTH, nestedDeeperThan } from "./db/json-depth.js";
 export { classifyDatabaseError } from "./db/errors.js";
 export { rowSelection } from "./db/select-sql.js";
 export { MAX_SEARCH_CHARS } from "./db/search-sql.js";
