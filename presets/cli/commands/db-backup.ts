@@ -33,6 +33,7 @@ export async function dbBackup(options: BackupOptions): Promise<number> {
     const file = resolve(project.root, options.to && options.to !== "file" ? options.to : `backup-${stamp}.dump`);
     // The password in PGPASSWORD, not on the command line where `ps` shows it.
     const connect = pgClientEnv(url);
+    ownerOnly(file);
     const run = spawnSync("pg_dump", ["--format=custom", `--file=${file}`, connect.url], { stdio: ["ignore", "inherit", "inherit"], env: connect.env });
     if (run.status !== 0) return 1;
     say(`${green("backed up")} PostgreSQL with pg_dump to ${file}`);
@@ -55,14 +56,22 @@ export async function dbBackup(options: BackupOptions): Promise<number> {
       say(`${green("backed up")} the embedded database (${bytes.byteLength} bytes) to storage key backups/${name}`);
     } else {
       const file = resolve(project.root, options.to && options.to !== "file" ? options.to : name);
-      // Owner-only, like the data directory: it holds password hashes and session tokens (the
-      // chmod covers a file that was already there, whose mode the write keeps).
-      writeFileSync(file, bytes, { mode: 0o600 });
-      chmodSync(file, 0o600);
+      ownerOnly(file);
+      writeFileSync(file, bytes);
       say(`${green("backed up")} the embedded database (${bytes.byteLength} bytes) to ${file}`);
     }
     return 0;
   } finally {
     await database.close();
   }
+}
+
+/**
+ * Creates (or empties) `file` readable by its owner only before anything is written to it: a backup
+ * holds password hashes and session tokens. The chmod covers a file that was already there, whose
+ * mode a write keeps; pg_dump, too, keeps the mode of a file it writes over.
+ */
+function ownerOnly(file: string): void {
+  writeFileSync(file, new Uint8Array(), { mode: 0o600 });
+  chmodSync(file, 0o600);
 }
