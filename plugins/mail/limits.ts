@@ -1,17 +1,27 @@
+import type { BetterAuthOptions } from "better-auth";
 import { RpcError, callerBucket, errorResponse, type HttpMiddleware, type RateLimitHit, type RateLimitStore } from "../../kernel/index.js";
 
 const HOUR = 60 * 60 * 1000;
 
 /**
- * The auth library's core endpoints that can send a message with these flows on (each counts
- * against the caller's hourly limit). The endpoints of its mail plugins are added by
- * `pluginSendingPaths` once the library's plugin list is known.
+ * The auth library's core endpoints that send a message with these options, derived from the
+ * sending callbacks present (each counts against the caller's hourly limit), whether this plugin
+ * wired the callback or the app passed its own.
  */
-export function sendingPaths(flows: { verifyEmail: boolean; changeEmail: boolean }): Set<string> {
-  const paths = ["/api/auth/request-password-reset"];
-  if (flows.verifyEmail) paths.push("/api/auth/sign-up/email", "/api/auth/send-verification-email");
-  if (flows.changeEmail) paths.push("/api/auth/change-email");
-  return new Set(paths);
+export function coreSendingPaths(options: BetterAuthOptions): string[] {
+  const paths: string[] = [];
+  const verification = options.emailVerification;
+  if (options.emailAndPassword?.sendResetPassword) paths.push("/request-password-reset");
+  if (verification?.sendVerificationEmail) {
+    paths.push("/send-verification-email");
+    if (verification.sendOnSignUp ?? options.emailAndPassword?.requireEmailVerification) paths.push("/sign-up/email");
+    if (verification.sendOnSignIn) paths.push("/sign-in/email");
+  }
+  // A change of email is confirmed to the old address, or verified at the new one.
+  const changeEmail = options.user?.changeEmail;
+  if (changeEmail?.enabled && (changeEmail.sendChangeEmailConfirmation || verification?.sendVerificationEmail)) paths.push("/change-email");
+  if (options.user?.deleteUser?.sendDeleteAccountVerification) paths.push("/delete-user");
+  return paths.map((path) => `/api/auth${path}`);
 }
 
 /** The auth library's plugins whose sending callbacks this plugin wires (or the app passed). */
