@@ -16,9 +16,9 @@ function slowTransport(ms: number) {
   return { sent, send: async (message: OutgoingMail) => void (await new Promise((resolve) => setTimeout(resolve, ms)), sent.push(message)) };
 }
 
-async function start(mail: Partial<MailConfig>) {
+async function start(mail: Partial<MailConfig>, auth: Record<string, unknown> = {}) {
   const db: TestDatabase = await openDatabase("sqlite");
-  const app = await mailApp({ dialect: db.dialect, kind: db.kind }, { auth: { verifyEmail: false }, ...mail }).start();
+  const app = await mailApp({ dialect: db.dialect, kind: db.kind }, { auth: { verifyEmail: false }, ...mail }, auth).start();
   opened.push(db, app);
   return app;
 }
@@ -58,6 +58,13 @@ describe("mail abuse limits", () => {
       const refused = await post(app, path, body, client);
       expect([path, refused.status]).toEqual([path, 429]);
     }
+  });
+
+  it("counts a core endpoint by the sending callback the app configured: sign-in with sendOnSignIn", async () => {
+    const app = await start({ auth: { verifyEmail: true }, limits: { perClient: 1 } }, { emailVerification: { sendOnSignIn: true } });
+    const client = { clientAddress: "198.51.100.40" };
+    expect((await post(app, "/api/auth/sign-in/email", { email: "nobody@example.test", password: "wrong-password-1" }, client)).status).toBe(401);
+    expect((await post(app, "/api/auth/sign-in/email", { email: "nobody@example.test", password: "wrong-password-1" }, client)).status).toBe(429);
   });
 
   it("drops messages past the hourly limit of one address, answering as usual", async () => {
