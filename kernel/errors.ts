@@ -1,4 +1,5 @@
 import { ORPCError } from "@orpc/server";
+import { redactPath } from "./log/redact-url.js";
 import type { RequestEvent } from "./event.js";
 import { describeError, formatIssue, issuesOf } from "./log/describe-error.js";
 import type { Logger } from "./log/logger.js";
@@ -55,9 +56,9 @@ export function errorResponse(error: ORPCError<any, any>, rpc: boolean): Respons
   return Response.json(body, { status: error.status });
 }
 
-/** The request a failure served, as `onError` and the logs name it. */
+/** The request a failure served, as `onError` and the logs name it (tokens in its path redacted). */
 export function requestInfo(event: RequestEvent): Omit<ErrorInfo, "source"> {
-  return { requestId: event.requestId, method: event.method, path: event.path, procedure: event.procedureName };
+  return { requestId: event.requestId, method: event.method, path: redactPath(event.path), procedure: event.procedureName };
 }
 
 /** Calls `onError` without letting a throwing reporter take the request down with it. */

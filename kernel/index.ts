@@ -16,6 +16,7 @@ export type { AppRpcContext } from "./context.js";
 export { carriesCredential, type SessionUser, type UserSession, type SessionState } from "./request/session.js";
 export { RpcError, TrellisError, errorBody, errorResponse, type OnError, type ErrorSource, type ErrorInfo } from "./errors.js";
 export { underTestRunner, type Logger, type LogFn, type LoggerOption } from "./log/logger.js";
+export { redactPath, redactQuery, redactedQueryOf } from "./log/redact-url.js";
 export type { AppOverview } from "./introspection/overview.js";
 export { toRpcError, eventOf, type ErrorRules, type ErrorMapper } from "./gate.js";
 export type { SealedCallOptions } from "./sealed.js";
@@ -64,6 +65,7 @@ export { primaryKeyOf, COLUMN_TYPES } from "./schema/model.js";
 export type { SchemaModel, TableModel, ColumnModel, RelationModel, ColumnType } from "./schema/model.js";
 // The value codec: one set of value rules for every family (what resources, admin and files store).
 export { encodeValue, decodeRow, decodeValue, ValueError } from "./db/values.js";
+export { MAX_JSON_DEPTH, nestedDeeperThan } from "./db/json-depth.js";
 export { classifyDatabaseError } from "./db/errors.js";
 export { rowSelection } from "./db/select-sql.js";
 export { MAX_SEARCH_CHARS } from "./db/search-sql.js";

@@ -39,6 +39,15 @@ export interface EmbeddedConfig {
    * @default "worker" (docs/performance.md has the figures)
    */
   thread?: EmbeddedThread;
+  /**
+   * On the database thread (`thread: "worker"`), a statement (or a transaction's begin, commit or
+   * rollback, or the close) that has not answered within this many milliseconds fails with
+   * `EMBEDDED_STATEMENT_TIMEOUT` instead of holding the single connection, and every request after
+   * it, for good. The statement itself may still finish on the thread. `0` waits forever. In-thread
+   * (`thread: "main"`) a statement runs on the request thread itself, and nothing can time it out.
+   * @default 60000
+   */
+  statementTimeoutMs?: number;
 }
 
 /**
@@ -115,7 +124,7 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase<any> {
   try {
     if (thread === "worker") {
       const host = databaseThread();
-      client = new ThreadClient(host.thread, host.db, dataDir, buffers);
+      client = new ThreadClient(host.thread, host.db, dataDir, buffers, statementTimeout(config.statementTimeoutMs));
       started = client.waitReady;
     } else {
       ({ client, started } = openInstance(dataDir, buffers));
@@ -162,6 +171,12 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase<any> {
     return client instanceof ThreadClient ? client.backup() : backupEmbedded(client as EmbeddedClient);
   };
   return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, thread, about, ready: () => started, backup, close, probe };
+}
+
+function statementTimeout(ms: number | undefined): number {
+  if (ms === undefined) return 60_000;
+  if (!Number.isInteger(ms) || ms < 0) throw new Error(`embedded(): statementTimeoutMs must be a whole number of milliseconds, 0 or more, not ${String(ms)}`);
+  return ms;
 }
 
 /**

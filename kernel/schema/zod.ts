@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_JSON_DEPTH, TOO_DEEP, nestedDeeperThan } from "../db/json-depth.js";
 import { inRange } from "../db/dates.js";
 import { fromBase64 } from "../wire/custom-json.js";
 import type { ColumnModel, TableModel } from "./model.js";
@@ -53,7 +54,7 @@ export function columnInput(column: ColumnModel): z.ZodType {
       return z.union([z.string().regex(DECIMAL_TEXT, "must be a decimal number"), z.number()]).transform(String);
     case "jsonb":
       // Depth first: zod's JSON check recurses, and a deeply nested body would overflow the stack.
-      return z.unknown().refine((value) => depthWithin(value, MAX_JSON_DEPTH), { message: `nested more than ${MAX_JSON_DEPTH} levels deep`, abort: true }).pipe(z.json());
+      return z.unknown().refine((value) => !nestedDeeperThan(value, MAX_JSON_DEPTH), { message: TOO_DEEP, abort: true }).pipe(z.json());
     case "bytes":
       return z.union([z.instanceof(Uint8Array), z.base64()]).transform((value) => (typeof value === "string" ? fromBase64(value) : value));
     case "vector":
@@ -65,15 +66,6 @@ export function columnInput(column: ColumnModel): z.ZodType {
 function withinYears(date: Date, ctx: z.RefinementCtx): Date {
   if (!inRange(date)) ctx.addIssue({ code: "custom", message: "must be a date in years 0001 to 9999" });
   return date;
-}
-
-const MAX_JSON_DEPTH = 64;
-
-function depthWithin(value: unknown, limit: number): boolean {
-  if (typeof value !== "object" || value === null) return true;
-  if (limit === 0) return false;
-  for (const child of Object.values(value)) if (!depthWithin(child, limit - 1)) return false;
-  return true;
 }
 
 function isOptionalOnCreate(column: ColumnModel): boolean {

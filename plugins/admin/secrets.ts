@@ -7,7 +7,9 @@ import { RpcError, whereColumns, type TableModel } from "../../kernel/index.js";
 const SECRET_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   session: ["token"],
   account: ["password", "accessToken", "refreshToken", "idToken"],
-  verification: ["value"],
+  // The identifier carries the token of a reset or sign-in link (stored hashed by default, but an
+  // integrator may store it plain, and rows written before that are plain).
+  verification: ["identifier", "value"],
   apikey: ["key"],
   // Tables better-auth's own plugins bring, under the names those plugins give them.
   twoFactor: ["secret", "backupCodes"],

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { isAPIError } from "better-auth/api";
 import type { BetterAuthOptions } from "better-auth";
-import type { RequestEvent } from "../../kernel/index.js";
+import { redactPath, type RequestEvent } from "../../kernel/index.js";
 
 type Report = (error: unknown, event: RequestEvent) => void;
 
@@ -33,7 +33,7 @@ export function failureReporter(report: Report) {
     async handle(event: RequestEvent, run: () => Promise<Response>): Promise<Response> {
       const current = { event, reported: false };
       const response = await scope.run(current, run);
-      if (response.status >= 500 && !current.reported) report(new Error(`The auth library answered ${response.status} to ${event.method} ${event.path}`), event);
+      if (response.status >= 500 && !current.reported) report(new Error(`The auth library answered ${response.status} to ${event.method} ${redactPath(event.path)}`), event);
       return response;
     },
   };

@@ -49,6 +49,9 @@ export function authOptions(
     trustedOrigins,
     plugins,
     database,
+    // Identifiers carry reset and sign-in tokens (`reset-password:<token>`): stored as SHA-256, a
+    // copy of the table (an export, a backup, an admin's screen) hands out no live token.
+    verification: { ...config.verification, storeIdentifier: config.verification?.storeIdentifier ?? "hashed" },
     advanced: {
       ...config.advanced,
       // The schema is Trellis' own and migrated before the first request; better-auth's start-up

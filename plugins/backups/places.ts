@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from "node:fs";
-import { mkdir, readdir, rename, stat, unlink } from "node:fs/promises";
+import { chmod, mkdir, readdir, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -74,7 +74,10 @@ export function directoryPlace(dir: string): BackupPlace {
       // Written beside, then renamed: a listing never shows half a backup.
       const partial = join(dir, `.${name}.partial`);
       try {
-        await pipeline(Readable.fromWeb(bytes as import("node:stream/web").ReadableStream<Uint8Array>), createWriteStream(partial));
+        // Owner-only: a backup holds password hashes and session tokens. The chmod covers a
+        // partial file left by a crash, which the open's mode does not change.
+        await pipeline(Readable.fromWeb(bytes as import("node:stream/web").ReadableStream<Uint8Array>), createWriteStream(partial, { mode: 0o600 }));
+        await chmod(partial, 0o600);
       } catch (error) {
         await unlink(partial).catch(() => undefined);
         throw error;

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import { RpcError, TrellisError, importPeer, type Logger, type SealedApp } from "../../kernel/index.js";
+import { MAX_JSON_DEPTH, RpcError, TrellisError, importPeer, nestedDeeperThan, type Logger, type SealedApp } from "../../kernel/index.js";
 import { engineDb, type EngineDb } from "./engine-db.js";
 import { JOBS_BAD_DATA, JOBS_UNKNOWN } from "./errors.js";
 import { JobTable, describeDefinitions, queueInfos, totals } from "./inspect.js";
@@ -147,6 +147,10 @@ export class JobsRuntime implements JobsService {
       } catch (error) {
         throw new RpcError("BAD_REQUEST", { message: (error as Error).message, data: { code: JOBS_BAD_DATA, issues: (error as { issues?: string[] }).issues } });
       }
+    }
+    // Stored as jsonb and handed back to the worker: held to the bound every JSON write has.
+    if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
+      throw new RpcError("BAD_REQUEST", { message: `send("${name}"): the job's data is nested more than ${MAX_JSON_DEPTH} levels deep`, data: { code: JOBS_BAD_DATA } });
     }
     const boss = await this.#started();
     // pg-boss checks the keys present, not their values: only the options given are passed.

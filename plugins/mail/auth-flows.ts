@@ -3,6 +3,7 @@ import { magicLink } from "better-auth/plugins/magic-link";
 import { emailOTP } from "better-auth/plugins/email-otp";
 import type { MailAuthOptions } from "./options.js";
 import type { MailerInternals } from "./mailer.js";
+import { coreSendingPaths, pluginSendingPaths } from "./limits.js";
 
 /** What mail uses of the auth plugin's `auth-options` service (see docs/auth.md). */
 export interface AuthOptionsService {
@@ -14,7 +15,7 @@ export interface AuthOptionsService {
  * waits for SMTP), so the endpoint answers as fast as without mail. A callback the app already
  * passed to `.auth()` is kept: its own sender wins.
  */
-export function wireAuthFlows(auth: AuthOptionsService, mailer: MailerInternals, flows: Required<MailAuthOptions>): void {
+export function wireAuthFlows(auth: AuthOptionsService, mailer: MailerInternals, flows: Required<MailAuthOptions>, sending?: Set<string>): void {
   auth.extend((options) => {
     const next: BetterAuthOptions = { ...options };
     const password = options.emailAndPassword;
@@ -59,6 +60,9 @@ export function wireAuthFlows(auth: AuthOptionsService, mailer: MailerInternals,
       plugins.push(emailOTP({ sendVerificationOTP: async ({ email, otp }) => mailer.queueAuth("sign-in-code", { to: email, code: otp }) }));
     }
     next.plugins = plugins;
+    // The per-client limit counts every endpoint that can send: derived from the callbacks present
+    // and from the mail plugins' own endpoint lists, the app's own senders and plugins included.
+    for (const path of [...coreSendingPaths(next), ...pluginSendingPaths(plugins)]) sending?.add(path);
     return next;
   });
 }

@@ -3,7 +3,7 @@ import { mailAdminSection } from "./admin.js";
 import { wireAuthFlows, type AuthOptionsService } from "./auth-flows.js";
 import { Delivery } from "./delivery.js";
 import { MAIL_BAD_OPTION, MAIL_BAD_TRANSPORT, MAIL_PEER_MISSING, MAIL_TRANSPORT_MISSING } from "./errors.js";
-import { mailLimiter, sendingPaths, type MailLimiter } from "./limits.js";
+import { mailLimiter, type MailLimiter } from "./limits.js";
 import { createMailer, type Mailer } from "./mailer.js";
 import { resolveMail, type MailConfig } from "./options.js";
 import { createMailTable, MailRows } from "./outbox.js";
@@ -56,7 +56,9 @@ export function mailPlugin(config: MailConfig): AppPlugin {
       ctx.hooks.migrated.tap(() => createMailTable(db, kind));
       ctx.hooks.ready.tap(async () => void (transport = await openTransport(resolved.transport, ctx.logger)));
       const auth = resolved.auth && ctx.plugins.includes("auth") ? resolved.auth : false;
-      if (auth && resolved.limits) limiter = mailLimiter(resolved.limits, sendingPaths(auth), report);
+      // Filled when the auth library's options are assembled (wireAuthFlows), before the first request.
+      const sending = auth ? new Set<string>() : undefined;
+      if (sending && resolved.limits) limiter = mailLimiter(resolved.limits, sending, report);
       const telemetry = ctx.want("telemetry");
       const delivery = new Delivery({ rows, transport: () => transport!, from: resolved.from, limiter, logger: ctx.logger, telemetry });
       const closing = new AbortController();
@@ -66,7 +68,7 @@ export function mailPlugin(config: MailConfig): AppPlugin {
       const mailer = createMailer(name, config.templates ?? {}, () => queue!);
       ctx.provide("mail", mailer, { context: true });
       ctx.provide("admin-section:mail", mailAdminSection({ rows, db, auth: () => ctx.want("auth") as { api: Record<string, any> } | undefined }));
-      if (auth) wireAuthFlows(ctx.need("auth-options") as AuthOptionsService, mailer, auth);
+      if (auth) wireAuthFlows(ctx.need("auth-options") as AuthOptionsService, mailer, auth, sending);
       ctx.hooks.close.tap(async () => {
         closing.abort();
         // Messages already queued get a moment to leave; a stuck server does not hold the close.

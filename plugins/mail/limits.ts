@@ -1,15 +1,49 @@
+import type { BetterAuthOptions } from "better-auth";
 import { RpcError, callerBucket, errorResponse, type HttpMiddleware, type RateLimitHit, type RateLimitStore } from "../../kernel/index.js";
 
 const HOUR = 60 * 60 * 1000;
 
-/** The auth endpoints that can send a message with these flows on (each counts against the caller's hourly limit). */
-export function sendingPaths(flows: { verifyEmail: boolean; changeEmail: boolean; magicLink: boolean; emailOtp: boolean }): Set<string> {
-  const paths = ["/api/auth/request-password-reset"];
-  if (flows.verifyEmail) paths.push("/api/auth/sign-up/email", "/api/auth/send-verification-email");
-  if (flows.changeEmail) paths.push("/api/auth/change-email");
-  if (flows.magicLink) paths.push("/api/auth/sign-in/magic-link");
-  if (flows.emailOtp) paths.push("/api/auth/email-otp/send-verification-otp");
-  return new Set(paths);
+/**
+ * The auth library's core endpoints that send a message with these options, derived from the
+ * sending callbacks present (each counts against the caller's hourly limit), whether this plugin
+ * wired the callback or the app passed its own.
+ */
+export function coreSendingPaths(options: BetterAuthOptions): string[] {
+  const paths: string[] = [];
+  const verification = options.emailVerification;
+  if (options.emailAndPassword?.sendResetPassword) paths.push("/request-password-reset");
+  if (verification?.sendVerificationEmail) {
+    paths.push("/send-verification-email");
+    if (verification.sendOnSignUp ?? options.emailAndPassword?.requireEmailVerification) paths.push("/sign-up/email");
+    if (verification.sendOnSignIn) paths.push("/sign-in/email");
+  }
+  // A change of email is confirmed to the old address, or verified at the new one.
+  const changeEmail = options.user?.changeEmail;
+  if (changeEmail?.enabled && (changeEmail.sendChangeEmailConfirmation || verification?.sendVerificationEmail)) paths.push("/change-email");
+  if (options.user?.deleteUser?.sendDeleteAccountVerification) paths.push("/delete-user");
+  return paths.map((path) => `/api/auth${path}`);
+}
+
+/** The auth library's plugins whose sending callbacks this plugin wires (or the app passed). */
+const MAIL_PLUGINS: ReadonlySet<string> = new Set(["magic-link", "email-otp"]);
+
+interface EndpointLike {
+  path?: string;
+  options?: { method?: string | readonly string[]; metadata?: { SERVER_ONLY?: boolean } };
+}
+
+/**
+ * Every POST endpoint the library's mail plugins declare, read from the plugin objects rather than
+ * listed here: an endpoint a later version adds (as `/email-otp/request-password-reset` and
+ * `/forget-password/email-otp` were, beside `send-verification-otp`) is counted without a change
+ * here. The plugins' endpoints that check a code count too, which also bounds guessing.
+ */
+export function pluginSendingPaths(plugins: readonly { id: string; endpoints?: Record<string, unknown> }[]): string[] {
+  return plugins
+    .filter((plugin) => MAIL_PLUGINS.has(plugin.id))
+    .flatMap((plugin) => Object.values(plugin.endpoints ?? {}) as EndpointLike[])
+    .filter((endpoint) => endpoint.path && !endpoint.options?.metadata?.SERVER_ONLY && [endpoint.options?.method].flat().includes("POST"))
+    .map((endpoint) => `/api/auth${endpoint.path}`);
 }
 
 export interface MailLimiter {
@@ -28,7 +62,7 @@ export interface MailLimiter {
  */
 export function mailLimiter(
   limits: { perAddress: number; perClient: number; store: RateLimitStore | undefined },
-  paths: ReadonlySet<string>,
+  paths: Set<string>,
   report: (error: unknown) => void,
 ): MailLimiter {
   const owned = limits.store ? undefined : hourlyCounter();

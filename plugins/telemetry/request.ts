@@ -1,4 +1,4 @@
-import { errorResponse, type HttpMiddleware, type RequestEvent, type SealedApp } from "../../kernel/index.js";
+import { errorResponse, redactPath, redactedQueryOf, type HttpMiddleware, type RequestEvent, type SealedApp } from "../../kernel/index.js";
 import type { AppMetrics } from "./metrics.js";
 import type { Series } from "./series.js";
 import type { Tracing } from "./tracing.js";
@@ -116,7 +116,11 @@ export function requestObserver(options: RequestObserverOptions): HttpMiddleware
     }
     const { api, tracer } = tracing!;
     const parent = tracing!.extract(event.headers);
-    const span = tracer.startSpan(event.method, { kind: SERVER, attributes: { "http.request.method": event.method, "url.path": event.path, "url.scheme": event.request.url.startsWith("https:") ? "https" : "http" } }, parent);
+    // Tokens travel in URLs (reset links, verification and sign-in links): redacted as the log line does.
+    const attributes: Record<string, string> = { "http.request.method": event.method, "url.path": redactPath(event.path), "url.scheme": event.request.url.startsWith("https:") ? "https" : "http" };
+    const query = redactedQueryOf(event.request.url);
+    if (query !== undefined) attributes["url.query"] = query;
+    const span = tracer.startSpan(event.method, { kind: SERVER, attributes }, parent);
     const spanContext = span.spanContext();
     if (span.isRecording()) {
       const holder = event as unknown as Record<symbol, Record<string, unknown> | undefined>;

@@ -14,6 +14,12 @@ interface Signer {
   sign(msgId: string, timestamp: Date, payload: string): string;
 }
 
+/**
+ * How much of a receiver's answer is read: a receiver answering a huge body (by mistake or on
+ * purpose) must not hold the app's memory; the rest is discarded by closing the connection.
+ */
+export const ANSWER_READ_LIMIT = 64 * 1024;
+
 /** Jobs treat this failure as expected: retried and logged, not reported to `onError`. */
 const EXPECTED_FAILURE = Symbol.for("trellis.jobs.expected");
 
@@ -42,13 +48,40 @@ export async function deliver(delivery: Delivery, endpoint: ResolvedEndpoint, si
       signal: AbortSignal.any([signal, AbortSignal.timeout(endpoint.timeout * 1000)]),
     });
   } catch (error) {
-    const reason = (error as Error).name === "TimeoutError" ? `no answer within ${endpoint.timeout} s` : (error as Error).message;
+    const reason = (error as Error).name === "TimeoutError" ? `no answer within ${endpoint.timeout} s` : withCause(error as Error);
     throw expected(`webhook ${delivery.id} to ${endpoint.url}: ${reason}`);
   }
-  // Read (and drop) the body so the connection is reused.
-  await response.arrayBuffer().catch(() => undefined);
+  await drain(response.body);
   if (response.status < 200 || response.status > 299) throw expected(`webhook ${delivery.id} to ${endpoint.url}: answered ${response.status}`);
   return { status: response.status };
+}
+
+/**
+ * Reads and drops a small answer, so the connection is reused; past `ANSWER_READ_LIMIT` bytes the
+ * body is cancelled, which closes the connection instead of reading the rest.
+ */
+async function drain(body: ReadableStream<Uint8Array> | null): Promise<void> {
+  if (!body) return;
+  const reader = body.getReader();
+  let read = 0;
+  try {
+    while (read <= ANSWER_READ_LIMIT) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      read += value.byteLength;
+    }
+    await reader.cancel();
+  } catch {
+    // A body that breaks off is no concern of the delivery: its status is the answer.
+  }
+}
+
+/** `fetch failed` says nothing: the cause does (`connect ECONNREFUSED 127.0.0.1:4100`, `ENOTFOUND`). */
+function withCause(error: Error): string {
+  const cause = error.cause as { message?: string; code?: string } | undefined;
+  if (!cause) return error.message;
+  const detail = cause.message || cause.code;
+  return detail ? `${error.message} (${detail})` : error.message;
 }
 
 function expected(message: string): Error {

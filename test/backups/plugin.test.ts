@@ -1,7 +1,7 @@
 // `.backups()`: backups to a directory or the app's storage with retention, `_admin.backups.*`
 // behind the admin role (401, then 403, before validation), a failure that is visible and never
 // stops the app, and the schedule through the jobs plugin.
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -68,6 +68,8 @@ describe(".backups() to a directory", () => {
     expect(body).toMatchObject({ where: dir, kind: "embedded data directory, gzip tarball", every: null, scheduler: null, keep: 2, running: false, lastFailure: null });
     expect(body.backups.map((b: { name: string }) => b.name)).toEqual([third.name, second.name]);
     expect(readdirSync(dir).sort()).toEqual([second.name, third.name].sort());
+    // They hold password hashes and session tokens: readable by the owner only, whatever the umask.
+    for (const name of readdirSync(dir)) expect((statSync(join(dir, name)).mode & 0o777).toString(8)).toBe("600");
   });
 
   it("downloads one as a gzip file; a bad name is 400, an unknown one 404", async () => {

@@ -1,6 +1,6 @@
 import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { randomBytes } from "node:crypto";
@@ -128,6 +128,8 @@ describe("trellis new", () => {
   it("refuses a folder that is not empty, and unknown surfaces, with exit codes", { timeout: 60_000 }, async () => {
     const dir = await project("twice");
     made.push(dir);
+    // .env holds AUTH_SECRET: readable by the owner only.
+    expect(((await stat(join(dir, ".env"))).mode & 0o777).toString(8)).toBe("600");
     const again = await trellis(root, ["new", dir, "--no-install"]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("CLI_DIR_NOT_EMPTY");
@@ -254,6 +256,7 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     expect(backup.code, backup.stderr).toBe(0);
     expect(backup.stdout).toContain(`backed up the embedded database`);
     expect([...(await readFile(file)).subarray(0, 2)]).toEqual([0x1f, 0x8b]);
+    expect(((await stat(file)).mode & 0o777).toString(8)).toBe("600");
     // Without --to, under the data directory (ignored by git), never in the project's root.
     const kept = await trellis(dir, ["db", "backup"], env());
     expect(kept.code, kept.stderr).toBe(0);

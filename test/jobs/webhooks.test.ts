@@ -35,16 +35,52 @@ async function receiver(statuses: number[]): Promise<{ server: Server; url: stri
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received };
 }
 
+/** A receiver that answers 200 with a body of `total` bytes, counting what it managed to write before the caller hung up. */
+async function flood(total: number): Promise<{ server: Server; url: string; written: { bytes: number; closedEarly: boolean | undefined } }> {
+  const written = { bytes: 0, closedEarly: undefined as boolean | undefined };
+  const chunk = Buffer.alloc(64 * 1024, 120);
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      response.writeHead(200, { "content-type": "application/octet-stream" });
+      const pump = () => {
+        while (written.bytes < total) {
+          written.bytes += chunk.length;
+          if (!response.write(chunk)) return void response.once("drain", pump);
+        }
+        response.end();
+      };
+      response.on("close", () => (written.closedEarly = !response.writableFinished));
+      pump();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, written };
+}
+
+/** A loopback url nothing listens on. */
+async function refusingUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}/hooks`;
+}
+
 describe.each(jobFamilies())("webhooks on %s", (family) => {
   let database: Awaited<ReturnType<typeof openJobsDatabase>>;
   let built: any;
   let hook: Awaited<ReturnType<typeof receiver>>;
   let other: Awaited<ReturnType<typeof receiver>>;
+  let huge: Awaited<ReturnType<typeof flood>>;
+  let refused: string;
 
   beforeAll(async () => {
     database = await openJobsDatabase(family);
     hook = await receiver([500]);
     other = await receiver([]);
+    huge = await flood(64 * 1024 * 1024);
+    refused = await refusingUrl();
     const app = new App({ db: { dialect: database.dialect, kind: database.kind }, onError: () => undefined })
       .schema(v1)
       .jobs({ schema: database.jobsSchema, pollingInterval: 0.5 })
@@ -52,6 +88,8 @@ describe.each(jobFamilies())("webhooks on %s", (family) => {
         endpoints: [
           { url: hook.url, secret: SECRET, tables: ["post", "job"] },
           { url: other.url, secret: SECRET, tables: ["post"], events: ["delete"] },
+          { url: huge.url, secret: SECRET, tables: ["note"] },
+          { url: refused, secret: SECRET, tables: ["note"] },
         ],
         backoff: false,
       })
@@ -66,6 +104,7 @@ describe.each(jobFamilies())("webhooks on %s", (family) => {
     await database?.close();
     hook?.server.close();
     other?.server.close();
+    huge?.server.close();
   });
 
   it("delivers a committed change signed per Standard Webhooks, retried after a 500, with its attempts visible", async () => {
@@ -104,6 +143,23 @@ describe.each(jobFamilies())("webhooks on %s", (family) => {
     await sleep(1200);
     expect(hook.received.length).toBe(before + 1);
     expect(JSON.parse(hook.received.at(-1)!.body).type).toBe("job.insert");
+  });
+
+  it("reads a small bound of a huge answer and hangs up; a refused connection fails naming ECONNREFUSED", async () => {
+    const created = await rpc(built, "note.create", { body: "to the flood and the closed port" });
+    const jobs = built.sealed.service("jobs");
+    const note = created.body.id;
+    const to = async (url: string) => (await jobs.list({ queue: "webhooks.deliver" })).find((job: any) => job.data?.url === url && job.data.payload.data.keys?.[0] === note);
+    await waitFor("the delivery to the huge answer completed", async () => (await to(huge.url))?.state === "completed");
+    expect((await to(huge.url)).output).toEqual({ status: 200 });
+    await waitFor("the receiver saw the hang-up", () => huge.written.closedEarly !== undefined);
+    // 64 MB offered; the rest was never read (what is left is the sockets' buffers).
+    expect(huge.written.closedEarly).toBe(true);
+    expect(huge.written.bytes).toBeLessThan(16 * 1024 * 1024);
+    // Read while it waits for its retry: once it runs again its last error is not shown.
+    let error: string | null = null;
+    await waitFor("the refused delivery failed once", async () => Boolean((error = (await to(refused))?.error ?? null)));
+    expect(error).toMatch(/^webhook .*: fetch failed \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/);
   });
 
   it("a delete reaches both endpoints", async () => {

@@ -16,9 +16,9 @@ function slowTransport(ms: number) {
   return { sent, send: async (message: OutgoingMail) => void (await new Promise((resolve) => setTimeout(resolve, ms)), sent.push(message)) };
 }
 
-async function start(mail: Partial<MailConfig>) {
+async function start(mail: Partial<MailConfig>, auth: Record<string, unknown> = {}) {
   const db: TestDatabase = await openDatabase("sqlite");
-  const app = await mailApp({ dialect: db.dialect, kind: db.kind }, { auth: { verifyEmail: false }, ...mail }).start();
+  const app = await mailApp({ dialect: db.dialect, kind: db.kind }, { auth: { verifyEmail: false }, ...mail }, auth).start();
   opened.push(db, app);
   return app;
 }
@@ -41,6 +41,30 @@ describe("mail abuse limits", () => {
     expect((await reset(app, "kim@example.test", "198.51.100.8")).status).toBe(200);
     // Sign-in and other auth endpoints are not counted.
     expect((await post(app, "/api/auth/sign-in/email", { email: "kim@example.test", password: "wrong-password-1" }, { clientAddress: "198.51.100.7" })).status).toBe(401);
+  });
+
+  it("counts every endpoint of the email-OTP and magic-link plugins, read from the plugins themselves", async () => {
+    const app = await start({ auth: { verifyEmail: false, emailOtp: true, magicLink: true }, limits: { perClient: 2 } });
+    const client = { clientAddress: "198.51.100.30" };
+    for (let i = 0; i < 2; i++) expect((await post(app, "/api/auth/email-otp/send-verification-otp", { email: "kim@example.test", type: "sign-in" }, client)).status).toBe(200);
+    // Both send a code; they were outside the count and answered 200 with the budget spent.
+    for (const [path, body] of [
+      ["/api/auth/email-otp/request-password-reset", { email: "kim@example.test" }],
+      ["/api/auth/forget-password/email-otp", { email: "kim@example.test" }],
+      ["/api/auth/email-otp/send-verification-otp", { email: "kim@example.test", type: "sign-in" }],
+      ["/api/auth/sign-in/magic-link", { email: "kim@example.test" }],
+      ["/api/auth/request-password-reset", { email: "kim@example.test" }],
+    ] as const) {
+      const refused = await post(app, path, body, client);
+      expect([path, refused.status]).toEqual([path, 429]);
+    }
+  });
+
+  it("counts a core endpoint by the sending callback the app configured: sign-in with sendOnSignIn", async () => {
+    const app = await start({ auth: { verifyEmail: true }, limits: { perClient: 1 } }, { emailVerification: { sendOnSignIn: true } });
+    const client = { clientAddress: "198.51.100.40" };
+    expect((await post(app, "/api/auth/sign-in/email", { email: "nobody@example.test", password: "wrong-password-1" }, client)).status).toBe(401);
+    expect((await post(app, "/api/auth/sign-in/email", { email: "nobody@example.test", password: "wrong-password-1" }, client)).status).toBe(429);
   });
 
   it("drops messages past the hourly limit of one address, answering as usual", async () => {

@@ -57,7 +57,7 @@ async function scrape() {
     }
     return total;
   };
-  return { families, family, value, count };
+  return { families, family, value, count, text };
 }
 
 describe("telemetry options", () => {
@@ -147,6 +147,14 @@ describe("/metrics", () => {
     // Process metrics from prom-client: memory and event-loop lag.
     expect(after.value("process_resident_memory_bytes")).toBeGreaterThan(0);
     expect(after.family("nodejs_eventloop_lag_seconds")).toBeDefined();
+  });
+
+  it("label a token in a URL by its route template, never by the token", async () => {
+    await app.handle(new Request(`${ORIGIN}/api/auth/reset-password/RESET0secret0TOKEN?callbackURL=%2Fnew`));
+    await app.handle(new Request(`${ORIGIN}/api/auth/verify-email?token=VERIFY0secret0TOKEN`));
+    const after = await scrape();
+    expect(after.value("trellis_http_requests_total", { method: "GET", route: "/api/auth/**" })).toBeGreaterThanOrEqual(2);
+    expect(after.text).not.toMatch(/0secret0/);
   });
 
   it("counts open live subscriptions, and labels a streamed procedure's surface live", async () => {

@@ -142,6 +142,27 @@ describe("traces with the OpenTelemetry SDK registered", () => {
     expect(one("POST /rpc/**").attributes["http.route"]).toBe("/rpc/**");
   });
 
+  it("tokens in a URL reach neither the request's log line nor its span", async () => {
+    const urls = [
+      ["/api/auth/reset-password/RESET0secret0TOKEN?callbackURL=%2Fnew-password", "/api/auth/reset-password/[redacted]", "callbackURL=%2Fnew-password"],
+      ["/api/auth/verify-email?token=VERIFY0secret0TOKEN&callbackURL=%2F", "/api/auth/verify-email", "token=[redacted]&callbackURL=%2F"],
+      ["/api/auth/magic-link/verify?token=MAGIC0secret0TOKEN", "/api/auth/magic-link/verify", "token=[redacted]"],
+      // A link's landing page carries the token in its own query, and in a callback URL.
+      ["/new-password?token=PAGE0secret0TOKEN", "/new-password", "token=[redacted]"],
+      ["/api/auth/sign-in/social?callbackURL=%2Fnew-password%3Ftoken%3DNESTED0secret0TOKEN", "/api/auth/sign-in/social", "callbackURL=%2Fnew-password%3Ftoken%3D%5Bredacted%5D"],
+    ] as const;
+    for (const [url, path, query] of urls) {
+      exporter.reset();
+      lines.length = 0;
+      await app.handle(new Request(`${ORIGIN}${url}`));
+      const [server] = spans().filter((span) => span.kind === SpanKind.SERVER);
+      expect([url, server!.attributes["url.path"], server!.attributes["url.query"]]).toEqual([url, path, query]);
+      const line = lines.find((entry) => entry.requestId !== undefined);
+      expect([url, line?.path]).toEqual([url, path]);
+      expect(JSON.stringify([lines, spans().map((span) => [span.name, span.attributes, span.events])])).not.toMatch(/0secret0/);
+    }
+  });
+
   it("with the SDK gone, nothing is recorded and the log line has no trace id", async () => {
     trace.disable();
     try {

@@ -9,6 +9,9 @@
  * PGlite: numbers or bigints for int8) leak through. Nothing here imports a driver.
  */
 
+import { MAX_JSON_DEPTH, TOO_DEEP, nestedDeeperThan } from "../json-depth.js";
+import { ValueError } from "../values.js";
+
 export type TextParser = (text: string) => unknown;
 
 /** Postgres type oids Trellis parses itself. */
@@ -169,6 +172,17 @@ export const pgliteTypeOptions = {
  * otherwise send local time, which a `timestamp` column stores as wall-clock time and
  * which would then read back shifted by the process's offset.
  */
+/**
+ * Refuses (a `ValueError`, so a 400 in a procedure) an object or array parameter nested past
+ * `MAX_JSON_DEPTH`: JSON reaching a `jsonb` column through any statement, the query API or raw
+ * Kysely in user code alike, on every family.
+ */
+export function refuseDeepParameters(parameters: readonly unknown[]): void {
+  for (const value of parameters) {
+    if (typeof value === "object" && value !== null && nestedDeeperThan(value, MAX_JSON_DEPTH)) throw new ValueError(`expected a JSON value ${TOO_DEEP}`);
+  }
+}
+
 export function toPostgresParameter(value: unknown): unknown {
   if (value instanceof Date) return value.toISOString();
   if (Array.isArray(value)) return value.map(toPostgresParameter);

@@ -1,5 +1,6 @@
 import type { PGliteInterface, Results, Transaction } from "@electric-sql/pglite";
 import type { CompiledQuery, DatabaseConnection, QueryResult, TransactionSettings } from "kysely";
+import { refuseDeepParameters } from "./family.js";
 import { canPrepare, preparedStatementsOf, type PreparedStatements } from "./pglite-prepared.js";
 
 /** The part of a PGlite instance the dialect uses (a worker client fits too). */
@@ -28,6 +29,7 @@ export class PGliteConnection implements DatabaseConnection {
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    refuseDeepParameters(query.parameters);
     const target = this.#tx ?? this.pglite;
     // Without parameters use the simple protocol, as pg does, so one raw string may hold
     // several statements (migrations); the last statement's result is the answer. With them,

@@ -1,6 +1,6 @@
 import { PostgresDialect, type PostgresPool, type PostgresPoolClient } from "kysely";
 import type { CustomTypesConfig, Pool, PoolClient, PoolConfig } from "pg";
-import { textParsers, toPostgresParameter } from "./family.js";
+import { refuseDeepParameters, textParsers, toPostgresParameter } from "./family.js";
 import { reentrant, type ReentrantDialect } from "./reentrant.js";
 import { explainConnectError, parsePostgresUrl, type PostgresTarget } from "./postgres-url.js";
 import { importPeer } from "../../runtime/peers.js";
@@ -134,12 +134,12 @@ class TypedPool implements PostgresPool {
       // client when it is released.
       client.on("error", () => {});
       wrapped = {
-        query: ((query: string | object, values?: readonly unknown[]) =>
-          typeof query === "string"
-            ? this.names
-              ? this.names.query(client, query, values?.map(toPostgresParameter) ?? [], this.types)
-              : client.query({ text: query, values: values?.map(toPostgresParameter), types: this.types })
-            : client.query(query as never)) as unknown as PostgresPoolClient["query"],
+        query: ((query: string | object, values?: readonly unknown[]) => {
+          if (typeof query !== "string") return client.query(query as never);
+          refuseDeepParameters(values ?? []);
+          const parameters = values?.map(toPostgresParameter);
+          return this.names ? this.names.query(client, query, parameters ?? [], this.types) : client.query({ text: query, values: parameters, types: this.types });
+        }) as unknown as PostgresPoolClient["query"],
         release: () => client.release(),
       };
       this.#clients.set(client, wrapped);

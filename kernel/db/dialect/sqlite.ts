@@ -8,7 +8,7 @@ import {
   type SqliteDatabase,
 } from "kysely";
 import { resolve } from "node:path";
-import { toPlainBytes, toSqliteParameter } from "./family.js";
+import { refuseDeepParameters, toPlainBytes, toSqliteParameter } from "./family.js";
 import { ConnectionMutex, DEFAULT_ACQUIRE_TIMEOUT_MS } from "./mutex.js";
 import { reentrant, type ReentrantDialect } from "./reentrant.js";
 import { importPeer } from "../../runtime/peers.js";
@@ -121,6 +121,7 @@ class SqliteValuesConnection implements DatabaseConnection {
 }
 
 function withSqliteParameters(query: CompiledQuery): CompiledQuery {
+  refuseDeepParameters(query.parameters);
   const parameters = query.parameters.map(toSqliteParameter);
   return parameters.every((value, i) => value === query.parameters[i]) ? query : { ...query, parameters };
 }

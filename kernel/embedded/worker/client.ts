@@ -1,6 +1,6 @@
 import type { Results, Transaction } from "@electric-sql/pglite";
 import type { PGliteLike } from "../../db/dialect/pglite.js";
-import type { DatabaseThread } from "./host.js";
+import { StatementTimeout, type DatabaseThread } from "./host.js";
 
 /**
  * One embedded database on the database thread, seen from the request thread: the part of a PGlite
@@ -20,6 +20,8 @@ export class ThreadClient implements PGliteLike {
     private readonly db: number,
     dataDir: string,
     sharedBuffers: string,
+    /** Every statement, transaction step and the close are given up past this (0: never). */
+    private readonly timeoutMs = 0,
   ) {
     this.waitReady = thread.call({ op: "open", db, dataDir, sharedBuffers });
     this.waitReady.catch(() => {}); // reported to whoever awaits it
@@ -51,12 +53,12 @@ export class ThreadClient implements PGliteLike {
 
   #query<T>(sql: string, params: unknown[] = [], tx?: number): Promise<Results<T>> {
     if (this.#closed) return Promise.reject(new Error("PGlite is closed"));
-    return this.#track(this.thread.call({ op: "query", db: this.db, tx, sql, params }));
+    return this.#track(this.thread.call({ op: "query", db: this.db, tx, sql, params }, undefined, this.timeoutMs));
   }
 
   #exec(sql: string, tx?: number): Promise<Array<Results>> {
     if (this.#closed) return Promise.reject(new Error("PGlite is closed"));
-    return this.#track(this.thread.call({ op: "exec", db: this.db, tx, sql }));
+    return this.#track(this.thread.call({ op: "exec", db: this.db, tx, sql }, undefined, this.timeoutMs));
   }
 
   /** A backup taken on the thread between two statements (kernel/embedded/backup.ts); the bytes arrive transferred. */
@@ -68,14 +70,21 @@ export class ThreadClient implements PGliteLike {
   async transaction<T>(callback: (tx: Transaction) => Promise<T>): Promise<T> {
     if (this.#closed) throw new Error("PGlite is closed");
     const id = ++this.#transactions;
-    await this.thread.call({ op: "begin", db: this.db, tx: id });
+    try {
+      await this.thread.call({ op: "begin", db: this.db, tx: id }, undefined, this.timeoutMs);
+    } catch (error) {
+      // Given up here, it may still begin on the thread: ended there too (messages arrive in
+      // order), or it would hold the thread's connection for good.
+      if (error instanceof StatementTimeout) this.thread.call({ op: "end", db: this.db, tx: id, commit: false }).catch(() => {});
+      throw error;
+    }
     let rolledBack = false;
     const tx: Transaction = {
       query: <R>(sql: string, params?: unknown[]) => this.#query<R>(sql, params, id),
       exec: (sql: string) => this.#exec(sql, id),
       rollback: async () => {
         rolledBack = true;
-        await this.thread.call({ op: "rollback", db: this.db, tx: id });
+        await this.thread.call({ op: "rollback", db: this.db, tx: id }, undefined, this.timeoutMs);
       },
       sql: () => Promise.reject(new Error("tx.sql is not available on the embedded database thread; use tx.query")),
       listen: () => Promise.reject(new Error("LISTEN is not available on the embedded database thread")),
@@ -87,10 +96,10 @@ export class ThreadClient implements PGliteLike {
     try {
       value = await callback(tx);
     } catch (error) {
-      await this.thread.call({ op: "end", db: this.db, tx: id, commit: false }).catch(() => {});
+      await this.thread.call({ op: "end", db: this.db, tx: id, commit: false }, undefined, this.timeoutMs).catch(() => {});
       throw error;
     }
-    await this.thread.call({ op: "end", db: this.db, tx: id, commit: !rolledBack });
+    await this.thread.call({ op: "end", db: this.db, tx: id, commit: !rolledBack }, undefined, this.timeoutMs);
     return value;
   }
 
@@ -98,7 +107,7 @@ export class ThreadClient implements PGliteLike {
     this.#closed = true;
     return (this.#closing ??= this.waitReady
       .catch(() => {})
-      .then(() => this.thread.call<void>({ op: "close", db: this.db }))
+      .then(() => this.thread.call<void>({ op: "close", db: this.db }, undefined, this.timeoutMs))
       .catch(() => {}));
   }
 }

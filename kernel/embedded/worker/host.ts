@@ -59,14 +59,40 @@ class DatabaseThread {
     this.#worker.on("exit", (code) => stop(new Error(`exit code ${code}`)));
   }
 
-  call<T>(request: Payload, transfer?: ArrayBuffer[]): Promise<T> {
+  /**
+   * Sends one request. With `timeoutMs`, a request the thread has not answered by then is
+   * rejected and forgotten (a late answer is dropped), so nothing waits on it forever.
+   */
+  call<T>(request: Payload, transfer?: ArrayBuffer[], timeoutMs = 0): Promise<T> {
     if (this.#stopped) return Promise.reject(this.#stopped);
     const id = ++this.#next;
     return new Promise<T>((resolve, reject) => {
       if (this.#pending.size === 0) this.#worker.ref();
-      this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      let timer: NodeJS.Timeout | undefined;
+      const settle = <A>(then: (value: A) => void) => (value: A) => {
+        clearTimeout(timer);
+        then(value);
+      };
+      this.#pending.set(id, { resolve: settle(resolve as (value: unknown) => void), reject: settle(reject) });
       this.#worker.postMessage({ ...request, id }, transfer);
+      if (timeoutMs > 0) {
+        timer = setTimeout(() => {
+          if (!this.#pending.delete(id)) return;
+          if (this.#pending.size === 0) this.#worker.unref();
+          reject(new StatementTimeout(request.op, timeoutMs));
+        }, timeoutMs);
+        timer.unref();
+      }
     });
+  }
+}
+
+/** A request the database thread did not answer in time: an error for its caller instead of a wait without end. */
+export class StatementTimeout extends Error {
+  readonly code = "EMBEDDED_STATEMENT_TIMEOUT";
+  constructor(op: string, ms: number) {
+    super(`The embedded database did not answer ${op === "query" || op === "exec" ? "a statement" : `"${op}"`} within ${ms} ms (embedded({ statementTimeoutMs })); it was given up`);
+    this.name = "StatementTimeout";
   }
 }
 

@@ -1,4 +1,5 @@
 import { protocol } from "@electric-sql/pglite";
+import { nestedDeeperThan } from "../../db/json-depth.js";
 
 /**
  * The messages between the request thread and the database thread. Every request carries an
@@ -75,3 +76,24 @@ export function transferables(rows: readonly unknown[]): ArrayBuffer[] {
 }
 
 const NONE: ArrayBuffer[] = [];
+
+/**
+ * Past this nesting a value may not survive the structured clone to the request thread: the port
+ * drops such a message (a `messageerror` that names no request), and the statement would never
+ * answer. Writes are held to 64 levels (db/json-depth.ts); this catches values stored otherwise.
+ */
+const HANDOVER_DEPTH = 1000;
+
+/** An error naming the column when a row holds a value nested past `HANDOVER_DEPTH`, else undefined. */
+export function tooDeepToHandOver(rows: readonly unknown[]): Error | undefined {
+  for (const row of rows) {
+    if (row === null || typeof row !== "object") continue;
+    for (const key in row as Record<string, unknown>) {
+      const value = (row as Record<string, unknown>)[key];
+      if (typeof value === "object" && value !== null && nestedDeeperThan(value, HANDOVER_DEPTH)) {
+        return new Error(`The embedded database cannot hand over the value of "${key}": it is nested more than ${HANDOVER_DEPTH} levels deep`);
+      }
+    }
+  }
+  return undefined;
+}

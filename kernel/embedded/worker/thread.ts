@@ -3,7 +3,7 @@ import type { Results, Transaction } from "@electric-sql/pglite";
 import { backupEmbedded } from "../backup.js";
 import { openInstance, type EmbeddedClient } from "../instance.js";
 import { preparedStatementsOf } from "../../db/dialect/pglite-prepared.js";
-import { toWire, transferables, type Reply, type Request } from "./protocol.js";
+import { tooDeepToHandOver, toWire, transferables, type Reply, type Request } from "./protocol.js";
 
 /**
  * The database thread: every embedded database of the process opened with `thread: "worker"`
@@ -102,10 +102,14 @@ async function handle(request: Request): Promise<void> {
       const found = database(request.db);
       const tx = request.tx === undefined ? undefined : (target(request) as Transaction);
       const result = request.params.length ? await found.prepared.query(request.sql, request.params, tx) : await (tx ?? found.client).query(request.sql);
+      const refused = tooDeepToHandOver(result.rows);
+      if (refused) return fail(request.id, refused);
       return reply(request.id, answer(result), transferables(result.rows));
     }
     case "exec": {
       const results = await target(request).exec(request.sql);
+      const refused = results.map((result) => tooDeepToHandOver(result.rows)).find(Boolean);
+      if (refused) return fail(request.id, refused);
       return reply(request.id, results.map(answer));
     }
     case "begin":

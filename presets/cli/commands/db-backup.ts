@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { pgClientEnv } from "../../../kernel/db/pg-client-env.js";
 import { CliError, green, say } from "../output.js";
@@ -33,6 +33,7 @@ export async function dbBackup(options: BackupOptions): Promise<number> {
     const file = destination(project.root, options.to, undefined, `backup-${stamp}.dump`);
     // The password in PGPASSWORD, not on the command line where `ps` shows it.
     const connect = pgClientEnv(url);
+    ownerOnly(file);
     const run = spawnSync("pg_dump", ["--format=custom", `--file=${file}`, connect.url], { stdio: ["ignore", "inherit", "inherit"], env: connect.env });
     if (run.status !== 0) return 1;
     say(`${green("backed up")} PostgreSQL with pg_dump to ${file}`);
@@ -55,7 +56,8 @@ export async function dbBackup(options: BackupOptions): Promise<number> {
       say(`${green("backed up")} the embedded database (${bytes.byteLength} bytes) to storage key backups/${name}`);
     } else {
       const file = destination(project.root, options.to, db.about?.location, name);
-      writeFileSync(file, bytes, { mode: 0o600 });
+      ownerOnly(file);
+      writeFileSync(file, bytes);
       say(`${green("backed up")} the embedded database (${bytes.byteLength} bytes) to ${file}`);
     }
     return 0;
@@ -75,4 +77,14 @@ function destination(root: string, to: string | undefined, dataDir: string | und
   const directory = dataDir && isAbsolute(dataDir) ? join(dirname(dataDir), "backups") : join(root, ".app", "backups");
   mkdirSync(directory, { recursive: true, mode: 0o700 });
   return join(directory, name);
+}
+
+/**
+ * Creates (or empties) `file` readable by its owner only before anything is written to it: a backup
+ * holds password hashes and session tokens. The chmod covers a file that was already there, whose
+ * mode a write keeps; pg_dump, too, keeps the mode of a file it writes over.
+ */
+function ownerOnly(file: string): void {
+  writeFileSync(file, new Uint8Array(), { mode: 0o600 });
+  chmodSync(file, 0o600);
 }

@@ -39,7 +39,8 @@ export async function create(dir: string, options: NewOptions): Promise<number> 
   if (kind === "app") {
     await rename(join(target, "env.example"), join(target, ".env.example"));
     const secret = randomBytes(32).toString("base64");
-    await writeFile(join(target, ".env"), (await readFile(join(target, ".env.example"), "utf8")).replace(/^AUTH_SECRET=$/m, `AUTH_SECRET=${secret}`));
+    // Owner-only: it holds AUTH_SECRET.
+    await writeFile(join(target, ".env"), (await readFile(join(target, ".env.example"), "utf8")).replace(/^AUTH_SECRET=$/m, `AUTH_SECRET=${secret}`), { mode: 0o600 });
   }
   const spec = options.trellis ?? inferredSpec(trellis.version, target);
   await writeFile(join(target, "package.json"), `${JSON.stringify(manifestFor(kind, name, spec, surfaces, trellis), null, 2)}\n`);
