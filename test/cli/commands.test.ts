@@ -209,6 +209,14 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     const refused = await trellis(dir, ["db", "restore", file], env());
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("DB_RESTORE_NOT_EMPTY");
+    // Not a backup, forced: the coded error alone, exit 1 (it was followed by an uncaught zlib stack).
+    const junk = join(dir, "junk.tar.gz");
+    await writeFile(junk, randomBytes(4096));
+    const unreadable = await trellis(dir, ["db", "restore", junk, "--force"], env());
+    expect(unreadable.code, unreadable.stderr).toBe(1);
+    expect(unreadable.stderr).toContain("DB_RESTORE_UNREADABLE");
+    expect(unreadable.stderr).not.toMatch(/^\s+at /m);
+    expect(unreadable.stderr).not.toContain("incorrect header check");
     const restored = await trellis(dir, ["db", "restore", file], { ...env(), DATA_DIR: join(dir, ".restored") });
     expect(restored.code, restored.stderr).toBe(0);
     const check = await trellis(dir, ["migrate", "check"], { ...env(), DATA_DIR: join(dir, ".restored") });
