@@ -5,6 +5,7 @@ import {
   decodeRow,
   encodeValue,
   keyInput,
+  narrowWhere,
   rowSelection,
   updateData,
   type AppDatabase,
@@ -124,11 +125,8 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     if ((input.skip ?? 0) > spec.limits.maxSkip) throw new RpcError("BAD_REQUEST", { message: `skip must be at most ${spec.limits.maxSkip}` });
     checkInclude(input.include);
     const filter = await listFilter(permissions.list, context);
-    let where: Row | undefined = input.where;
     // The rule's own `where` and the owner condition are ANDed in SQL, so take and skip count only visible rows.
-    for (const scope of [filter, isOwner("list") ? { [ownerColumn!]: ownerOf(context) } : undefined]) {
-      if (scope) where = where ? { AND: [where, scope] } : scope;
-    }
+    const where = narrowWhere(input.where, filter, isOwner("list") ? { [ownerColumn!]: ownerOf(context) } : undefined);
     return { where, orderBy: input.orderBy, take, skip: input.skip, after: input.after, search: input.search, nearest: input.nearest, include: await includeArgs(input.include, spec.includable, context) };
   };
 
