@@ -38,13 +38,13 @@ export {
   assertRole,
   permissionMiddleware,
   permissionRefused,
-  declaredPermission,
   type ProcedureBase,
   type ProcedureMeta,
   type ProcedureOptions,
   type ProcedurePermission,
   type PermissionFn,
 } from "./procedure.js";
+export { accessMeta, declaredPermission, type AccessRule } from "./introspection/access.js";
 export { BYTES_TYPE_ID, customJsonSerializers, toBase64, fromBase64 } from "./wire/custom-json.js";
 export { rowDays, toPlainJson } from "./wire/plain-json.js";
 export { compileRowEncoder, type RowEncoder } from "./wire/row-encoder.js";

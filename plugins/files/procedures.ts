@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RpcError, narrowWhere, whereColumns, type AppDatabase, type AppStorage, type ErrorSource, type ProcedureBase } from "../../kernel/index.js";
+import { RpcError, accessMeta, narrowWhere, whereColumns, type AppDatabase, type AppStorage, type ErrorSource, type ProcedureBase } from "../../kernel/index.js";
 import { fileNotFound, type FileAccess } from "./access.js";
 import type { Attachment, Attachments } from "./attachments.js";
 import type { FileAction, FilePermission, FileRecord, ResolvedFilesConfig } from "./options.js";
@@ -51,12 +51,13 @@ export function fileProcedures(deps: FileProcedureDeps) {
   const attachRule: FilePermission<any> = access.owned ? "owner" : rules.get;
   /** The session part of a rule runs before input validation: 401/403 before 400. */
   const gated = (rule: FilePermission<any>) =>
-    rule === "public" || typeof rule === "function"
+    (rule === "public" || typeof rule === "function"
       ? base
       : base.use(({ context, next }) => {
           access.gate(rule, context);
           return next();
-        });
+        })
+    ).meta(accessMeta(rule, access.roles));
   const scope = (action: FileAction, context: Parameters<FileAccess["ownerScope"]>[1]) => access.ownerScope(rules[action], context);
 
   const upload = gated(rules.upload)

@@ -22,7 +22,7 @@ import type { ListLimits, LiveLimits, ResourceAction, ResourcePermission } from 
 import { liveProcedure } from "./live.js";
 import { assertBatchGates, batchProcedure } from "./batch.js";
 import type { RateLimitCharge } from "../../kernel/index.js";
-import { mcp } from "../../kernel/index.js";
+import { accessMeta, mcp } from "../../kernel/index.js";
 import type { CompiledQuery } from "kysely";
 
 /** Every generated procedure but `live`: what `mcp` may tag. */
@@ -88,6 +88,8 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
             return next();
           })
     ).meta({
+      // What every surface reports of the gate above (`trellis routes`, OpenAPI, MCP).
+      ...accessMeta(action === "batch" ? batchRule(permissions) : rule),
       resource: { table: table.name, action, key: pk },
       ...(action !== "live" && spec.mcp.includes(action) && mcp.tool({ description: `${TOOL_TEXT[action]} ${spec.name}` })),
     } satisfies ResourceMeta);
@@ -251,6 +253,15 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
   const procedures = { list, get, create, update, delete: remove, page, batch };
   if (!spec.live) return procedures;
   return { ...procedures, live: liveProcedure(spec, gated("live"), { listArgs, query, sealed }) };
+}
+
+/**
+ * The rule `{name}.batch` reports: each item answers to its own action's rule, so it is public only
+ * when every write is; otherwise the strictest rule that needs a session stands for it.
+ */
+function batchRule(permissions: ResourceSpec["permissions"]): ResourcePermission<any, any> {
+  const rules = (["create", "update", "delete"] as const).map((write) => permissions[write]);
+  return rules.find((rule) => rule === "admin") ?? rules.find((rule) => rule !== "public" && typeof rule !== "function") ?? rules.find((rule) => typeof rule === "function") ?? "public";
 }
 
 function notFound(name: string) {
