@@ -37,7 +37,6 @@ export {
   assertPermission,
   assertRole,
   permissionMiddleware,
-  permissionRefused,
   type ProcedureBase,
   type ProcedureMeta,
   type ProcedureOptions,

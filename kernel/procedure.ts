@@ -57,23 +57,14 @@ export function assertRole(permission: unknown, roles: readonly string[], contex
   }
 }
 
-/**
- * A permission function's refusal: 401 to a signed-out caller (signing in may change the verdict,
- * and is the fix to name), 403 to a signed-in one. Every function rule (procedures, resources,
- * files) refuses through it.
- */
-export function permissionRefused(context: { user: SessionUser | null }): ORPCError<"UNAUTHORIZED" | "FORBIDDEN", unknown> {
-  return context.user ? new ORPCError("FORBIDDEN", { message: "Permission denied" }) : new ORPCError("UNAUTHORIZED", { message: "Sign in to call this procedure" });
-}
-
-/** Throws the status the permission calls for: 401 signed out, 403 role missing or function false (401 to a signed-out caller). */
+/** Throws the status the permission calls for: 401 signed out, 403 role missing or function false. */
 export async function assertPermission<Ctx extends { user: SessionUser | null }>(
   permission: ProcedurePermission<Ctx>,
   roles: readonly string[],
   context: Ctx,
 ): Promise<void> {
   if (typeof permission === "function") {
-    if (!(await permission({ context }))) throw permissionRefused(context);
+    if (!(await permission({ context }))) throw new ORPCError("FORBIDDEN", { message: "Permission denied" });
     return;
   }
   assertRole(permission, roles, context);

@@ -25,8 +25,8 @@ export function describePermission(permission: AccessRule, roles: readonly strin
 /**
  * Who may call a procedure, in the words above: the one source every surface reads. The `access`
  * meta a gate declared (resources, files), else the rule of its `permissionMiddleware`, else
- * `public` (a procedure with neither has no gate). Anything but `public` answers a signed-out
- * caller 401 (a function rule when it refuses one).
+ * `public` (a procedure with neither has no gate). Anything but `public` may refuse a signed-out
+ * caller: 401, or 403 when a function rule says no.
  */
 export function declaredPermission(procedure: { "~orpc": { meta?: unknown; middlewares: readonly unknown[] } }): string {
   const declared = (procedure["~orpc"].meta as { access?: unknown } | undefined)?.access;

@@ -1,4 +1,4 @@
-import { RpcError, assertRole, hasRole, permissionRefused, type AppRpcContext } from "../../kernel/index.js";
+import { RpcError, assertRole, hasRole, type AppRpcContext } from "../../kernel/index.js";
 import type { FilePermission, FileRecord } from "./options.js";
 
 /**
@@ -23,9 +23,9 @@ export class FileAccess {
     return context.user?.id ?? "";
   }
 
-  /** A function rule's verdict (403 on false, 401 to a signed-out caller); the other rules were settled by `gate` and `ownerScope`. */
+  /** A function rule's verdict (403 on false); the other rules were settled by `gate` and `ownerScope`. */
   async check(rule: FilePermission<any>, context: AppRpcContext, row?: FileRecord): Promise<void> {
-    if (typeof rule === "function" && !(await rule({ context, row }))) throw permissionRefused(context);
+    if (typeof rule === "function" && !(await rule({ context, row }))) throw new RpcError("FORBIDDEN", { message: "Permission denied" });
   }
 }
 

@@ -1,4 +1,4 @@
-import { assertRole, permissionRefused, type AppRpcContext } from "../../kernel/index.js";
+import { RpcError, assertRole, type AppRpcContext } from "../../kernel/index.js";
 import type { ListFilter, ResourcePermission } from "./options.js";
 
 /** Resource `admin` means the role `admin` itself, parsed from the comma-separated `user.role`. */
@@ -13,22 +13,22 @@ export function assertGate(permission: ResourcePermission<any, any>, context: Ap
   assertRole(permission === "owner" ? "authenticated" : permission, ADMIN_ROLES, context);
 }
 
-/** A function permission's verdict: 403 when it says no (401 to a signed-out caller). */
+/** A function permission's verdict: 403 when it says no. */
 export async function assertFunction(
   permission: ResourcePermission<any, any>,
   args: { context: AppRpcContext; row?: Record<string, unknown> },
 ): Promise<void> {
   if (typeof permission !== "function") return;
-  if (!(await permission(args))) throw permissionRefused(args.context);
+  if (!(await permission(args))) throw new RpcError("FORBIDDEN", { message: "Permission denied" });
 }
 
 /**
- * A list rule's verdict: 403 when a function says no (401 signed out), else the `where` it returned (the rows the
+ * A list rule's verdict: 403 when a function says no, else the `where` it returned (the rows the
  * caller may see), or undefined for every row.
  */
 export async function listFilter(permission: ResourcePermission<any, any>, context: AppRpcContext): Promise<ListFilter | undefined> {
   if (typeof permission !== "function") return undefined;
   const verdict = await permission({ context });
-  if (!verdict) throw permissionRefused(context);
+  if (!verdict) throw new RpcError("FORBIDDEN", { message: "Permission denied" });
   return typeof verdict === "object" ? verdict : undefined;
 }

@@ -79,15 +79,14 @@ describe("auth", () => {
     await expect(app.client().me()).rejects.toMatchObject({ status: 401 });
   });
 
-  it("applies procedure permissions: 401 signed out, 403 without a role or when a function says no to a signed-in caller", async () => {
+  it("applies procedure permissions: 401 signed out, 403 without a role or when a function says no", async () => {
     expect((await rpc(app, "me")).status).toBe(401);
     expect((await rpc(app, "ops", undefined, { cookie: alice.cookie })).status).toBe(403);
     expect((await rpc(app, "ops", undefined, { cookie: admin.cookie })).body).toBe("ops");
     expect((await rpc(app, "ops")).status).toBe(401);
     expect((await rpc(app, "vip", undefined, { cookie: alice.cookie })).body).toBe("vip");
     expect((await rpc(app, "vip", undefined, { cookie: admin.cookie })).status).toBe(403);
-    // A function that refuses a signed-out caller: signing in is the fix, so 401.
-    expect((await rpc(app, "vip")).status).toBe(401);
+    expect((await rpc(app, "vip")).status).toBe(403);
   });
 
   it("accepts a comma-separated role list", async () => {

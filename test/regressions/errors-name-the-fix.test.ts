@@ -1,8 +1,8 @@
 // Errors that hid their fix. A /rpc body without oRPC's `{"json": ...}` envelope was read as no
-// input (`expected object, received undefined`); a permission function that refused a signed-out
-// caller answered 403, though signing in is the fix (401); and a typo in `where` of a list scoped by
-// its rule or its owner was reported at the path of the rewritten query (`where.AND[0].titel`), not
-// at the path the caller sent (`where.titel`).
+// input (`expected object, received undefined`); and a typo in `where` of a list scoped by its rule
+// or its owner was reported at the path of the rewritten query (`where.AND[0].titel`), not at the
+// path the caller sent (`where.titel`). A permission function's refusal stays 403, signed in or not,
+// as SPEC.md says.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema } from "../../kernel/schema/index.js";
 import { memoryStorage } from "../../kernel/storage/index.js";
@@ -53,10 +53,14 @@ describe("errors that name their fix", () => {
     expect([list.status, (await list.json()).json.message]).toEqual([400, expect.stringContaining('{"json": <input>}')]);
   });
 
-  it("answers 401 when a permission function refuses a signed-out caller, 403 when it refuses a signed-in one", async () => {
-    expect(await rpc(app, "task.list")).toMatchObject({ status: 401, body: { code: "UNAUTHORIZED" } });
-    expect((await request(app, "GET", "/rest/task")).status).toBe(401);
-    expect(await rpc(app, "closed")).toMatchObject({ status: 401, body: { code: "UNAUTHORIZED" } });
+  it("answers 403 when a permission function refuses, whether or not the caller is signed in", async () => {
+    // SPEC.md: "custom functions (403 on false)"; "`admin` and function permissions yield 403";
+    // Errors: "403: An admin permission or a function permission denies the caller". A signed-out
+    // caller is no exception: 401 belongs to `authenticated` (and the rules built on it) alone.
+    expect(await rpc(app, "task.list")).toMatchObject({ status: 403, body: { code: "FORBIDDEN" } });
+    expect((await request(app, "GET", "/rest/task")).status).toBe(403);
+    expect(await rpc(app, "task.page")).toMatchObject({ status: 403, body: { code: "FORBIDDEN" } });
+    expect(await rpc(app, "closed")).toMatchObject({ status: 403, body: { code: "FORBIDDEN" } });
     expect(await rpc(app, "closed", undefined, { cookie })).toMatchObject({ status: 403, body: { code: "FORBIDDEN" } });
   });
 

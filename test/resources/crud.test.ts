@@ -100,17 +100,15 @@ describe.each(families())("resources on %s", (family) => {
     });
 
     it("gives function permissions the context on list/create and the row on get/update/delete", async () => {
-      // A function's refusal is 401 to a signed-out caller (sign in), 403 to a signed-in one.
-      expect((await rpc(app, "gadget.create", { name: "anon" })).status).toBe(401);
+      expect((await rpc(app, "gadget.create", { name: "anon" })).status).toBe(403);
       const { body: gadget } = await rpc(app, "gadget.create", { name: "drill", locked: true }, as(alice));
       expect(gadget.locked).toBe(false);
       expect((await rpc(app, "gadget.list", {}, as(alice))).status).toBe(403);
       expect((await rpc(app, "gadget.list", {}, as(admin))).status).toBe(200);
       await app.db.updateTable("gadget").set({ locked: true }).where("id", "=", gadget.id).execute();
-      expect((await rpc(app, "gadget.get", { where: { id: gadget.id } })).status).toBe(401);
-      expect((await rpc(app, "gadget.get", { where: { id: gadget.id } }, as(alice))).status).toBe(403);
-      expect((await rpc(app, "gadget.update", { where: { id: gadget.id }, data: { name: "x" } })).status).toBe(401);
-      expect((await rpc(app, "gadget.delete", { where: { id: gadget.id } })).status).toBe(401);
+      expect((await rpc(app, "gadget.get", { where: { id: gadget.id } })).status).toBe(403);
+      expect((await rpc(app, "gadget.update", { where: { id: gadget.id }, data: { name: "x" } })).status).toBe(403);
+      expect((await rpc(app, "gadget.delete", { where: { id: gadget.id } })).status).toBe(403);
       expect((await rpc(app, "gadget.get", { where: { id: 987654 } })).status).toBe(404);
       await app.db.updateTable("gadget").set({ locked: false }).where("id", "=", gadget.id).execute();
       expect((await rpc(app, "gadget.update", { where: { id: gadget.id }, data: { name: "saw" } })).body).toMatchObject({ name: "saw" });

@@ -3,6 +3,8 @@
 // listed `file.upload` as needing no credential, though each answers 401 signed out: the route
 // table, the document and the MCP listing each worked the rule out their own way. They now read one
 // source (`declaredPermission`), and this walks every procedure of an app with every plugin on.
+// A rule refuses a signed-out caller 401, except a function rule, which refuses 403 signed in or
+// not (SPEC.md: "custom functions (403 on false)").
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { embedded } from "../../kernel/embedded/index.js";
@@ -77,13 +79,15 @@ describe("one source for who may call a procedure", () => {
     return response.status;
   }
 
-  it("reports every procedure public exactly when an anonymous call is not refused with 401", async () => {
+  it("reports every procedure public exactly when an anonymous call is not refused (401, or 403 from a function rule)", async () => {
     const procedures = rows.filter(([kind]) => kind === "procedure");
     expect(procedures.length).toBeGreaterThan(40);
     const wrong: string[] = [];
     for (const [, name, permission] of procedures) {
       const status = await anonymous(name);
-      if ((permission === "public") !== (status !== 401)) wrong.push(`${name}: reported ${permission}, anonymous call answered ${status}`);
+      const refusal = permission === "public" ? undefined : permission === "function" ? 403 : 401;
+      const holds = refusal === undefined ? status !== 401 && status !== 403 : status === refusal;
+      if (!holds) wrong.push(`${name}: reported ${permission}, anonymous call answered ${status}`);
     }
     expect(wrong).toEqual([]);
     // The ones that were reported public.
