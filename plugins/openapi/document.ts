@@ -142,8 +142,7 @@ function errorStatuses(operation: RestOperation, resource: ResourceInfo | undefi
   const { action } = operation.resource;
   const rules = action === "batch" ? BATCHED.map((write) => resource.permissions[write]) : [ruleOf(resource, action)];
   const statuses = [400];
-  // A function rule refusing a signed-out caller answers 401 too.
-  if (rules.some((rule) => rule !== "public")) statuses.push(401);
+  if (rules.some((rule) => rule !== "public" && rule !== "function")) statuses.push(401);
   if (rules.some((rule) => rule === "admin" || rule === "function")) statuses.push(403);
   if (action === "get" || action === "update" || action === "delete" || action === "batch") statuses.push(404);
   if (action === "create" || action === "update" || action === "delete" || action === "batch") statuses.push(409);
