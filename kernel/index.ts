@@ -38,13 +38,13 @@ export {
   assertPermission,
   assertRole,
   permissionMiddleware,
-  declaredPermission,
   type ProcedureBase,
   type ProcedureMeta,
   type ProcedureOptions,
   type ProcedurePermission,
   type PermissionFn,
 } from "./procedure.js";
+export { accessMeta, declaredPermission, type AccessRule } from "./introspection/access.js";
 export { BYTES_TYPE_ID, customJsonSerializers, toBase64, fromBase64 } from "./wire/custom-json.js";
 export { rowDays, toPlainJson } from "./wire/plain-json.js";
 export { compileRowEncoder, type RowEncoder } from "./wire/row-encoder.js";
@@ -59,7 +59,7 @@ export { mcp, type McpMeta, type McpTag, type McpToolOptions, type McpResourceOp
 export type { RateLimitCharge, RateLimitHit, RateLimitStore } from "./kv/counter-store.js";
 export type { AppDatabase } from "./db/database.js";
 // The one walk of `where`'s boolean shape: a plugin that refuses a column reads what it yields.
-export { whereColumns, type WhereColumn } from "./db/where-walk.js";
+export { narrowWhere, whereColumns, type WhereColumn } from "./db/where-walk.js";
 export type { QueryLimits } from "./db/query-limits.js";
 export { primaryKeyOf, COLUMN_TYPES } from "./schema/model.js";
 export type { SchemaModel, TableModel, ColumnModel, RelationModel, ColumnType } from "./schema/model.js";

@@ -1,6 +1,7 @@
 import { os, ORPCError, type BuilderWithMiddlewares, type Middleware, type Schema } from "@orpc/server";
 import type { AppRpcContext } from "./context.js";
 import type { SessionUser } from "./request/session.js";
+import { PERMISSION, describePermission } from "./introspection/access.js";
 
 /** Metadata procedures may carry (surfaces such as MCP read their own keys from it). */
 export type ProcedureMeta = Record<string, unknown>;
@@ -81,21 +82,4 @@ export function permissionMiddleware<Ctx extends AppRpcContext>(
   };
   // Tagged, so introspection (the route table, the OpenAPI document) reads the rule it enforces.
   return Object.assign(middleware, { [PERMISSION]: describePermission(permission, roles) });
-}
-
-const PERMISSION = Symbol.for("trellis.permission");
-
-/** A permission in words: `public`, `authenticated`, `admin (admin, editor)` or `function`. */
-function describePermission(permission: ProcedurePermission<any>, roles: readonly string[]): string {
-  if (typeof permission === "function") return "function";
-  return permission === "admin" ? `admin (${roles.join(", ")})` : permission;
-}
-
-/** The permission a procedure enforces through `permissionMiddleware`, or `public` when it has none. */
-export function declaredPermission(procedure: { "~orpc": { middlewares: readonly unknown[] } }): string {
-  for (const middleware of procedure["~orpc"].middlewares) {
-    const tag = (middleware as { [PERMISSION]?: string })[PERMISSION];
-    if (tag) return tag;
-  }
-  return "public";
 }

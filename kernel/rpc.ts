@@ -33,6 +33,12 @@ export function createRpcHandler(router: AnyRouter, rules: ErrorRules): FetchHan
   return new FetchHandler(new StandardHandler(router, new StandardRPCMatcher(options), codec, options), options);
 }
 
+/** An object whose keys are the envelope's own: `json` (the input) and `meta`; `{}` is no input. */
+function isEnvelope(body: unknown): boolean {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return false;
+  return "json" in body || Object.keys(body).every((key) => key === "meta");
+}
+
 /** oRPC's RPC codec, except that an output marked with a row encoder (wire/row-encoder.ts) is encoded by it. */
 class RowsCodec extends StandardRPCCodec {
   constructor(
@@ -40,6 +46,23 @@ class RowsCodec extends StandardRPCCodec {
     private readonly json: StandardRPCJsonSerializer,
   ) {
     super(serializer);
+  }
+
+  /**
+   * A body that is not oRPC's envelope (`{"json": <input>, "meta"?: [...]}`; `{}` is no input) was
+   * read as no input and refused as `expected object, received undefined`: it is a 400 that names
+   * the envelope, and the REST surface that takes plain JSON.
+   */
+  override async decode(...[request, params, procedure]: Parameters<StandardRPCCodec["decode"]>) {
+    if (request.method !== "GET") {
+      const body = await request.body();
+      if (body !== undefined && !(body instanceof FormData) && !isEnvelope(body)) {
+        throw new ORPCError("BAD_REQUEST", {
+          message: 'A /rpc body is oRPC\'s envelope {"json": <input>}: this one has no "json" key. Send {"json": ...} (the typed client does), or send the plain input as JSON to the REST surface under /rest (.openapi()).',
+        });
+      }
+    }
+    return super.decode(request, params, procedure);
   }
 
   override encode(output: unknown, procedure: AnyProcedure) {

@@ -19,6 +19,6 @@ export function warnLocalBaseUrl(baseUrl: string | undefined, write: (line: stri
     return false;
   }
   if (!LOCAL_HOSTS.has(host) && !host.endsWith(".localhost")) return false;
-  write(`[trellis] ${SERVE_BASE_URL_LOCAL}: baseUrl is ${baseUrl} while NODE_ENV=production; set it to the address users reach the app at (the blog reads APP_BASE_URL)\n`);
+  write(`[trellis] ${SERVE_BASE_URL_LOCAL}: baseUrl is ${baseUrl} while NODE_ENV=production; set it to the address users reach the app at (a project made by "trellis new" reads it from APP_BASE_URL)\n`);
   return true;
 }

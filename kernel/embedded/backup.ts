@@ -57,6 +57,10 @@ export async function restoreEmbedded(backup: Uint8Array, dataDir: string, optio
   const staging = `${target}.restoring-${suffix}`;
   try {
     const tarball = await unpacked(backup);
+    // PGlite retries a tarball whose headers do not read as tar as gzip, through a stream whose
+    // failure nothing awaits (an unhandled rejection after the restore has failed): refused here.
+    const broken = tarProblem(tarball);
+    if (broken) throw unreadable(new Error(broken));
     mkdirSync(staging, { recursive: true });
     try {
       const { PGlite } = await import("@electric-sql/pglite");
@@ -87,6 +91,31 @@ async function unpacked(backup: Uint8Array): Promise<Uint8Array> {
   } catch (error) {
     throw unreadable(error);
   }
+}
+
+const BLOCK = 512;
+
+/**
+ * Why `tarball` is not a tar archive PGlite can read, or undefined when it is: every header, read as
+ * PGlite's reader walks them (up to two zero blocks, or the end), holds the ustar magic and its own
+ * checksum.
+ */
+function tarProblem(tarball: Uint8Array): string | undefined {
+  if (tarball.byteLength < BLOCK) return "not a tar archive: shorter than one header";
+  for (let offset = 0; tarball.byteLength - offset >= BLOCK; ) {
+    const header = tarball.subarray(offset, offset + BLOCK);
+    if (ascii(header, 257, 5) !== "ustar") return `not a tar archive: no ustar header at byte ${offset}`;
+    let sum = 0;
+    for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 32 : header[i]!;
+    if (parseInt(ascii(header, 148, 8), 8) !== sum) return `not a tar archive: the header at byte ${offset} fails its checksum`;
+    offset += BLOCK + Math.ceil((parseInt(ascii(header, 124, 12), 8) || 0) / BLOCK) * BLOCK;
+    if (tarball.subarray(offset, offset + 2 * BLOCK).every((byte) => byte === 0)) return undefined;
+  }
+  return undefined;
+}
+
+function ascii(bytes: Uint8Array, start: number, length: number): string {
+  return String.fromCharCode(...bytes.subarray(start, start + length)).replace(/[\0 ]+$/, "").trim();
 }
 
 function unreadable(cause: unknown): TrellisError {

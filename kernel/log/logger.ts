@@ -21,7 +21,8 @@ export interface Logger {
 /**
  * The `logger` option: a logger, `false` for none, or the built-in one in a given format.
  * Left out, the built-in logger is used (pretty in a terminal, JSON lines when the output is not a
- * terminal or `NODE_ENV=production`), except under a test runner, where there is none.
+ * terminal or `NODE_ENV=production`), except under a test runner, where there is none. The lines go
+ * to stdout, or to stderr with `TRELLIS_LOG_STREAM=stderr` (as under the `trellis` command).
  */
 export type LoggerOption = Logger | false | "pretty" | "json";
 
@@ -31,8 +32,10 @@ export function resolveLogger(option: LoggerOption | undefined, env: Record<stri
   if (typeof option === "object") return option;
   if (option === undefined && underTestRunner(env)) return undefined;
   const format = option ?? (isTerminal() && env.NODE_ENV !== "production" ? "pretty" : "json");
-  // Runtimes without `process` (edge workers) have a console but no stdout.
-  const write = typeof process === "undefined" ? (line: string) => console.log(line.trimEnd()) : (line: string) => void process.stdout.write(line);
+  // Runtimes without `process` (edge workers) have a console but no stdout. `TRELLIS_LOG_STREAM=stderr`
+  // keeps stdout for a command's own output: the CLI sets it before it loads the app.
+  const stream = env.TRELLIS_LOG_STREAM === "stderr" ? "stderr" : "stdout";
+  const write = typeof process === "undefined" ? (line: string) => console.log(line.trimEnd()) : (line: string) => void process[stream].write(line);
   return new ConsoleLogger(format, write);
 }
 

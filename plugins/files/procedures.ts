@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RpcError, whereColumns, type AppDatabase, type AppStorage, type ErrorSource, type ProcedureBase } from "../../kernel/index.js";
+import { RpcError, accessMeta, narrowWhere, whereColumns, type AppDatabase, type AppStorage, type ErrorSource, type ProcedureBase } from "../../kernel/index.js";
 import { fileNotFound, type FileAccess } from "./access.js";
 import type { Attachment, Attachments } from "./attachments.js";
 import type { FileAction, FilePermission, FileRecord, ResolvedFilesConfig } from "./options.js";
@@ -51,12 +51,13 @@ export function fileProcedures(deps: FileProcedureDeps) {
   const attachRule: FilePermission<any> = access.owned ? "owner" : rules.get;
   /** The session part of a rule runs before input validation: 401/403 before 400. */
   const gated = (rule: FilePermission<any>) =>
-    rule === "public" || typeof rule === "function"
+    (rule === "public" || typeof rule === "function"
       ? base
       : base.use(({ context, next }) => {
           access.gate(rule, context);
           return next();
-        });
+        })
+    ).meta(accessMeta(rule, access.roles));
   const scope = (action: FileAction, context: Parameters<FileAccess["ownerScope"]>[1]) => access.ownerScope(rules[action], context);
 
   const upload = gated(rules.upload)
@@ -86,8 +87,7 @@ export function fileProcedures(deps: FileProcedureDeps) {
       await access.check(rules.list, context);
       // A caller lists the files they could get: with `owner`, their own unless they hold a role.
       const owner = access.ownerScope(rules.list === "owner" ? "owner" : rules.get, context);
-      let where: Record<string, unknown> | undefined = input.where;
-      if (owner !== undefined) where = where ? { AND: [where, { userId: owner }] } : { userId: owner };
+      const where = narrowWhere(input.where, owner === undefined ? undefined : { userId: owner });
       const query = (db.query as Record<string, any>).file;
       if (!input.attachedTo || !entity) {
         const found: Record<string, unknown>[] = await query.findMany({ where, orderBy: [{ createdAt: "desc" }], take, skip });
@@ -97,7 +97,7 @@ export function fileProcedures(deps: FileProcedureDeps) {
       const attached = await attachments.of(input.attachedTo.table, entity.id);
       if (attached.length === 0) return [];
       const inIds = { id: { in: [...new Set(attached.map((entry) => entry.fileId))] } };
-      const found: Record<string, unknown>[] = await query.findMany({ where: where ? { AND: [where, inIds] } : inIds });
+      const found: Record<string, unknown>[] = await query.findMany({ where: narrowWhere(where, inIds) });
       const byId = new Map(found.map((row) => [String(row.id), rows.fromDecoded(row).record]));
       return attached
         .filter((entry) => byId.has(entry.fileId))

@@ -102,7 +102,7 @@ function checkConfig(config: MailConfig | undefined, resolved: ReturnType<typeof
     if (missingPeers([NODEMAILER]).length > 0) fail(MAIL_PEER_MISSING, `The SMTP transport needs the optional package "${NODEMAILER}": npm install ${NODEMAILER}`);
   }
   if (typeof config?.from !== "string" || !/@/.test(config.from) || /[\r\n]/.test(config.from)) {
-    fail(MAIL_BAD_OPTION, `.mail() needs from: the sender's address, e.g. "Blog <no-reply@example.com>"; got ${describe(config?.from)}`);
+    fail(MAIL_BAD_OPTION, `.mail() needs from: the sender's address, e.g. "Acme <no-reply@example.com>"; got ${describe(config?.from)}`);
   }
   if (resolved.limits) {
     for (const key of ["perAddress", "perClient"] as const) {

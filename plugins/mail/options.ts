@@ -79,7 +79,7 @@ export interface MailConfig {
    * @default "outbox" outside production; required when NODE_ENV is "production"
    */
   transport?: string | MailTransport;
-  /** The sender, e.g. `"Blog <no-reply@example.com>"`. */
+  /** The sender, e.g. `"Acme <no-reply@example.com>"`. */
   from: string;
   /** Replaces the built-in template of a message kind. */
   templates?: Partial<Record<MailKind, MailTemplate>>;

@@ -18,7 +18,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { ZodToJsonSchemaConverter } from "@orpc/zod/zod4";
-import { errorBody, rowDays, toPlainJson, type AppRpcContext, type RequestEvent, type SealedApp } from "../../kernel/index.js";
+import { declaredPermission, errorBody, rowDays, toPlainJson, type AppRpcContext, type RequestEvent, type SealedApp } from "../../kernel/index.js";
 import type { McpEntry } from "./catalog.js";
 import { directAnswer, directCall, directFailure, type ToolOutcome } from "./direct.js";
 import type { McpConfig } from "./index.js";
@@ -40,6 +40,9 @@ export interface McpRuntime {
 
 type ToolEntry = { entry: McpEntry; tool: Tool; wrapped: boolean };
 
+/** The `_meta` key of each listed tool, resource and prompt that says who may call it (`public`, `authenticated`, ...). */
+export const ACCESS_META = "trellis/access";
+
 export function mcpRuntime(sealed: SealedApp, entries: readonly McpEntry[], config: McpConfig): McpRuntime {
   const converter = new ZodToJsonSchemaConverter();
   const inputOf = (procedure: string) => {
@@ -56,6 +59,8 @@ export function mcpRuntime(sealed: SealedApp, entries: readonly McpEntry[], conf
   const prompts = new Map<string, { entry: McpEntry; prompt: Prompt }>();
   for (const entry of entries) {
     const { tag } = entry;
+    // Who may call it, in the words `trellis routes` and the OpenAPI document use: one source.
+    const _meta = { [ACCESS_META]: declaredPermission(sealed.procedures.get(entry.procedure)!) };
     if (tag.kind === "tool") {
       const input = inputOf(entry.procedure);
       // MCP wants an object schema; any other input travels as the `input` argument.
@@ -64,15 +69,15 @@ export function mcpRuntime(sealed: SealedApp, entries: readonly McpEntry[], conf
       tools.set(entry.name, {
         entry,
         wrapped: !isObject,
-        tool: { name: entry.name, ...(tag.title && { title: tag.title }), ...(tag.description && { description: tag.description }), inputSchema, ...(tag.annotations && { annotations: tag.annotations }) },
+        tool: { name: entry.name, ...(tag.title && { title: tag.title }), ...(tag.description && { description: tag.description }), inputSchema, ...(tag.annotations && { annotations: tag.annotations }), _meta },
       });
     } else if (tag.kind === "resource") {
       const uri = tag.uri ?? `trellis://${entry.procedure}`;
-      resources.set(uri, { entry, resource: { uri, name: tag.name ?? entry.procedure, ...(tag.description && { description: tag.description }), mimeType: tag.mimeType ?? "application/json" } });
+      resources.set(uri, { entry, resource: { uri, name: tag.name ?? entry.procedure, ...(tag.description && { description: tag.description }), mimeType: tag.mimeType ?? "application/json", _meta } });
     } else {
       const input = inputOf(entry.procedure) as { properties?: Record<string, { description?: string }>; required?: string[] };
       const args = Object.entries(input.properties ?? {}).map(([name, schema]) => ({ name, ...(schema.description && { description: schema.description }), required: input.required?.includes(name) ?? false }));
-      prompts.set(entry.name, { entry, prompt: { name: entry.name, ...(tag.title && { title: tag.title }), ...(tag.description && { description: tag.description }), arguments: args } });
+      prompts.set(entry.name, { entry, prompt: { name: entry.name, ...(tag.title && { title: tag.title }), ...(tag.description && { description: tag.description }), arguments: args, _meta } });
     }
   }
   const toolList = [...tools.values()].map(({ tool }) => tool);

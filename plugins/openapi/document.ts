@@ -99,11 +99,12 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
     }
     if (parameters.length > 0) item.parameters = parameters;
     item.responses["200"] = { description: "OK", content: { "application/json": { schema: output } } };
-    for (const status of errorStatuses(operation, resource, accessOfOperation(operation, resource, sealed.procedures.get(operation.name)!))) {
+    const access = accessOf(sealed.procedures.get(operation.name)!);
+    for (const status of errorStatuses(operation, resource, access)) {
       item.responses[String(status)] = { description: ERROR_TEXT[status]!, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
     }
     const schemes = Object.keys(securitySchemes).map((name) => ({ [name]: [] }));
-    if (schemes.length > 0) item.security = securityOf(accessOfOperation(operation, resource, sealed.procedures.get(operation.name)!), schemes);
+    if (schemes.length > 0) item.security = securityOf(access, schemes);
     ((paths[operation.path] ??= {}) as Record<string, unknown>)[operation.method.toLowerCase()] = item;
   }
 
@@ -116,14 +117,10 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
   };
 }
 
-/**
- * The permission an operation answers to: its resource rule, or the rule the procedure's
- * `permissionMiddleware` enforces (`public`, `authenticated`, `admin (roles)`, `function`).
- */
+/** The permission an operation answers to, as every surface reports it (`declaredPermission`). */
 type Access = "public" | "authenticated" | "owner" | "admin" | "function";
 
-function accessOfOperation(operation: RestOperation, resource: ResourceInfo | undefined, procedure: Parameters<typeof declaredPermission>[0]): Access {
-  if (resource && operation.resource) return ruleOf(resource, operation.resource.action) as Access;
+function accessOf(procedure: Parameters<typeof declaredPermission>[0]): Access {
   return declaredPermission(procedure).split(" ")[0] as Access;
 }
 
@@ -156,15 +153,9 @@ function errorStatuses(operation: RestOperation, resource: ResourceInfo | undefi
 
 const BATCHED = ["create", "update", "delete"] as const;
 
-/**
- * The rule an operation answers to: `page` the list's; `batch` each item its own action's, so it is
- * public only when every write is (otherwise the strictest credential-needing rule stands for it).
- */
-function ruleOf(resource: ResourceInfo, action: RestAction): string {
-  if (action === "page") return resource.permissions.list;
-  if (action !== "batch") return resource.permissions[action];
-  const rules = BATCHED.map((write) => resource.permissions[write]);
-  return rules.find((rule) => rule === "admin") ?? rules.find((rule) => rule !== "public" && rule !== "function") ?? rules.find((rule) => rule === "function") ?? "public";
+/** The rule a single resource operation answers to: `page` the list's. */
+function ruleOf(resource: ResourceInfo, action: Exclude<RestAction, "batch">): string {
+  return resource.permissions[action === "page" ? "list" : action];
 }
 
 /** The answer of a resource operation, in terms of its row schema. */

@@ -5,6 +5,7 @@ import {
   decodeRow,
   encodeValue,
   keyInput,
+  narrowWhere,
   rowSelection,
   updateData,
   type AppDatabase,
@@ -21,7 +22,7 @@ import type { ListLimits, LiveLimits, ResourceAction, ResourcePermission } from 
 import { liveProcedure } from "./live.js";
 import { assertBatchGates, batchProcedure } from "./batch.js";
 import type { RateLimitCharge } from "../../kernel/index.js";
-import { mcp } from "../../kernel/index.js";
+import { accessMeta, mcp } from "../../kernel/index.js";
 import type { CompiledQuery } from "kysely";
 
 /** Every generated procedure but `live`: what `mcp` may tag. */
@@ -87,6 +88,8 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
             return next();
           })
     ).meta({
+      // What every surface reports of the gate above (`trellis routes`, OpenAPI, MCP).
+      ...accessMeta(action === "batch" ? batchRule(permissions) : rule),
       resource: { table: table.name, action, key: pk },
       ...(action !== "live" && spec.mcp.includes(action) && mcp.tool({ description: `${TOOL_TEXT[action]} ${spec.name}` })),
     } satisfies ResourceMeta);
@@ -124,11 +127,8 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     if ((input.skip ?? 0) > spec.limits.maxSkip) throw new RpcError("BAD_REQUEST", { message: `skip must be at most ${spec.limits.maxSkip}` });
     checkInclude(input.include);
     const filter = await listFilter(permissions.list, context);
-    let where: Row | undefined = input.where;
     // The rule's own `where` and the owner condition are ANDed in SQL, so take and skip count only visible rows.
-    for (const scope of [filter, isOwner("list") ? { [ownerColumn!]: ownerOf(context) } : undefined]) {
-      if (scope) where = where ? { AND: [where, scope] } : scope;
-    }
+    const where = narrowWhere(input.where, filter, isOwner("list") ? { [ownerColumn!]: ownerOf(context) } : undefined);
     return { where, orderBy: input.orderBy, take, skip: input.skip, after: input.after, search: input.search, nearest: input.nearest, include: await includeArgs(input.include, spec.includable, context) };
   };
 
@@ -253,6 +253,15 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
   const procedures = { list, get, create, update, delete: remove, page, batch };
   if (!spec.live) return procedures;
   return { ...procedures, live: liveProcedure(spec, gated("live"), { listArgs, query, sealed }) };
+}
+
+/**
+ * The rule `{name}.batch` reports: each item answers to its own action's rule, so it is public only
+ * when every write is; otherwise the strictest rule that needs a session stands for it.
+ */
+function batchRule(permissions: ResourceSpec["permissions"]): ResourcePermission<any, any> {
+  const rules = (["create", "update", "delete"] as const).map((write) => permissions[write]);
+  return rules.find((rule) => rule === "admin") ?? rules.find((rule) => rule !== "public" && typeof rule !== "function") ?? rules.find((rule) => typeof rule === "function") ?? "public";
 }
 
 function notFound(name: string) {

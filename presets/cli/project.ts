@@ -66,6 +66,8 @@ export interface LoadedApp {
 
 /** The project's app: the entry's default export (or `app`), an `App` or a function returning one. */
 export async function loadApp(project: Project): Promise<LoadedApp> {
+  // A command's stdout is its answer (a generated password, a table): the app's log lines go to stderr.
+  process.env.TRELLIS_LOG_STREAM ??= "stderr";
   const entry = entryOf(project);
   const module = await importModule(entry, project);
   const exported = module.default ?? module.app ?? module.createApp;

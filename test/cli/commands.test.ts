@@ -197,6 +197,9 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     expect(routes.stdout).toMatch(/procedure\s+note\.list\s+owner\s+POST \/rpc\/note\/list/);
     expect(routes.stdout).toMatch(/procedure\s+note\.create\s+authenticated/);
     expect(routes.stdout).toMatch(/procedure\s+note\.count\s+authenticated/);
+    // page and batch answer to the list's and the writes' rules (they read "public" here once).
+    expect(routes.stdout).toMatch(/procedure\s+note\.page\s+owner/);
+    expect(routes.stdout).toMatch(/procedure\s+note\.batch\s+authenticated/);
     expect(routes.stdout).toMatch(/route\s+GET \/health/);
   });
 
@@ -211,6 +214,25 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     const bad = await trellis(dir, ["admin", "create", "not-an-email"], env());
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("CLI_BAD_EMAIL");
+    // The app's log lines (here one its build writes; the outbox's mail line in a real project) go
+    // to stderr: stdout is the command's own lines and the password. Outside a test runner, whose
+    // variables turn the app's logger off, as a user runs it.
+    const appFile = join(dir, "src/app.ts");
+    const original = await readFile(appFile, "utf8");
+    await writeFile(appFile, original.replace(".schema(v1)\n", '.schema(v1)\n    .use({ name: "chatty", build: (ctx: any) => ctx.logger?.info({ chatty: true }, "a line from the app") })\n'));
+    try {
+      const outside = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(VITEST|JEST_WORKER_ID$|NODE_TEST_CONTEXT$|NODE_ENV$)/.test(key)));
+      const logged = await new Promise<Outcome>((done) =>
+        execFile(process.execPath, [...command, "admin", "create", "logs@example.com"], { cwd: dir, env: { ...outside, ...env(), NO_COLOR: "1" }, timeout: 120_000 }, (error, stdout, stderr) =>
+          done({ code: error ? 1 : 0, stdout, stderr }),
+        ),
+      );
+      expect(logged.code, logged.stderr).toBe(0);
+      expect(logged.stderr).toContain("a line from the app");
+      expect(logged.stdout.trim().split("\n")).toEqual(["created logs@example.com with the admin role", expect.stringMatching(/^password: \S{16}  \(shown once/)]);
+    } finally {
+      await writeFile(appFile, original);
+    }
   });
 
   it.runIf(name === "embedded")("doctor passes on a healthy project and fails without a secret", { timeout: 120_000 }, async () => {
@@ -267,6 +289,14 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     const refused = await trellis(dir, ["db", "restore", file], env());
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("DB_RESTORE_NOT_EMPTY");
+    // Not a backup, forced: the coded error alone, exit 1 (it was followed by an uncaught zlib stack).
+    const junk = join(dir, "junk.tar.gz");
+    await writeFile(junk, randomBytes(4096));
+    const unreadable = await trellis(dir, ["db", "restore", junk, "--force"], env());
+    expect(unreadable.code, unreadable.stderr).toBe(1);
+    expect(unreadable.stderr).toContain("DB_RESTORE_UNREADABLE");
+    expect(unreadable.stderr).not.toMatch(/^\s+at /m);
+    expect(unreadable.stderr).not.toContain("incorrect header check");
     const restored = await trellis(dir, ["db", "restore", file], { ...env(), DATA_DIR: join(dir, ".restored") });
     expect(restored.code, restored.stderr).toBe(0);
     const check = await trellis(dir, ["migrate", "check"], { ...env(), DATA_DIR: join(dir, ".restored") });

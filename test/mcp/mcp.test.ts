@@ -130,14 +130,14 @@ describe("MCP resources, prompts and options", () => {
 
     const { resources } = await client.listResources();
     expect(resources).toEqual([
-      { uri: "notes://stats", name: "stats", description: "How many notes", mimeType: "application/json" },
-      { uri: "notes://readme", name: "readme", mimeType: "text/markdown" },
+      { uri: "notes://stats", name: "stats", description: "How many notes", mimeType: "application/json", _meta: { "trellis/access": "public" } },
+      { uri: "notes://readme", name: "readme", mimeType: "text/markdown", _meta: { "trellis/access": "public" } },
     ]);
     expect((await client.readResource({ uri: "notes://stats" })).contents).toEqual([{ uri: "notes://stats", mimeType: "application/json", text: '{"notes":1}' }]);
     expect((await client.readResource({ uri: "notes://readme" })).contents[0]).toMatchObject({ text: "# Notes" });
 
     const { prompts } = await client.listPrompts();
-    expect(prompts).toEqual([{ name: "note_summarise", description: "Summarise the notes in a style", arguments: [{ name: "style", description: "How to write it", required: true }] }]);
+    expect(prompts).toEqual([{ name: "note_summarise", description: "Summarise the notes in a style", arguments: [{ name: "style", description: "How to write it", required: true }], _meta: { "trellis/access": "public" } }]);
     const prompt = await client.getPrompt({ name: "note_summarise", arguments: { style: "briefly" } });
     expect(prompt.messages).toEqual([{ role: "user", content: { type: "text", text: "Summarise every note, briefly." } }]);
     await expect(client.getPrompt({ name: "note_summarise", arguments: {} })).rejects.toThrow(/Invalid input: style/);

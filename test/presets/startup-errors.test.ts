@@ -91,6 +91,9 @@ describe("start-up errors read as errors", () => {
     expect(started.code).toBe(0);
     expect(started.stdout).toContain("READY http://127.0.0.1:");
     expect(started.stderr).toContain("[trellis] SERVE_BASE_URL_LOCAL: baseUrl is http://localhost:3000 while NODE_ENV=production");
+    // The user's project, not this repository's example: no word of "the blog".
+    expect(started.stderr).toContain("set it to the address users reach the app at (a project made by \"trellis new\" reads it from APP_BASE_URL)");
+    expect(started.stderr).not.toMatch(/blog/i);
     // Outside production: neither.
     const development = await run("short-secret");
     expect(development.code).toBe(0);

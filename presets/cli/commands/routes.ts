@@ -1,36 +1,41 @@
-import { declaredPermission, type ResourceRegistry } from "../../../kernel/index.js";
+import { declaredPermission } from "../../../kernel/index.js";
 import { say, table } from "../output.js";
 import { findProject, loadApp } from "../project.js";
 
-/** Where each procedure is reachable, from the app's own router: RPC always, REST and MCP when mounted. */
+/** A row of `trellis routes`: kind, name, permission (as `declaredPermission` reads it), surfaces. */
+export type RouteRow = [kind: "procedure" | "route", name: string, permission: string, surfaces: string];
+
+/**
+ * Where each procedure is reachable, from the built app's own router: RPC always, REST and MCP when
+ * mounted; its permission is the one every surface reports (`declaredPermission`).
+ */
+export function routeTable(built: { describe(): unknown; sealed: { procedures: ReadonlyMap<string, any> } }): RouteRow[] {
+  const described = built.describe() as { routes: readonly { method: string; path: string }[]; procedures: string[] };
+  const procedures = built.sealed.procedures;
+  const mounted = (prefix: string) => described.routes.some((route) => route.path === prefix || route.path.startsWith(`${prefix}/`));
+  const rest = mounted("/rest");
+  const mcp = mounted("/mcp");
+  const rows: RouteRow[] = [];
+  for (const name of described.procedures) {
+    const procedure = procedures.get(name);
+    const meta = (procedure?.["~orpc"]?.meta ?? {}) as Record<string, unknown>;
+    const surfaces = [`POST /rpc/${name.replaceAll(".", "/")}`];
+    if (rest && !name.startsWith("_admin.") && !name.endsWith(".live")) surfaces.push("REST");
+    if (mcp && meta.mcp) surfaces.push("MCP");
+    rows.push(["procedure", name, procedure ? declaredPermission(procedure) : "public", surfaces.join(", ")]);
+  }
+  for (const route of described.routes) {
+    if (route.path === "/rpc/**") continue;
+    rows.push(["route", `${route.method} ${route.path}`, "", ""]);
+  }
+  return rows;
+}
+
 export async function routes(): Promise<number> {
   const app = await loadApp(findProject());
   const built = app.build();
   try {
-    const described = built.describe() as { routes: readonly { method: string; path: string }[]; procedures: string[] };
-    const procedures = built.sealed.procedures as ReadonlyMap<string, any>;
-    const mounted = (prefix: string) => described.routes.some((route) => route.path === prefix || route.path.startsWith(`${prefix}/`));
-    const rest = mounted("/rest");
-    const mcp = mounted("/mcp");
-    // Resource actions check their rule inside the handler; the registry says which rule.
-    const resourceRules = new Map<string, string>();
-    for (const info of (built.sealed.service("resource-registry") as ResourceRegistry | undefined)?.values() ?? []) {
-      for (const [action, name] of Object.entries(info.procedures)) resourceRules.set(name!, info.permissions[action as keyof typeof info.permissions] ?? info.permissions.list);
-    }
-    const rows: string[][] = [];
-    for (const name of described.procedures) {
-      const procedure = procedures.get(name);
-      const meta = (procedure?.["~orpc"]?.meta ?? {}) as Record<string, unknown>;
-      const surfaces = [`POST /rpc/${name.replaceAll(".", "/")}`];
-      if (rest && !name.startsWith("_admin.") && !name.endsWith(".live")) surfaces.push("REST");
-      if (mcp && meta.mcp) surfaces.push("MCP");
-      rows.push(["procedure", name, resourceRules.get(name) ?? (procedure ? declaredPermission(procedure) : "public"), surfaces.join(", ")]);
-    }
-    for (const route of described.routes) {
-      if (route.path === "/rpc/**") continue;
-      rows.push(["route", `${route.method} ${route.path}`, "", ""]);
-    }
-    say(table([["kind", "name", "permission", "surfaces"], ...rows]));
+    say(table([["kind", "name", "permission", "surfaces"], ...routeTable(built)]));
     return 0;
   } finally {
     await built.close();
