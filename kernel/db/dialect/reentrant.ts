@@ -39,7 +39,13 @@ interface Scope {
 
 let savepoints = 0;
 
-function pendingOf(connection: DatabaseConnection): ChangeEvent[] | undefined {
+/** Work to run once the transaction commits (`afterCommit`), held in order with its change events. */
+interface Deferred {
+  readonly afterCommit: () => unknown;
+}
+type Pending = ChangeEvent | Deferred;
+
+function pendingOf(connection: DatabaseConnection): Pending[] | undefined {
   return connection instanceof TrackedConnection ? connection.pending : undefined;
 }
 
@@ -48,7 +54,7 @@ function pendingOf(connection: DatabaseConnection): ChangeEvent[] | undefined {
  * transaction (autocommit), held in `pending` inside one until it commits.
  */
 class TrackedConnection implements DatabaseConnection {
-  pending: ChangeEvent[] | undefined;
+  pending: Pending[] | undefined;
   /** Kysely's own savepoints (`trx.savepoint(name)`): how many changes were pending at each. */
   readonly marks = new Map<string, number>();
 
@@ -125,6 +131,18 @@ export class ReentrantDialect implements Dialect {
     return !!scope?.connection && !scope.closed;
   }
 
+  /**
+   * Queues `fn` to run once the transaction open in this async context commits (dropped when it, or
+   * the savepoint open now, rolls back). False when no transaction is open here: nothing was queued.
+   */
+  afterCommit(fn: () => unknown): boolean {
+    const scope = this.#scopes.getStore();
+    const pending = scope?.connection && !scope.closed ? pendingOf(scope.connection instanceof JoinedConnection ? scope.connection.target : scope.connection) : undefined;
+    if (!pending) return false;
+    pending.push({ afterCommit: fn });
+    return true;
+  }
+
   /** Itself: `reentrant()` also reads as `{ dialect, transact }`. */
   get dialect(): this {
     return this;
@@ -154,6 +172,15 @@ export class ReentrantDialect implements Dialect {
  */
 export function reentrant(dialect: Dialect): ReentrantDialect {
   return dialect instanceof ReentrantDialect ? dialect : new ReentrantDialect(dialect);
+}
+
+/** A failure after the commit cannot undo it: it is logged, never thrown into the committed write. */
+function runDeferred(fn: () => unknown): void {
+  try {
+    Promise.resolve(fn()).catch((error) => console.error("[trellis] work queued for after the commit failed:", error));
+  } catch (error) {
+    console.error("[trellis] work queued for after the commit failed:", error);
+  }
 }
 
 class ReentrantDriver implements Driver {
@@ -204,7 +231,10 @@ class ReentrantDriver implements Driver {
     if (connection instanceof TrackedConnection && connection.pending) {
       const committed = connection.pending;
       connection.pending = undefined;
-      for (const change of committed) this.feed.emit(change);
+      for (const item of committed) {
+        if ("afterCommit" in item) runDeferred(item.afterCommit);
+        else this.feed.emit(item);
+      }
     }
   }
 
