@@ -51,9 +51,9 @@ declare module "./services.js" {
   interface AppServices {
     "resource-registry": ResourceRegistry;
     /**
-     * Provided (as `true`) by a plugin whose change listener reads `before` on updates (webhooks with
-     * `payload: "rows"`): resources then read each row before updating it.
+     * The tables whose change listeners read `before` on updates (webhooks with `payload: "rows"`),
+     * provided by such a plugin: resources on them read each row before updating it.
      */
-    "change-before": true;
+    "change-before": ReadonlySet<string>;
   }
 }

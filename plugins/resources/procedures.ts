@@ -178,7 +178,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
   };
   const updatable = spec.settable.filter((column) => column !== pk);
   // The old row is read (locked) first when something needs it: a function rule, an update hook, a change listener.
-  const readsBefore = () => typeof permissions.update === "function" || !!hooks?.has("beforeUpdate") || !!hooks?.has("afterUpdate") || sealed().service("change-before") === true;
+  const readsBefore = () => typeof permissions.update === "function" || !!hooks?.has("beforeUpdate") || !!hooks?.has("afterUpdate") || !!sealed().service("change-before")?.has(table.name);
   const updateRow = async (executor: AppDatabase<any>, input: { where: Row; data: Row }, context: AppRpcContext, scope: WriteScope) => {
     let values = encode(input.data);
     if (Object.keys(values).length === 0) {
