@@ -109,7 +109,7 @@ export class ChangeFeed {
     if (main.returns && key && rows && rows.length > 0 && key in rows[0]!) {
       const keys = rows.map((row) => row[key]);
       if (main.exact && !rewritesKey(query.query as Node, key)) {
-        const before = main.op === "delete" ? rows : info?.before && actor ? keys.map((value) => info.before!.get(String(value))) : undefined;
+        const before = main.op === "delete" ? rows : main.op === "update" && actor && info!.before?.size ? keys.map((value) => info!.before!.get(String(value))) : undefined;
         changes.push({ table: main.table, op: main.op, keys, rows, ...(before && { before }), ...(actor && { actor }) });
       } else changes.push({ table: main.table, op: main.op, keys, ...(actor && { actor }) });
     } else changes.push({ table: main.table, op: main.op, ...(actor && { actor }) });
