@@ -25,6 +25,22 @@ export type AppDatabase<DB = any, Q = QueryApi<DB>> = Kysely<DB> & {
 /** Queues work for the commit of the transaction open in this async context; false when none is. */
 export type QueueAfterCommit = (fn: () => unknown) => boolean;
 
+/** The dialect layer's on-demand transaction (`ReentrantDialect.transactOnDemand`), bound to the app's Kysely instance. */
+export type OnDemand = <T>(fn: (settle: () => boolean) => Promise<T>) => Promise<T>;
+const ON_DEMAND = Symbol("trellis.transactOnDemand");
+
+/**
+ * Runs `fn` in a transaction that begins only when `fn` first reaches the database (through `db`, a
+ * context's `db` or anything else in this call chain): work that may read or write, or may not, pays
+ * BEGIN and COMMIT only when it does. `settle()` ends the on-demand part and says whether the
+ * transaction began: later statements join it when it did, and otherwise run on their own. Without
+ * the dialect layer (a bare Kysely instance), a plain `transact`.
+ */
+export function transactOnDemand<T>(db: AppDatabase<any>, fn: (settle: () => boolean) => Promise<T>): Promise<T> {
+  const run = (db as unknown as Record<symbol, OnDemand | undefined>)[ON_DEMAND];
+  return run ? run(fn) : db.transact(() => fn(() => true));
+}
+
 /** How the dialect layer runs a function in a transaction (its re-entrant wrapper, usually). */
 export type Transact = <T>(fn: (trx: Kysely<any>) => Promise<T>) => Promise<T>;
 
@@ -41,6 +57,7 @@ export function createAppDatabase<DB = any>(
   hub?: LiveHub,
   limits: Required<QueryLimits> = DEFAULT_QUERY_LIMITS,
   queue: QueueAfterCommit = () => false,
+  onDemand?: OnDemand,
 ): AppDatabase<DB> {
   const afterCommit: AppDatabase<DB>["afterCommit"] = async (fn) => {
     if (!queue(fn)) await fn();
@@ -55,7 +72,9 @@ export function createAppDatabase<DB = any>(
       const handle: AppDatabase<DB> = attach(trx as Kysely<DB>, kind, model, nested, hub, limits, afterCommit);
       return fn(handle);
     });
-  return attach(kysely, kind, model, outer, hub, limits, afterCommit);
+  const db = attach(kysely, kind, model, outer, hub, limits, afterCommit);
+  if (onDemand) Object.defineProperty(db, ON_DEMAND, { value: onDemand, enumerable: false });
+  return db;
 }
 
 function attach<DB>(

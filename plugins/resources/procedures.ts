@@ -14,6 +14,7 @@ import {
   type SealedApp,
   type TableModel,
   attributeWrites,
+  transactOnDemand,
   writeActor,
 } from "../../kernel/index.js";
 import { afterCommit, type AfterWork, type BoundHooks, type HookCaller } from "./hooks.js";
@@ -70,6 +71,8 @@ export interface WriteScope {
   after: AfterWork[];
   /** Rows read before an update, by key: the change event's `before`. */
   before: Map<string, Record<string, unknown>>;
+  /** In an on-demand transaction: ends its on-demand part before the write's own statement. */
+  settle?: () => boolean;
 }
 
 type Row = Record<string, unknown>;
@@ -169,6 +172,8 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     let data: Row = { ...input };
     if (ownerColumn && context.user) data[ownerColumn] = context.user.id;
     if (hooks) data = known(await hooks.beforeCreate(executor, scope.caller, data));
+    // A hook that sent no statement began no transaction: the insert then runs alone (autocommit).
+    scope.settle?.();
     const values = encode(data);
     const insert = executor.insertInto(table.name);
     const row = decode(await (Object.keys(values).length ? insert.values(values) : insert.defaultValues()).returning(columns).executeTakeFirstOrThrow());
@@ -246,8 +251,13 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
    */
   async function writeOnce<T>(action: ResourceAction, context: AppRpcContext, fn: (executor: AppDatabase<any>, scope: WriteScope) => Promise<T>): Promise<T> {
     const scope = writeScope(context);
-    const transacts = typeof permissions[action] === "function" || !!hooks?.transacts(action as "create") || (action === "update" && readsBefore());
-    const result = await attributeWrites({ table: table.name, actor: scope.caller.actor, before: scope.before }, () => (transacts ? db.transact((trx) => fn(trx, scope)) : fn(db, scope)));
+    const reads = typeof permissions[action] === "function" || (action === "update" && readsBefore());
+    const hooked = !!hooks?.transacts(action as "create");
+    // A beforeCreate reads nothing first: its transaction begins with the first statement it sends, if any.
+    const run = reads || (hooked && action !== "create") ? () => db.transact((trx) => fn(trx, scope))
+      : hooked ? () => transactOnDemand(db, (settle) => fn(db, { ...scope, settle }))
+      : () => fn(db, scope);
+    const result = await attributeWrites({ table: table.name, actor: scope.caller.actor, before: scope.before }, run);
     await afterCommit(db, scope.after);
     return result;
   }

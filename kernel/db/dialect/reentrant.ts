@@ -35,6 +35,10 @@ interface Scope {
   db: Kysely<any>;
   connection?: DatabaseConnection;
   closed?: boolean;
+  /** On demand (`transactOnDemand`): the first statement begins the transaction, until `settle()`. */
+  lazy?: boolean;
+  /** The on-demand transaction's connection, once its first statement asked for it. */
+  opening?: Promise<DatabaseConnection>;
 }
 
 let savepoints = 0;
@@ -107,10 +111,12 @@ export class ReentrantDialect implements Dialect {
   /** The engine and where its data lives, for the start banner; set by the dialect factories. */
   about: DatabaseAbout | undefined;
 
+  #driver: ReentrantDriver | undefined;
+
   constructor(readonly inner: Dialect) {}
 
   createDriver(): Driver {
-    return new ReentrantDriver(this.inner.createDriver(), this.#scopes, this.changes);
+    return (this.#driver = new ReentrantDriver(this.inner.createDriver(), this.#scopes, this.changes));
   }
 
   createQueryCompiler(): QueryCompiler {
@@ -153,8 +159,10 @@ export class ReentrantDialect implements Dialect {
    * when `fn` resolves; rolls back and rethrows when it throws. Called inside another
    * `transact`, it joins that transaction through a savepoint. Bound, so it can be passed around.
    */
-  readonly transact = <DB, T>(db: Kysely<DB>, fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> => {
+  readonly transact = async <DB, T>(db: Kysely<DB>, fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> => {
     const scope = this.#scopes.getStore();
+    // Inside an on-demand transaction not yet begun: begin it, so this one nests in it.
+    if (scope?.lazy && !scope.closed && !scope.connection) await this.#driver!.begin(scope);
     if (scope?.connection && !scope.closed) {
       // The outer Kysely instance: a Transaction cannot open another transaction.
       return (scope.db as Kysely<DB>).transaction().execute(fn);
@@ -163,6 +171,32 @@ export class ReentrantDialect implements Dialect {
       return Promise.reject(new Error("transact() needs the Kysely instance, not a transaction handle."));
     }
     return this.#scopes.run({ db }, () => db.transaction().execute(fn));
+  };
+
+  /**
+   * Runs `fn` in a transaction that begins with the first statement it sends, through any handle in
+   * this call chain, so a `fn` that sends none costs no BEGIN and COMMIT. `settle()` ends the on-demand
+   * part: later statements join the transaction when it has begun, and otherwise run on their own
+   * (autocommit); it says whether it has begun. Commits when `fn` resolves, rolls back when it throws.
+   * Inside an open transaction it is a nested `transact` (a savepoint).
+   */
+  readonly transactOnDemand = async <DB, T>(db: Kysely<DB>, fn: (settle: () => boolean) => Promise<T>): Promise<T> => {
+    const outer = this.#scopes.getStore();
+    if (outer?.connection && !outer.closed) return this.transact(db, () => fn(() => true));
+    const scope: Scope = { db, lazy: true };
+    const settle = () => {
+      scope.lazy = false;
+      return scope.opening !== undefined;
+    };
+    let result: T;
+    try {
+      result = await this.#scopes.run(scope, () => fn(settle));
+    } catch (error) {
+      await this.#driver!.end(scope, false);
+      throw error;
+    }
+    await this.#driver!.end(scope, true);
+    return result;
   };
 }
 
@@ -197,7 +231,43 @@ class ReentrantDriver implements Driver {
   async acquireConnection(): Promise<DatabaseConnection> {
     const scope = this.scopes.getStore();
     if (scope?.connection && !scope.closed) return new JoinedConnection(scope.connection);
+    if (scope?.lazy && !scope.closed) return new JoinedConnection(await this.begin(scope));
     return new TrackedConnection(await this.inner.acquireConnection(), this.feed);
+  }
+
+  /** Begins an on-demand scope's transaction (once): its connection is held until `end`. */
+  begin(scope: Scope): Promise<DatabaseConnection> {
+    return (scope.opening ??= (async () => {
+      const connection = new TrackedConnection(await this.inner.acquireConnection(), this.feed);
+      try {
+        await this.inner.beginTransaction(connection.inner, {});
+      } catch (error) {
+        await this.inner.releaseConnection(connection.inner);
+        throw error;
+      }
+      connection.pending = [];
+      connection.marks.clear();
+      scope.connection = connection;
+      return connection;
+    })());
+  }
+
+  /** Commits (or rolls back) an on-demand scope's transaction, if it began, and releases its connection. */
+  async end(scope: Scope, commit: boolean): Promise<void> {
+    scope.closed = true;
+    const connection = await scope.opening?.catch(() => undefined);
+    if (!connection) return;
+    try {
+      if (!commit) return await this.rollbackTransaction(connection);
+      try {
+        await this.commitTransaction(connection);
+      } catch (error) {
+        await this.rollbackTransaction(connection).catch(() => undefined);
+        throw error;
+      }
+    } finally {
+      await this.inner.releaseConnection(innerOf(connection));
+    }
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
