@@ -26,14 +26,17 @@ export interface BeforeHook<Ctx> extends HookCaller<Ctx> {
  * not for raw writes through `context.db`.
  */
 export interface ResourceHooks<Ctx = AppRpcContext, Row = Record<string, unknown>> {
-  beforeCreate?(args: BeforeHook<Ctx> & { data: Partial<Row> }): void | Partial<Row> | Promise<void | Partial<Row>>;
+  beforeCreate?(args: BeforeHook<Ctx> & { data: Partial<Row> }): HookData<Row>;
   afterCreate?(args: HookCaller<Ctx> & { row: Row }): unknown;
   /** `before` is the row as it is; `data` the columns the update sets. */
-  beforeUpdate?(args: BeforeHook<Ctx> & { before: Row; data: Partial<Row> }): void | Partial<Row> | Promise<void | Partial<Row>>;
+  beforeUpdate?(args: BeforeHook<Ctx> & { before: Row; data: Partial<Row> }): HookData<Row>;
   afterUpdate?(args: HookCaller<Ctx> & { before: Row; row: Row }): unknown;
   beforeDelete?(args: BeforeHook<Ctx> & { row: Row }): void | Promise<void>;
   afterDelete?(args: HookCaller<Ctx> & { row: Row }): unknown;
 }
+
+/** What a `before*` hook that may change the data returns: the data to write, or nothing to keep `data` (changed in place or not). */
+export type HookData<Row> = void | Partial<Row> | Promise<void | Partial<Row>>;
 
 export type HookName = keyof ResourceHooks;
 const NAMES: readonly HookName[] = ["beforeCreate", "afterCreate", "beforeUpdate", "afterUpdate", "beforeDelete", "afterDelete"];

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema } from "../../kernel/schema/index.js";
 import type { ChangeEvent } from "../../kernel/index.js";
 import { App, RpcError } from "../../presets/trellis.js";
-import { request, rpc } from "../support/app.js";
+import { request, rpc, sqliteMemory } from "../support/app.js";
 import { ORIGIN, signUp, type SignedIn } from "../support/auth.js";
 import { jobFamilies, openJobsDatabase, waitFor } from "../jobs/support.js";
 
@@ -282,5 +282,13 @@ describe.each(jobFamilies())("resource hooks on %s", (family) => {
     const notes = () => received.slice(deliveries).map((r) => JSON.parse(r.body)).filter((body) => body.type.startsWith("note.") && body.type !== "note.insert");
     await waitFor("the owner's update delivery", () => notes().length > 0);
     expect(notes()).toEqual([expect.objectContaining({ type: "note.update", data: { table: "note", op: "update", keys: [note.body.id] } })]);
+  });
+});
+
+describe("resource hooks at the .resource() call", () => {
+  it("refuses an unknown hook name or a hook that is not a function, naming it", () => {
+    const app = () => new App({ db: sqliteMemory() }).schema(v1);
+    expect(() => app().resource("task", { hooks: { beforeList: () => undefined } as never })).toThrow(expect.objectContaining({ code: "RESOURCE_HOOKS_INVALID", message: expect.stringContaining("beforeList") }));
+    expect(() => app().resource("task", { hooks: { afterCreate: "send" } as never })).toThrow(expect.objectContaining({ code: "RESOURCE_HOOKS_INVALID" }));
   });
 });
