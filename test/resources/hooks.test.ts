@@ -285,6 +285,40 @@ describe.each(jobFamilies())("resource hooks on %s", (family) => {
   });
 });
 
+describe("resource hooks on SQLite (no jobs there)", () => {
+  it("a beforeCreate's own write commits or rolls back with the insert; update and delete hooks see the row", async () => {
+    const seen: unknown[] = [];
+    const built: any = new App({ db: sqliteMemory(), onError: () => undefined })
+      .schema(v1)
+      .resource("audit")
+      .resource("task", {
+        hooks: {
+          async beforeCreate({ data, trx }) {
+            await trx.insertInto("audit").values({ what: `create ${data.title}` }).execute();
+            if (data.title === "forbidden") throw new RpcError("FORBIDDEN", { message: "Titles may not say forbidden" });
+            return { ...data, slug: slugOf(data.title!) };
+          },
+          beforeUpdate: ({ before, data }) => void seen.push(["beforeUpdate", before.title, data.status]),
+          afterDelete: ({ row, actor }) => void seen.push(["afterDelete", row.slug, actor.kind]),
+        },
+      })
+      .build();
+    await built.migrator.migrateToLatest();
+    try {
+      const created = await rpc(built, "task.create", { title: "On SQLite" });
+      expect([created.status, created.body.slug]).toEqual([200, "on-sqlite"]);
+      const refused = await rpc(built, "task.create", { title: "forbidden" });
+      expect([refused.status, refused.body.message]).toEqual([403, "Titles may not say forbidden"]);
+      expect((await rpc(built, "audit.list", {})).body.map((row: { what: string }) => row.what)).toEqual(["create On SQLite"]);
+      expect((await rpc(built, "task.update", { where: { id: created.body.id }, data: { status: "done" } })).status).toBe(200);
+      expect((await rpc(built, "task.delete", { where: { id: created.body.id } })).status).toBe(200);
+      expect(seen).toEqual([["beforeUpdate", "On SQLite", "done"], ["afterDelete", "on-sqlite", "anonymous"]]);
+    } finally {
+      await built.close();
+    }
+  });
+});
+
 describe("resource hooks at the .resource() call", () => {
   it("refuses an unknown hook name or a hook that is not a function, naming it", () => {
     const app = () => new App({ db: sqliteMemory() }).schema(v1);
