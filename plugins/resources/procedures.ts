@@ -195,6 +195,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
       before = await checkRow(executor, "update", where, context);
       scope.before.set(String(before[pk]), before);
       if (hooks?.has("beforeUpdate")) values = encode(known(await hooks.beforeUpdate(executor, scope.caller, before, { ...input.data })));
+      if (Object.keys(values).length === 0) throw new RpcError("BAD_REQUEST", { message: "Nothing to update: the beforeUpdate hook left no column to set" });
     }
     let statement = executor.updateTable(table.name).set(values);
     for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
