@@ -1,5 +1,36 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { CompiledQuery, QueryResult } from "kysely";
 import { cascadesOf, type Reach, type Reference } from "./change-cascades.js";
+
+/**
+ * Who made a write, as far as the app knows: the signed-in user (a session cookie or bearer token),
+ * an API key's user, a job's handler, or an anonymous caller. `admin` marks a write made through
+ * `_admin.data` (the user is then the administrator).
+ */
+export interface WriteActor {
+  readonly kind: "user" | "apiKey" | "job" | "anonymous";
+  readonly userId: string | null;
+  readonly admin: boolean;
+}
+
+/** What a write path (a resource, `_admin.data`) tells the change feed about the writes it makes. */
+export interface WriteAttribution {
+  /** The table the attribution is for; writes to other tables (a hook's own) are not attributed. */
+  readonly table: string;
+  readonly actor: WriteActor;
+  /** The rows as they were before an update, by primary key (`String(key)`). */
+  readonly before?: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+}
+
+const attribution = new AsyncLocalStorage<WriteAttribution>();
+
+/**
+ * Runs `fn` with its writes to `info.table` attributed: their change events carry `actor` (and
+ * `before` for updates whose old rows are given). Writes made elsewhere carry neither.
+ */
+export function attributeWrites<T>(info: WriteAttribution, fn: () => T): T {
+  return attribution.run(info, fn);
+}
 
 /** A committed write made through the app's database. */
 export interface ChangeEvent {
@@ -17,6 +48,14 @@ export interface ChangeEvent {
    * Live queries match these against their filters to re-run only the queries a write can affect.
    */
   readonly rows?: readonly Readonly<Record<string, unknown>>[];
+  /**
+   * The rows before the change, in the order of `rows`: the removed rows of a delete, and the old
+   * rows of an update made through a resource or `_admin.data` that read them (resource hooks on
+   * update, or a listener that asked for them). Absent when unknown.
+   */
+  readonly before?: readonly (Readonly<Record<string, unknown>> | undefined)[];
+  /** Who made the write, for writes through a resource or `_admin.data`; absent for raw writes. */
+  readonly actor?: WriteActor;
 }
 
 /**
@@ -58,16 +97,39 @@ export class ChangeFeed {
     const writes = writesOf(query);
     const main = writes.find((write) => write.main);
     const changes: ChangeEvent[] = writes.filter((write) => !write.main).map(({ table, op }) => ({ table, op }));
-    if (this.references.size > 0) for (const write of writes) changes.push(...cascadesOf(this.references, write.table, write.reach));
+    changes.push(...this.#cascades(writes.filter((write) => !write.main)));
     if (!main) return changes;
-    const key = this.keyOf(main.table);
     const rows = result.rows as Record<string, unknown>[] | undefined;
+    // A write that matched no row (a refused owner update, a 404) changed nothing: no event.
+    if (wroteNothing(query, result, main)) return changes;
+    if (this.references.size > 0) changes.push(...cascadesOf(this.references, main.table, main.reach));
+    const key = this.keyOf(main.table);
+    const info = attribution.getStore();
+    const actor = info?.table === main.table ? info.actor : undefined;
     if (main.returns && key && rows && rows.length > 0 && key in rows[0]!) {
       const keys = rows.map((row) => row[key]);
-      changes.push(main.exact && !rewritesKey(query.query as Node, key) ? { table: main.table, op: main.op, keys, rows } : { table: main.table, op: main.op, keys });
-    } else changes.push({ table: main.table, op: main.op });
+      if (main.exact && !rewritesKey(query.query as Node, key)) {
+        const before = main.op === "delete" ? rows : main.op === "update" && actor && info!.before?.size ? keys.map((value) => info!.before!.get(String(value))) : undefined;
+        changes.push({ table: main.table, op: main.op, keys, rows, ...(before && { before }), ...(actor && { actor }) });
+      } else changes.push({ table: main.table, op: main.op, keys, ...(actor && { actor }) });
+    } else changes.push({ table: main.table, op: main.op, ...(actor && { actor }) });
     return changes;
   }
+
+  /** The writes foreign keys carry on from these. */
+  #cascades(writes: readonly Write[]): ChangeEvent[] {
+    if (this.references.size === 0) return [];
+    return writes.flatMap((write) => cascadesOf(this.references, write.table, write.reach));
+  }
+}
+
+/**
+ * The statement's own write touched no row: the driver says so (`numAffectedRows` 0), or a Kysely
+ * write with `RETURNING` returned none.
+ */
+function wroteNothing(query: CompiledQuery, result: QueryResult<unknown>, main: Write): boolean {
+  if (result.numAffectedRows === 0n) return true;
+  return main.exact && main.returns && !!(query.query as Node).returning && (result.rows?.length ?? 0) === 0;
 }
 
 type Node = { kind: string; [key: string]: any };

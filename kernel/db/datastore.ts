@@ -42,7 +42,7 @@ export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaMo
   const latest = schemas.at(-1) ?? EMPTY_SCHEMA;
   const kysely = new Kysely<any>({ dialect: instrumentation ? observedDialect(wrapped.dialect, instrumentation) : wrapped.dialect, plugins: [touchUpdatedAt(latest, config.kind)] });
   const live = new LiveHub(() => wrapped.changes.listen((change) => live.notify(change)));
-  const db = createAppDatabase(kysely, config.kind, latest, (fn) => wrapped.transact(kysely, fn), live, resolveQueryLimits(config.limits));
+  const db = createAppDatabase(kysely, config.kind, latest, (fn) => wrapped.transact(kysely, fn), live, resolveQueryLimits(config.limits), (fn) => wrapped.afterCommit(fn), (fn) => wrapped.transactOnDemand(kysely, fn));
   wrapped.changes.keyOf = (table) => {
     const model = latest.tables[table];
     return model ? primaryKeyOf(model) : undefined;

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { MAX_SEARCH_CHARS, RpcError, decodeRow, rowSelection, type AppDatabase, type DatabaseKind, type ProcedureBase, type AppRpcContext } from "../../kernel/index.js";
+import { MAX_SEARCH_CHARS, RpcError, decodeRow, rowSelection, type AppDatabase, type DatabaseKind, type ProcedureBase, type AppRpcContext, type ResourceRegistry } from "../../kernel/index.js";
+import { hookedWrites } from "./hooked-writes.js";
 import type { AdminSettings } from "./options.js";
 import { redact, refuseSecretFilter, refuseSecretNearest, refuseSecretOrder, refuseSecretSearch } from "./secrets.js";
 import type { CountCache } from "./count-cache.js";
@@ -51,8 +52,10 @@ const whereInput = z.object({ table, where: record });
  * operators are checked against the schema (400, never SQL); secrets are redacted in every row and
  * refused in filters and orderings; credential tables are read-only.
  */
-export function dataProcedures(base: ProcedureBase<AppRpcContext>, db: AppDatabase<any>, kind: DatabaseKind, tables: ReadonlyMap<string, AdminTable>, settings: AdminSettings, counts: CountCache) {
+export function dataProcedures(base: ProcedureBase<AppRpcContext>, db: AppDatabase<any>, kind: DatabaseKind, tables: ReadonlyMap<string, AdminTable>, settings: AdminSettings, counts: CountCache, registry: () => ResourceRegistry | undefined) {
   const { limits } = settings;
+  // Writes go through the table's resource hooks, when it declares any (docs/resources.md, "Hooks").
+  const writes = hookedWrites(db, kind, registry);
   const query = (name: string) => (db.query as Record<string, any>)[name];
   const out = (t: AdminTable, row: AdminRow) => redact(t.model.name, decodeRow(kind, t.model, row) as AdminRow);
 
@@ -99,48 +102,40 @@ export function dataProcedures(base: ProcedureBase<AppRpcContext>, db: AppDataba
     return out(t, row as AdminRow);
   });
 
-  const create = base.input(z.object({ table, data: record })).handler(async ({ input }): Promise<AdminRow> => {
+  const create = base.input(z.object({ table, data: record })).handler(async ({ input, context }): Promise<AdminRow> => {
     const t = tableOf(tables, input.table);
     assertWritable(t);
     const values = writeData(kind, t, input.data, "create");
-    const insert = db.insertInto(t.model.name);
-    const row = await (Object.keys(values).length ? insert.values(values) : insert.defaultValues())
-      .returning(rowSelection(kind, t.model) as never)
-      .executeTakeFirstOrThrow();
-    return out(t, row as AdminRow);
+    return redact(t.model.name, await writes.create(t, context, values));
   });
 
-  const update = base.input(z.object({ table, where: record, data: record })).handler(async ({ input }): Promise<{ data: AdminRow[]; count: number }> => {
+  const update = base.input(z.object({ table, where: record, data: record })).handler(async ({ input, context }): Promise<{ data: AdminRow[]; count: number }> => {
     const t = tableOf(tables, input.table);
     assertWritable(t);
     const where = equalityWhere(kind, t, input.where);
     const values = writeData(kind, t, input.data, "update");
-    let statement = db.updateTable(t.model.name).set(values);
-    for (const [column, value] of Object.entries(where)) statement = statement.where(column as never, "=", value as never);
-    const rows = (await statement.returning(rowSelection(kind, t.model) as never).execute()) as AdminRow[];
+    const rows = await writes.update(t, context, where, values);
     if (rows.length === 0) throw notFound(t);
-    return { data: rows.map((row) => out(t, row)), count: rows.length };
+    return { data: rows.map((row) => redact(t.model.name, row)), count: rows.length };
   });
 
-  const remove = base.input(whereInput).handler(async ({ input }): Promise<{ data: AdminRow[]; count: number }> => {
+  const remove = base.input(whereInput).handler(async ({ input, context }): Promise<{ data: AdminRow[]; count: number }> => {
     const t = tableOf(tables, input.table);
     assertWritable(t);
     const where = equalityWhere(kind, t, input.where);
-    let statement = db.deleteFrom(t.model.name);
-    for (const [column, value] of Object.entries(where)) statement = statement.where(column as never, "=", value as never);
-    const rows = (await statement.returning(rowSelection(kind, t.model) as never).execute()) as AdminRow[];
+    const rows = await writes.delete(t, context, where);
     if (rows.length === 0) throw notFound(t);
-    return { data: rows.map((row) => out(t, row)), count: rows.length };
+    return { data: rows.map((row) => redact(t.model.name, row)), count: rows.length };
   });
 
   // Bounded by the largest page: the dashboard deletes what it selected on one page.
-  const deleteMany = base.input(z.object({ table, keys: z.array(z.union([z.string(), z.number()])).min(1).max(limits.max) })).handler(async ({ input }): Promise<{ data: AdminRow[]; count: number }> => {
+  const deleteMany = base.input(z.object({ table, keys: z.array(z.union([z.string(), z.number()])).min(1).max(limits.max) })).handler(async ({ input, context }): Promise<{ data: AdminRow[]; count: number }> => {
     const t = tableOf(tables, input.table);
     assertWritable(t);
     const { column, values } = keyValues(kind, t, input.keys);
     // All or nothing: a key that matches no row, or a row another one still references, deletes none.
-    const rows = await db.transact(async (trx) => {
-      const deleted = (await trx.deleteFrom(t.model.name).where(column as never, "in", values as never).returning(rowSelection(kind, t.model) as never).execute()) as AdminRow[];
+    const rows = await db.transact(async () => {
+      const deleted = await writes.delete(t, context, { [column]: values });
       if (deleted.length < values.length) {
         const found = new Set(deleted.map((row) => String(row[column])));
         const missing = values.filter((value) => !found.has(String(value)));
@@ -148,7 +143,7 @@ export function dataProcedures(base: ProcedureBase<AppRpcContext>, db: AppDataba
       }
       return deleted;
     });
-    return { data: rows.map((row) => out(t, row)), count: rows.length };
+    return { data: rows.map((row) => redact(t.model.name, row)), count: rows.length };
   });
 
   return { list, get, create, update, delete: remove, deleteMany };

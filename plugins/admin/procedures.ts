@@ -49,7 +49,7 @@ export function adminProcedures(base: ProcedureBase<AppRpcContext>, deps: AdminD
     activity: activityProcedure(gated, deps.activity),
     health: gated.handler((): Promise<AdminHealth> => checkHealth(deps.db, deps.services().kv, deps.services().storage)),
     procedures: procedureList(gated, deps.sealed),
-    data: dataProcedures(gated, deps.db, deps.kind, deps.tables, deps.settings, deps.counts),
+    data: dataProcedures(gated, deps.db, deps.kind, deps.tables, deps.settings, deps.counts, deps.registry),
     users: userProcedures(gated, deps.db, deps.kind, deps.schema, deps.auth),
   };
 }

@@ -1,13 +1,14 @@
 import type { RateLimitCharge } from "../../kernel/index.js";
-import { RpcError, ValueError, classifyDatabaseError, eventOf, type AppDatabase, type AppRpcContext, type ProcedureBase } from "../../kernel/index.js";
+import { RpcError, ValueError, attributeWrites, classifyDatabaseError, eventOf, type AppDatabase, type AppRpcContext, type ProcedureBase } from "../../kernel/index.js";
 import type { z } from "zod";
 import { assertGate } from "./permissions.js";
 import { batchInput } from "./inputs.js";
-import type { ResourceSpec } from "./procedures.js";
+import type { ResourceSpec, WriteScope } from "./procedures.js";
+import { afterCommit } from "./hooks.js";
 
 type Row = Record<string, unknown>;
 type Write = "create" | "update" | "delete";
-type Writer = (executor: AppDatabase<any>, input: any, context: AppRpcContext) => Promise<Row>;
+type Writer = (executor: AppDatabase<any>, input: any, context: AppRpcContext, scope: WriteScope) => Promise<Row>;
 
 /** The order a batch runs in, and its answer's keys. */
 const WRITES: readonly Write[] = ["create", "update", "delete"];
@@ -19,7 +20,8 @@ const WRITES: readonly Write[] = ["create", "update", "delete"];
  * as the single procedures answer them. The first refusal rolls the whole batch back and answers the
  * status the single action would have had, its message naming the item: `update[2]: No post matches`,
  * with `data: { action, index }`. At most `batchLimit` items in all (400 above). Under the rate limit
- * a batch of N items costs N counts, charged before anything runs (429 when over).
+ * a batch of N items costs N counts, charged before anything runs (429 when over). Hooks fire once
+ * per item: `before*` inside the batch's transaction, `after*` once it has committed.
  */
 export function batchProcedure(
   spec: ResourceSpec,
@@ -28,26 +30,32 @@ export function batchProcedure(
   rateLimit: RateLimitCharge | undefined,
   schemas: Record<Write, z.ZodType>,
   writers: Record<Write, Writer>,
+  writeScope: (context: AppRpcContext) => WriteScope,
 ) {
   return base.input(batchInput(schemas.create, schemas.update, schemas.delete, spec.batchLimit)).handler(async ({ input, context }) => {
     const total = WRITES.reduce((sum, action) => sum + (input[action]?.length ?? 0), 0);
     if (total > spec.batchLimit) throw new RpcError("BAD_REQUEST", { message: `A batch holds at most ${spec.batchLimit} items, got ${total}` });
     // Each item is a call: the request counted one, the rest are charged before anything runs (429 over).
     await rateLimit?.charge(eventOf(context), total - 1);
-    return db.transact(async (trx) => {
-      const out: Record<Write, Row[]> = { create: [], update: [], delete: [] };
-      for (const action of WRITES) {
-        const items = (input[action] ?? []) as unknown[];
-        for (let index = 0; index < items.length; index++) {
-          try {
-            out[action].push(await writers[action](trx, items[index], context));
-          } catch (error) {
-            throw itemError(error, action, index);
+    const scope = writeScope(context);
+    const out = await attributeWrites({ table: spec.name, actor: scope.caller.actor, before: scope.before }, () =>
+      db.transact(async (trx) => {
+        const out: Record<Write, Row[]> = { create: [], update: [], delete: [] };
+        for (const action of WRITES) {
+          const items = (input[action] ?? []) as unknown[];
+          for (let index = 0; index < items.length; index++) {
+            try {
+              out[action].push(await writers[action](trx, items[index], context, scope));
+            } catch (error) {
+              throw itemError(error, action, index);
+            }
           }
         }
-      }
-      return out;
-    });
+        return out;
+      }),
+    );
+    await afterCommit(db, scope.after);
+    return out;
   });
 }
 

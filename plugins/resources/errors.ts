@@ -14,3 +14,5 @@ export const RESOURCE_LIVE_INVALID = "RESOURCE_LIVE_INVALID";
 export const RESOURCE_INCLUDE_UNSCOPABLE = "RESOURCE_INCLUDE_UNSCOPABLE";
 /** A warning, not an error: an unscoped include returns rows a related rule would hide. */
 export const RESOURCE_INCLUDE_BYPASS = "RESOURCE_INCLUDE_BYPASS";
+/** A `hooks` option that is not an object of the known hook functions. */
+export const RESOURCE_HOOKS_INVALID = "RESOURCE_HOOKS_INVALID";

@@ -1,5 +1,7 @@
 import { TrellisError, primaryKeyOf, type AppPlugin, type PluginContext, type ProcedureBase, type ResourceInfo, type SchemaModel, type SealedApp } from "../../kernel/index.js";
 import { authorizer } from "./authorize.js";
+import { bindHooks } from "./hooks.js";
+import { adminHooks } from "./admin-hooks.js";
 import { ACTIONS, checkOptions, listLimits, liveLimits, type ResourceOptions } from "./options.js";
 import { resourceProcedures, type ResourceSpec } from "./procedures.js";
 import { bypassWarnings, includeRules, normalizeIncludable, type RelatedRules } from "./include-rules.js";
@@ -22,6 +24,7 @@ export type {
   ResourceAction,
 } from "./options.js";
 export type { ResourceMeta } from "./procedures.js";
+export type { ResourceHooks, HookCaller, BeforeHook } from "./hooks.js";
 
 interface Declared {
   name: string;
@@ -112,6 +115,8 @@ export function resourcesPlugin(): ResourcesPlugin {
       let sealed: SealedApp | undefined;
       ctx.hooks.sealed.tap((app) => (sealed = app));
       for (const spec of specs) {
+        const declaredHooks = declared.find((resource) => resource.name === spec.name)?.options.hooks;
+        spec.hooks = bindHooks(spec.name, declaredHooks, (error, source, event) => ctx.report(error, source, event));
         procedures[spec.name] = resourceProcedures(spec, db, kind, () => sealed!, rateLimit);
         registry.set(spec.name, describe(spec, authorizer(spec, db, kind)));
       }
@@ -150,6 +155,7 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
     live: liveLimits(options),
     mcp: options.mcp === true ? [...ACTIONS, "page", "batch"] : options.mcp || [],
     base: resource.base ?? fallbackBase,
+    hooks: undefined,
   };
 }
 
@@ -168,6 +174,7 @@ function describe(spec: ResourceSpec, authorize: ResourceInfo["authorize"]): Res
     includable: Object.freeze([...spec.includable.keys()]),
     procedures: Object.freeze(procedures),
     authorize,
+    ...(spec.hooks && { hooks: adminHooks(spec.hooks) }),
   });
 }
 

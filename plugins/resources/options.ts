@@ -1,9 +1,11 @@
 import { TrellisError, type AppRpcContext } from "../../kernel/index.js";
+import { checkHooks, type ResourceHooks } from "./hooks.js";
 import {
   RESOURCE_LIVE_INVALID,
   RESOURCE_OWNER_COLUMN_MISSING,
   RESOURCE_OWNER_ON_CREATE,
   RESOURCE_WRITABLE_AND_READONLY,
+  RESOURCE_HOOKS_INVALID,
 } from "./errors.js";
 
 export type ResourceAction = "list" | "get" | "create" | "update" | "delete";
@@ -83,6 +85,13 @@ export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unkno
    * @default false
    */
   mcp?: boolean | Array<ResourceAction | "page" | "batch">;
+  /**
+   * Lifecycle hooks: `beforeCreate`, `afterCreate`, `beforeUpdate`, `afterUpdate`, `beforeDelete`,
+   * `afterDelete` (docs/resources.md, "Hooks"). `before*` run in the write's transaction and may
+   * change the data or refuse with an `RpcError`; `after*` run once it committed.
+   * @default {} (no hooks)
+   */
+  hooks?: ResourceHooks<Ctx, Row>;
 }
 
 export interface LiveLimits {
@@ -133,6 +142,8 @@ export function checkOptions(name: string, options: ResourceOptions<any, any>): 
     throw new TrellisError(RESOURCE_WRITABLE_AND_READONLY, `Resource "${name}": writable and readonly are mutually exclusive`, TAG);
   }
   if (typeof options.live === "object") checkLive(name, options.live);
+  const hooks = checkHooks(options.hooks);
+  if (hooks) throw new TrellisError(RESOURCE_HOOKS_INVALID, `Resource "${name}": ${hooks}`, TAG);
 }
 
 function checkLive(name: string, live: { revalidateMs?: number | false; max?: number; maxPerCaller?: number }): void {

@@ -14,7 +14,11 @@ import {
   type ProcedureBase,
   type SealedApp,
   type TableModel,
+  attributeWrites,
+  transactOnDemand,
+  writeActor,
 } from "../../kernel/index.js";
+import { afterCommit, type AfterWork, type BoundHooks, type HookCaller } from "./hooks.js";
 import { assertFunction, assertGate, listFilter } from "./permissions.js";
 import { includeArgs, type IncludeRule } from "./include-rules.js";
 import { deleteInput, getInput, listInput, updateInput, type NearestInput } from "./inputs.js";
@@ -57,6 +61,19 @@ export interface ResourceSpec {
   /** Actions tagged as MCP tools. */
   mcp: readonly ToolAction[];
   base: ProcedureBase<AppRpcContext>;
+  /** Lifecycle hooks (`hooks` option), bound at build; undefined when none are declared. */
+  hooks: BoundHooks | undefined;
+}
+
+/** How a write is made: by whom, and where its after hooks and old rows go. */
+export interface WriteScope {
+  caller: HookCaller;
+  /** After hooks to run once the write commits. */
+  after: AfterWork[];
+  /** Rows read before an update, by key: the change event's `before`. */
+  before: Map<string, Record<string, unknown>>;
+  /** In an on-demand transaction: ends its on-demand part before the write's own statement. */
+  settle?: () => boolean;
 }
 
 type Row = Record<string, unknown>;
@@ -68,7 +85,7 @@ export interface ResourceMeta {
 }
 
 export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kind: DatabaseKind, sealed: () => SealedApp, rateLimit?: RateLimitCharge) {
-  const { table, primaryKey: pk, ownerColumn, permissions } = spec;
+  const { table, primaryKey: pk, ownerColumn, permissions, hooks } = spec;
   const key = keyInput(table, pk);
   // Public and function permissions need no gate before validation: skip the middleware entirely.
   // Every procedure carries what other surfaces need to know about it (REST paths, live, admin).
@@ -148,63 +165,102 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
       return rows.one(row);
     });
 
-  /** The writes, on any executor: the database itself, or a batch's transaction. */
-  const createRow = async (executor: AppDatabase<any>, input: Row, context: AppRpcContext) => {
+  const writeScope = (context: AppRpcContext): WriteScope => ({ caller: { context, user: context.user, actor: writeActor(context) }, after: [], before: new Map() });
+  /** The writes, on any executor: the database itself, or a transaction (the write's own, or a batch's). */
+  const createRow = async (executor: AppDatabase<any>, input: Row, context: AppRpcContext, scope: WriteScope) => {
     await assertFunction(permissions.create, { context });
-    const data: Row = { ...input };
+    let data: Row = { ...input };
     if (ownerColumn && context.user) data[ownerColumn] = context.user.id;
+    if (hooks) data = known(await hooks.beforeCreate(executor, scope.caller, data));
+    // A hook that sent no statement began no transaction: the insert then runs alone (autocommit).
+    scope.settle?.();
     const values = encode(data);
     const insert = executor.insertInto(table.name);
-    const row = await (Object.keys(values).length ? insert.values(values) : insert.defaultValues()).returning(columns).executeTakeFirstOrThrow();
-    return decode(row);
+    const row = decode(await (Object.keys(values).length ? insert.values(values) : insert.defaultValues()).returning(columns).executeTakeFirstOrThrow());
+    const after = hooks?.after("afterCreate", scope.caller, { row });
+    if (after) scope.after.push(after);
+    return row;
   };
   const updatable = spec.settable.filter((column) => column !== pk);
-  const updateRow = async (executor: AppDatabase<any>, input: { where: Row; data: Row }, context: AppRpcContext) => {
-    const values = encode(input.data);
+  // The old row is read (locked) first when something needs it: a function rule, an update hook, a change listener.
+  const readsBefore = () => typeof permissions.update === "function" || !!hooks?.has("beforeUpdate") || !!hooks?.has("afterUpdate") || !!sealed().service("change-before")?.has(table.name);
+  const updateRow = async (executor: AppDatabase<any>, input: { where: Row; data: Row }, context: AppRpcContext, scope: WriteScope) => {
+    let values = encode(input.data);
     if (Object.keys(values).length === 0) {
       throw new RpcError("BAD_REQUEST", { message: `Nothing to update: data needs at least one of ${updatable.join(", ")}` });
     }
     const where = encode(keyWhere(input.where, context, "update"));
-    await checkRow(executor, "update", where, context);
+    let before: Row | undefined;
+    if (readsBefore()) {
+      before = await checkRow(executor, "update", where, context);
+      scope.before.set(String(before[pk]), before);
+      if (hooks?.has("beforeUpdate")) values = encode(known(await hooks.beforeUpdate(executor, scope.caller, before, { ...input.data })));
+      if (Object.keys(values).length === 0) throw new RpcError("BAD_REQUEST", { message: "Nothing to update: the beforeUpdate hook left no column to set" });
+    }
     let statement = executor.updateTable(table.name).set(values);
     for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
-    const row = await statement.returning(columns).executeTakeFirst();
-    if (!row) throw notFound(spec.name);
-    return decode(row);
+    const found = await statement.returning(columns).executeTakeFirst();
+    if (!found) throw notFound(spec.name);
+    const row = decode(found);
+    const after = before && hooks?.after("afterUpdate", scope.caller, { before, row });
+    if (after) scope.after.push(after);
+    return row;
   };
-  const deleteRow = async (executor: AppDatabase<any>, input: { where: Row }, context: AppRpcContext) => {
+  const deleteRow = async (executor: AppDatabase<any>, input: { where: Row }, context: AppRpcContext, scope: WriteScope) => {
     const where = encode(keyWhere(input.where, context, "delete"));
-    await checkRow(executor, "delete", where, context);
+    if (typeof permissions.delete === "function" || hooks?.has("beforeDelete")) {
+      const current = await checkRow(executor, "delete", where, context);
+      if (hooks) await hooks.beforeDelete(executor, scope.caller, current);
+    }
     let statement = executor.deleteFrom(table.name);
     for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
-    const row = await statement.returning(columns).executeTakeFirst();
-    if (!row) throw notFound(spec.name);
-    return decode(row);
+    const found = await statement.returning(columns).executeTakeFirst();
+    if (!found) throw notFound(spec.name);
+    const row = decode(found);
+    const after = hooks?.after("afterDelete", scope.caller, { row });
+    if (after) scope.after.push(after);
+    return row;
+  };
+  /** What a hook returned, kept to the table's columns (the codec knows no others). */
+  const known = (data: Row): Row => {
+    const out: Row = {};
+    for (const column of Object.keys(data)) if (Object.hasOwn(table.columns, column)) out[column] = data[column];
+    return out;
   };
 
   // One statement: autocommit is atomic, so no BEGIN/COMMIT round trips around it.
   const createSchema = createInput(table, spec.settable);
   const create = gated("create")
     .input(createSchema)
-    .handler(async ({ input, context }) => rows.one(await createRow(db, input, context)));
+    .handler(async ({ input, context }) => rows.one(await writeOnce("create", context, (executor, scope) => createRow(executor, input, context, scope))));
 
   const updateSchema = updateInput(key, updateData(table, updatable));
   const update = gated("update")
     .input(updateSchema)
-    .handler(async ({ input, context }) => rows.one(await writeOnce("update", (executor) => updateRow(executor, input, context))));
+    .handler(async ({ input, context }) => rows.one(await writeOnce("update", context, (executor, scope) => updateRow(executor, input, context, scope))));
 
   const deleteSchema = deleteInput(key);
   const remove = gated("delete")
     .input(deleteSchema)
-    .handler(async ({ input, context }) => rows.one(await writeOnce("delete", (executor) => deleteRow(executor, input, context))));
+    .handler(async ({ input, context }) => rows.one(await writeOnce("delete", context, (executor, scope) => deleteRow(executor, input, context, scope))));
 
   /**
    * A write is one statement (`WHERE pk = ? AND owner = ?` holds the owner check), needing no
-   * transaction; only a function permission, which must see the row before the write, adds a
-   * locked read and so a transaction around both.
+   * transaction; only a function permission or a `before*` hook, which must see the row (or run)
+   * before the write, adds a transaction around both. Its writes carry the caller to the change
+   * feed; its after hooks run once it has committed.
    */
-  function writeOnce<T>(action: ResourceAction, fn: (executor: AppDatabase<any>) => Promise<T>): Promise<T> {
-    return typeof permissions[action] === "function" ? db.transact(fn) : fn(db);
+  async function writeOnce<T>(action: ResourceAction, context: AppRpcContext, fn: (executor: AppDatabase<any>, scope: WriteScope) => Promise<T>): Promise<T> {
+    const scope = writeScope(context);
+    const reads = typeof permissions[action] === "function" || (action === "update" && readsBefore());
+    const hooked = !!hooks?.transacts(action as "create");
+    // A beforeCreate reads nothing first: its transaction begins with the first statement it sends, if any.
+    const run = reads || (hooked && action !== "create") ? () => db.transact((trx) => fn(trx, scope))
+      : hooked ? () => transactOnDemand(db, (settle) => fn(db, { ...scope, settle }))
+      : () => fn(db, scope);
+    const result = await attributeWrites({ table: table.name, actor: scope.caller.actor, before: scope.before }, run);
+    await afterCommit(db, scope.after);
+    return result;
   }
 
   /**
@@ -231,15 +287,19 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     return found[0] ? decode(found[0]) : undefined;
   }
 
-  /** A function permission sees the row before the write, inside the same transaction. */
-  async function checkRow(trx: any, action: ResourceAction, where: Row, context: AppRpcContext) {
-    if (typeof permissions[action] !== "function") return;
+  /**
+   * The row before the write, locked, inside the write's transaction: a function permission sees it
+   * (and refuses), a missing or not-owned row is a 404.
+   */
+  async function checkRow(trx: any, action: ResourceAction, where: Row, context: AppRpcContext): Promise<Row> {
     let select = trx.selectFrom(table.name).select(columns);
     for (const [column, value] of Object.entries(where)) select = select.where(column, "=", value);
     if (kind === "postgres") select = select.forUpdate();
     const found = await select.executeTakeFirst();
-    await assertFunction(permissions[action], { context, row: found ? decode(found) : undefined });
-    if (!found) throw notFound(spec.name);
+    const row = found ? decode(found) : undefined;
+    if (typeof permissions[action] === "function") await assertFunction(permissions[action], { context, row });
+    if (!row) throw notFound(spec.name);
+    return row;
   }
 
   // `{name}.page` rather than `list({ page: true })`: one return type per procedure keeps the typed
@@ -248,7 +308,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     .input(listInput())
     .handler(async ({ input = {}, context }) => rows.page((await query().findPage(await listArgs(input, context))) as { items: Row[]; nextCursor: string | null }));
 
-  const batch = batchProcedure(spec, gated("batch"), db, rateLimit, { create: createSchema, update: updateSchema, delete: deleteSchema }, { create: createRow, update: updateRow, delete: deleteRow });
+  const batch = batchProcedure(spec, gated("batch"), db, rateLimit, { create: createSchema, update: updateSchema, delete: deleteSchema }, { create: createRow, update: updateRow, delete: deleteRow }, writeScope);
 
   const procedures = { list, get, create, update, delete: remove, page, batch };
   if (!spec.live) return procedures;

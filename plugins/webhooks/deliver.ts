@@ -7,7 +7,19 @@ export interface Delivery {
   /** `webhook-id`: the same on every attempt, so receivers can drop duplicates. */
   id: string;
   /** The Standard Webhooks payload: `{ type, timestamp, data }`. */
-  payload: { type: string; timestamp: string; data: { table: string; op: string; keys?: readonly unknown[] } };
+  payload: { type: string; timestamp: string; data: DeliveryData };
+}
+
+/** `data` of a delivery: the change's keys, and with `payload: "rows"` its rows and actor. */
+export interface DeliveryData {
+  table: string;
+  op: string;
+  keys?: readonly unknown[];
+  /** The rows after the change (the removed rows, for a delete). */
+  rows?: readonly Record<string, unknown>[];
+  /** The rows before an update or a delete, in the order of `rows` (null where unknown). */
+  before?: readonly (Record<string, unknown> | null)[];
+  actor?: { kind: string; userId: string | null; admin: boolean };
 }
 
 interface Signer {

@@ -49,6 +49,9 @@ export function webhooksPlugin(config: WebhooksConfig): AppPlugin {
         const { Webhook } = await importPeer<typeof import("standardwebhooks")>("standardwebhooks", ".webhooks()");
         for (const endpoint of endpoints) signers.set(endpoint.url, new Webhook(endpoint.secret));
       });
+      // A receiver of rows gets the rows before an update too: resources read them when asked.
+      const rowTables = new Set(endpoints.filter((endpoint) => endpoint.payload === "rows").flatMap((endpoint) => [...endpoint.tables]));
+      if (rowTables.size) ctx.provide("change-before", rowTables);
       ctx.hooks.changed.tap((change) => {
         for (const endpoint of endpoints) {
           if (!subscribed(endpoint, change)) continue;
@@ -67,6 +70,24 @@ function subscribed(endpoint: ResolvedEndpoint, change: ChangeEvent): boolean {
 function delivery(endpoint: ResolvedEndpoint, change: ChangeEvent): Delivery {
   const data: Delivery["payload"]["data"] = { table: change.table, op: change.op };
   // Keys go through JSON: a bigint key travels as its decimal string.
-  if (change.keys) data.keys = change.keys.map((key) => (typeof key === "bigint" ? String(key) : key));
+  if (change.keys) data.keys = change.keys.map(jsonValue);
+  if (endpoint.payload === "rows") {
+    if (change.rows) data.rows = change.rows.map(jsonRow);
+    if (change.before) data.before = change.before.map((row) => (row ? jsonRow(row) : null));
+    if (change.actor) data.actor = { kind: change.actor.kind, userId: change.actor.userId, admin: change.actor.admin };
+  }
   return { url: endpoint.url, id: `msg_${randomUUID()}`, payload: { type: `${change.table}.${change.op}`, timestamp: new Date().toISOString(), data } };
+}
+
+/** A row as JSON carries it: bigints as decimal strings, bytes as base64, dates as ISO strings (by JSON itself). */
+function jsonRow(row: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(row)) out[column] = jsonValue(value);
+  return out;
+}
+
+function jsonValue(value: unknown): unknown {
+  if (typeof value === "bigint") return String(value);
+  if (value instanceof Uint8Array) return Buffer.from(value).toString("base64");
+  return value;
 }

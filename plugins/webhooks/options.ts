@@ -23,6 +23,14 @@ export interface WebhookEndpoint {
    * @default 10
    */
   timeout?: number;
+  /**
+   * What `data` carries: `"keys"`, the primary keys of the rows written; `"rows"`, also the rows
+   * after the change (`rows`), the rows before it for updates and deletes (`before`) and who made
+   * it (`actor`), so a receiver needs no call back. Rows hold every column, as the database has them:
+   * subscribe only receivers that may see them.
+   * @default "keys"
+   */
+  payload?: "keys" | "rows";
 }
 
 export interface WebhooksConfig {
@@ -47,6 +55,7 @@ export interface ResolvedEndpoint {
   tables: ReadonlySet<string>;
   events: ReadonlySet<WebhookEvent>;
   timeout: number;
+  payload: "keys" | "rows";
 }
 
 const EVENTS: readonly WebhookEvent[] = ["insert", "update", "delete"];
@@ -74,7 +83,9 @@ export function resolveEndpoints(config: WebhooksConfig): ResolvedEndpoint[] {
     if (unknown.length) throw bad(`${where}: unknown events ${unknown.join(", ")} (use insert, update, delete)`);
     const timeout = endpoint.timeout ?? 10;
     if (!(timeout > 0 && timeout <= 300)) throw bad(`${where}: timeout must be 1 to 300 seconds`);
-    return { url: url.href, secret: endpoint.secret, tables: new Set(endpoint.tables), events: new Set(events), timeout };
+    const payload = endpoint.payload ?? "keys";
+    if (payload !== "keys" && payload !== "rows") throw bad(`${where}: payload must be "keys" or "rows" (got ${JSON.stringify(payload)})`);
+    return { url: url.href, secret: endpoint.secret, tables: new Set(endpoint.tables), events: new Set(events), timeout, payload };
   });
 }
 

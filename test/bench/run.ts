@@ -29,6 +29,8 @@ const suites: Record<string, () => Promise<{ run(): Promise<void>; cases?: Recor
   chaos: () => import("./chaos.js"),
   soak: () => import("./soak.js"),
   backups: () => import("./backups.js"),
+  // Resource hooks: the cost of empty hooks on a write (hooks-write.ts).
+  hooks: () => import("./hooks-write.js"),
 };
 
 const wanted = process.argv.slice(2);

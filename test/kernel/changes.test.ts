@@ -58,10 +58,12 @@ describe.each(families())("change events, compile() and the migrated hook on %s"
     await rpc(built, "note.update", { where: { id: created.body.id }, data: { rank: 2 } });
     await rpc(built, "note.delete", { where: { id: created.body.id } });
     const id = created.body.id;
+    // Writes through a resource name their actor; a delete's rows are also the rows before it.
+    const actor = { kind: "anonymous", userId: null, admin: false };
     expect(changes).toEqual([
-      { table: "note", op: "insert", keys: [id], rows: [{ id, body: "a", rank: null }] },
-      { table: "note", op: "update", keys: [id], rows: [{ id, body: "a", rank: 2 }] },
-      { table: "note", op: "delete", keys: [id], rows: [{ id, body: "a", rank: 2 }] },
+      { table: "note", op: "insert", keys: [id], rows: [{ id, body: "a", rank: null }], actor },
+      { table: "note", op: "update", keys: [id], rows: [{ id, body: "a", rank: 2 }], actor },
+      { table: "note", op: "delete", keys: [id], rows: [{ id, body: "a", rank: 2 }], before: [{ id, body: "a", rank: 2 }], actor },
     ]);
   });
 
@@ -85,11 +87,15 @@ describe.each(families())("change events, compile() and the migrated hook on %s"
           throw new Error("savepoint only");
         })
         .catch(() => undefined);
+      await trx.insertInto("note").values({ body: "kept" }).execute();
       await sql`update note set rank = 1 where rank is null`.execute(trx);
+      // A write that matched no row changed nothing: no event.
+      await sql`update note set rank = 3 where body = 'nobody'`.execute(trx);
       expect(changes).toEqual([]);
     });
     expect(changes).toEqual([
       { table: "tag", op: "insert" },
+      { table: "note", op: "insert" },
       { table: "note", op: "update" },
     ]);
   });

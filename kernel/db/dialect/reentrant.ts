@@ -35,11 +35,21 @@ interface Scope {
   db: Kysely<any>;
   connection?: DatabaseConnection;
   closed?: boolean;
+  /** On demand (`transactOnDemand`): the first statement begins the transaction, until `settle()`. */
+  lazy?: boolean;
+  /** The on-demand transaction's connection, once its first statement asked for it. */
+  opening?: Promise<DatabaseConnection>;
 }
 
 let savepoints = 0;
 
-function pendingOf(connection: DatabaseConnection): ChangeEvent[] | undefined {
+/** Work to run once the transaction commits (`afterCommit`), held in order with its change events. */
+interface Deferred {
+  readonly afterCommit: () => unknown;
+}
+type Pending = ChangeEvent | Deferred;
+
+function pendingOf(connection: DatabaseConnection): Pending[] | undefined {
   return connection instanceof TrackedConnection ? connection.pending : undefined;
 }
 
@@ -48,7 +58,7 @@ function pendingOf(connection: DatabaseConnection): ChangeEvent[] | undefined {
  * transaction (autocommit), held in `pending` inside one until it commits.
  */
 class TrackedConnection implements DatabaseConnection {
-  pending: ChangeEvent[] | undefined;
+  pending: Pending[] | undefined;
   /** Kysely's own savepoints (`trx.savepoint(name)`): how many changes were pending at each. */
   readonly marks = new Map<string, number>();
 
@@ -101,10 +111,12 @@ export class ReentrantDialect implements Dialect {
   /** The engine and where its data lives, for the start banner; set by the dialect factories. */
   about: DatabaseAbout | undefined;
 
+  #driver: ReentrantDriver | undefined;
+
   constructor(readonly inner: Dialect) {}
 
   createDriver(): Driver {
-    return new ReentrantDriver(this.inner.createDriver(), this.#scopes, this.changes);
+    return (this.#driver = new ReentrantDriver(this.inner.createDriver(), this.#scopes, this.changes));
   }
 
   createQueryCompiler(): QueryCompiler {
@@ -125,6 +137,18 @@ export class ReentrantDialect implements Dialect {
     return !!scope?.connection && !scope.closed;
   }
 
+  /**
+   * Queues `fn` to run once the transaction open in this async context commits (dropped when it, or
+   * the savepoint open now, rolls back). False when no transaction is open here: nothing was queued.
+   */
+  afterCommit(fn: () => unknown): boolean {
+    const scope = this.#scopes.getStore();
+    const pending = scope?.connection && !scope.closed ? pendingOf(scope.connection instanceof JoinedConnection ? scope.connection.target : scope.connection) : undefined;
+    if (!pending) return false;
+    pending.push({ afterCommit: fn });
+    return true;
+  }
+
   /** Itself: `reentrant()` also reads as `{ dialect, transact }`. */
   get dialect(): this {
     return this;
@@ -135,8 +159,10 @@ export class ReentrantDialect implements Dialect {
    * when `fn` resolves; rolls back and rethrows when it throws. Called inside another
    * `transact`, it joins that transaction through a savepoint. Bound, so it can be passed around.
    */
-  readonly transact = <DB, T>(db: Kysely<DB>, fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> => {
+  readonly transact = async <DB, T>(db: Kysely<DB>, fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> => {
     const scope = this.#scopes.getStore();
+    // Inside an on-demand transaction not yet begun: begin it, so this one nests in it.
+    if (scope?.lazy && !scope.closed && !scope.connection) await this.#driver!.begin(scope);
     if (scope?.connection && !scope.closed) {
       // The outer Kysely instance: a Transaction cannot open another transaction.
       return (scope.db as Kysely<DB>).transaction().execute(fn);
@@ -146,6 +172,32 @@ export class ReentrantDialect implements Dialect {
     }
     return this.#scopes.run({ db }, () => db.transaction().execute(fn));
   };
+
+  /**
+   * Runs `fn` in a transaction that begins with the first statement it sends, through any handle in
+   * this call chain, so a `fn` that sends none costs no BEGIN and COMMIT. `settle()` ends the on-demand
+   * part: later statements join the transaction when it has begun, and otherwise run on their own
+   * (autocommit); it says whether it has begun. Commits when `fn` resolves, rolls back when it throws.
+   * Inside an open transaction it is a nested `transact` (a savepoint).
+   */
+  readonly transactOnDemand = async <DB, T>(db: Kysely<DB>, fn: (settle: () => boolean) => Promise<T>): Promise<T> => {
+    const outer = this.#scopes.getStore();
+    if (outer?.connection && !outer.closed) return this.transact(db, () => fn(() => true));
+    const scope: Scope = { db, lazy: true };
+    const settle = () => {
+      scope.lazy = false;
+      return scope.opening !== undefined;
+    };
+    let result: T;
+    try {
+      result = await this.#scopes.run(scope, () => fn(settle));
+    } catch (error) {
+      await this.#driver!.end(scope, false);
+      throw error;
+    }
+    await this.#driver!.end(scope, true);
+    return result;
+  };
 }
 
 /**
@@ -154,6 +206,15 @@ export class ReentrantDialect implements Dialect {
  */
 export function reentrant(dialect: Dialect): ReentrantDialect {
   return dialect instanceof ReentrantDialect ? dialect : new ReentrantDialect(dialect);
+}
+
+/** A failure after the commit cannot undo it: it is logged, never thrown into the committed write. */
+function runDeferred(fn: () => unknown): void {
+  try {
+    Promise.resolve(fn()).catch((error) => console.error("[trellis] work queued for after the commit failed:", error));
+  } catch (error) {
+    console.error("[trellis] work queued for after the commit failed:", error);
+  }
 }
 
 class ReentrantDriver implements Driver {
@@ -170,7 +231,43 @@ class ReentrantDriver implements Driver {
   async acquireConnection(): Promise<DatabaseConnection> {
     const scope = this.scopes.getStore();
     if (scope?.connection && !scope.closed) return new JoinedConnection(scope.connection);
+    if (scope?.lazy && !scope.closed) return new JoinedConnection(await this.begin(scope));
     return new TrackedConnection(await this.inner.acquireConnection(), this.feed);
+  }
+
+  /** Begins an on-demand scope's transaction (once): its connection is held until `end`. */
+  begin(scope: Scope): Promise<DatabaseConnection> {
+    return (scope.opening ??= (async () => {
+      const connection = new TrackedConnection(await this.inner.acquireConnection(), this.feed);
+      try {
+        await this.inner.beginTransaction(connection.inner, {});
+      } catch (error) {
+        await this.inner.releaseConnection(connection.inner);
+        throw error;
+      }
+      connection.pending = [];
+      connection.marks.clear();
+      scope.connection = connection;
+      return connection;
+    })());
+  }
+
+  /** Commits (or rolls back) an on-demand scope's transaction, if it began, and releases its connection. */
+  async end(scope: Scope, commit: boolean): Promise<void> {
+    scope.closed = true;
+    const connection = await scope.opening?.catch(() => undefined);
+    if (!connection) return;
+    try {
+      if (!commit) return await this.rollbackTransaction(connection);
+      try {
+        await this.commitTransaction(connection);
+      } catch (error) {
+        await this.rollbackTransaction(connection).catch(() => undefined);
+        throw error;
+      }
+    } finally {
+      await this.inner.releaseConnection(innerOf(connection));
+    }
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
@@ -204,7 +301,10 @@ class ReentrantDriver implements Driver {
     if (connection instanceof TrackedConnection && connection.pending) {
       const committed = connection.pending;
       connection.pending = undefined;
-      for (const change of committed) this.feed.emit(change);
+      for (const item of committed) {
+        if ("afterCommit" in item) runDeferred(item.afterCommit);
+        else this.feed.emit(item);
+      }
     }
   }
 
