@@ -1,10 +1,15 @@
 import { declaredPermission, type ResourceRegistry } from "../../../kernel/index.js";
 import { say, table } from "../output.js";
-import { findProject, loadApp } from "../project.js";
+import { appTarget } from "../app-target.js";
+import { findProject } from "../project.js";
 
-/** Where each procedure is reachable, from the app's own router: RPC always, REST and MCP when mounted. */
+/**
+ * Where each procedure is reachable, from the app's own router: RPC always, REST and MCP when
+ * mounted. The app is built, never started: its embedded database is not opened, so this works
+ * beside a running server too.
+ */
 export async function routes(): Promise<number> {
-  const app = await loadApp(findProject());
+  const { app } = await appTarget(findProject(), { database: false });
   const built = app.build();
   try {
     const described = built.describe() as { routes: readonly { method: string; path: string }[]; procedures: string[] };

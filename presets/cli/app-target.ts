@@ -1,0 +1,44 @@
+import { hostEmbedded, unopenedEmbedded } from "../../kernel/embedded/lend.js";
+import type { CommandTarget } from "./control/commands.js";
+import { runRemote } from "./control/client.js";
+import { runningServer, type ControlRecord } from "./control/channel.js";
+import { findProject, loadApp, type LoadedApp, type Project } from "./project.js";
+
+/** The project's app, here, or the server that holds its embedded data directory. */
+export type AppTarget = { app: LoadedApp; server?: undefined } | { app: LoadedApp; server: ControlRecord };
+
+/**
+ * Loads the project's app the way a command needs it. `database: false` (`trellis routes`): the
+ * embedded database is never opened, so the command works whoever holds it. Otherwise, when a
+ * running server holds the data directory and answers on its control channel, the app is built on
+ * a database that never opens and `server` names the server to run the command in.
+ */
+export async function appTarget(project: Project, { database }: { database: boolean }): Promise<AppTarget> {
+  let server: ControlRecord | undefined;
+  hostEmbedded((dataDir) => {
+    if (!database) return unopenedEmbedded(dataDir, "this command needs no database");
+    server = runningServer(dataDir);
+    return server ? unopenedEmbedded(dataDir, `the server (pid ${server.pid}) holds it and runs the command`) : undefined;
+  });
+  try {
+    const app = await loadApp(project);
+    return server ? { app, server } : { app };
+  } finally {
+    hostEmbedded(undefined);
+  }
+}
+
+/**
+ * Runs a command on the project's app: through the running server that holds its data directory
+ * (by `name`, control/commands.ts), else on the app built here and closed after.
+ */
+export async function onApp<A>(name: string, args: A, run: (target: CommandTarget, args: A) => Promise<number>): Promise<number> {
+  const { app, server } = await appTarget(findProject(), { database: true });
+  if (server) return runRemote(server, name, args);
+  const built = app.build();
+  try {
+    return await run({ built, options: app.options }, args);
+  } finally {
+    await built.close();
+  }
+}
