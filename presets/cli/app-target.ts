@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { hostEmbedded, unopenedEmbedded } from "../../kernel/embedded/lend.js";
 import type { CommandTarget } from "./control/commands.js";
 import { runRemote } from "./control/client.js";
@@ -32,8 +33,11 @@ export async function appTarget(project: Project, { database }: { database: bool
  * Runs a command on the project's app: through the running server that holds its data directory
  * (by `name`, control/commands.ts), else on the app built here and closed after.
  */
-export async function onApp<A>(name: string, args: A, run: (target: CommandTarget, args: A) => Promise<number>): Promise<number> {
-  const { app, server } = await appTarget(findProject(), { database: true });
+export async function onApp<A>(name: string, args: A, run: (target: CommandTarget, args: A) => Promise<number>, { database = true } = {}): Promise<number> {
+  const project = findProject();
+  const quick = quickServer(project);
+  if (quick) return runRemote(quick, name, args);
+  const { app, server } = await appTarget(project, { database });
   if (server) return runRemote(server, name, args);
   const built = app.build();
   try {
@@ -41,4 +45,19 @@ export async function onApp<A>(name: string, args: A, run: (target: CommandTarge
   } finally {
     await built.close();
   }
+}
+
+/**
+ * A server started in this project that holds one of the usual data directories (`DATA_DIR`, `.data`,
+ * `.app/embedded`), found without loading the app: a command then costs a round trip, not an app's
+ * worth of imports. Not with DATABASE_URL set, where the app would not use the embedded database.
+ */
+export function quickServer(project: Project): ControlRecord | undefined {
+  if (process.env.DATABASE_URL) return undefined;
+  const candidates = [process.env.DATA_DIR, ".data", ".app/embedded"].filter((dir): dir is string => Boolean(dir) && !dir!.includes("://"));
+  for (const dir of candidates) {
+    const server = runningServer(resolve(project.root, dir));
+    if (server?.cwd === project.root) return server;
+  }
+  return undefined;
 }

@@ -1,4 +1,4 @@
-import { appTarget } from "../app-target.js";
+import { appTarget, quickServer } from "../app-target.js";
 import { runRemote } from "../control/client.js";
 import type { CommandTarget } from "../control/commands.js";
 import { green, red, say, yellow } from "../output.js";
@@ -36,13 +36,19 @@ export async function doctor(): Promise<number> {
   else add("secret", "ok", `AUTH_SECRET set (${secret.length} characters)`);
 
   let built: any;
-  let server: Awaited<ReturnType<typeof appTarget>>["server"];
+  let server = project && quickServer(project);
+  if (project && server) {
+    // The running server's app is built already: it reports the app and its database.
+    print(checks);
+    const remote = await runRemote(server, "doctor", { app: true });
+    return Math.max(remote, checks.some((check) => check.verdict === "fail") ? 1 : 0);
+  }
   if (project) {
     try {
       const target = await appTarget(project, { database: true });
       server = target.server;
       built = target.app.build();
-      add("app", "ok", `${built.overview().name}: ${built.describe().plugins.map((p: { name: string }) => p.name).join(", ")}`);
+      add("app", "ok", appLine(built));
     } catch (error) {
       const failure = error as Error & { code?: string };
       // A missing peer is reported at build with the install line in its message.
@@ -58,8 +64,9 @@ export async function doctor(): Promise<number> {
 }
 
 /** The checks that need the database: run where it is open (here, or in the server that holds it). */
-export async function databaseChecksOn({ built }: CommandTarget): Promise<number> {
+export async function databaseChecksOn({ built }: CommandTarget, { app }: { app?: boolean }): Promise<number> {
   const checks = await databaseChecks(built);
+  if (app) checks.unshift({ name: "app", verdict: "ok", detail: appLine(built) });
   print(checks);
   return checks.some((check) => check.verdict === "fail") ? 1 : 0;
 }
@@ -89,3 +96,5 @@ function print(checks: Check[]): void {
   const mark: Record<Verdict, string> = { ok: green("ok  "), warn: yellow("warn"), fail: red("fail") };
   for (const check of checks) say(`${mark[check.verdict]}  ${check.name.padEnd(11)} ${check.detail}`);
 }
+
+const appLine = (built: any) => `${built.overview().name}: ${built.describe().plugins.map((p: { name: string }) => p.name).join(", ")}`;

@@ -10,6 +10,8 @@ export interface ControlRecord {
   pid: number;
   url: string;
   token: string;
+  /** The server's working folder (the project it was started in), for the CLI's quick lookup. */
+  cwd: string;
 }
 
 export const controlFile = (dataDir: string) => `${dataDir}.control`;

@@ -13,10 +13,11 @@ export interface CommandTarget {
 type Runner = (target: CommandTarget, args: never) => Promise<number>;
 
 export const remoteCommands: Record<string, Runner> = {
+  routes: async (target) => (await import("../commands/routes.js")).routesOn(target),
   "admin create": async (target, args) => (await import("../commands/admin.js")).adminCreateOn(target, args),
   "migrate status": async (target) => (await import("../commands/migrate.js")).statusOn(target),
   "migrate check": async (target) => (await import("../commands/migrate.js")).checkOn(target),
   "migrate up": async (target) => (await import("../commands/migrate.js")).upOn(target),
-  doctor: async (target) => (await import("../commands/doctor.js")).databaseChecksOn(target),
+  doctor: async (target, args) => (await import("../commands/doctor.js")).databaseChecksOn(target, args),
   "db backup": async (target, args) => (await import("../commands/db-backup.js")).backupOn(target, args),
 };

@@ -31,7 +31,7 @@ export async function openControl(dataDir: string, current: () => CommandTarget 
   server.unref();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  writeControl(dataDir, { pid: process.pid, url: `http://127.0.0.1:${port}`, token });
+  writeControl(dataDir, { pid: process.pid, url: `http://127.0.0.1:${port}`, token, cwd: process.cwd() });
   let closing: Promise<void> | undefined;
   return {
     close: () =>
