@@ -176,6 +176,8 @@ async function listen(app: Servable, options: ServeOptions): Promise<RunningServ
       response: outgoing,
     }));
   };
+  // Open before the port answers: a command run as soon as /health says 200 finds the server.
+  const control = options.control === false ? undefined : await openControlFor(app, built);
   const server = await new Promise<Server>((resolve) => {
     const created = serveNode(
       { fetch: fetch as never, port: options.port ?? 3000, hostname: options.hostname ?? "localhost" },
@@ -206,7 +208,6 @@ async function listen(app: Servable, options: ServeOptions): Promise<RunningServ
     })());
   if (options.handleSignals ?? true) signals.watch(close);
   const url = `http://${host}:${address.port}`;
-  const control = options.control === false ? undefined : await openControlFor(app, built);
   const notes = options.banner === false ? {} : await bannerNotes(built);
   return { url, server, app: built, banner: announce(built, url, options.banner, notes), close };
 }
