@@ -146,8 +146,14 @@ async function openControlFor(app: Servable, built: BuiltApp<any, any>): Promise
   const options = app instanceof App ? app.options : undefined;
   const dataDir = (options?.db as { dataDir?: string } | undefined)?.dataDir;
   if (!dataDir) return undefined;
-  const { openControl } = await import("./cli/control/server.js");
-  return openControl(dataDir, () => ({ built, options }));
+  try {
+    const { openControl } = await import("./cli/control/server.js");
+    return await openControl(dataDir, () => ({ built, options }));
+  } catch (error) {
+    // The app serves without it: commands beside it refuse with EMBEDDED_DIR_LOCKED, as they did before.
+    process.stderr.write(`trellis: no control channel for ${dataDir} (${(error as Error).message}); CLI commands cannot reach this server\n`);
+    return undefined;
+  }
 }
 
 async function listen(app: Servable, options: ServeOptions): Promise<RunningServer> {

@@ -32,13 +32,20 @@ export async function superviseServer(project: Project, server: string): Promise
 
   let current: CommandTarget & { running: { close(): Promise<void> } } | undefined;
   const databases = new Map<string, EmbeddedDatabase>();
-  const channels: Promise<ControlChannel>[] = [];
+  const channels: Promise<ControlChannel | undefined>[] = [];
   hostEmbedded((dataDir, open) => {
     let database = databases.get(dataDir);
     if (!database) {
       database = open();
       databases.set(dataDir, database);
-      channels.push(import("../control/server.js").then(({ openControl }) => openControl(dataDir, () => current)));
+      channels.push(
+        import("../control/server.js")
+          .then(({ openControl }) => openControl(dataDir, () => current))
+          .catch((error: Error) => {
+            process.stderr.write(`trellis dev: no control channel for ${dataDir} (${error.message}); CLI commands cannot reach this server\n`);
+            return undefined;
+          }),
+      );
     }
     return borrowEmbedded(database);
   });
@@ -96,7 +103,7 @@ export async function superviseServer(project: Project, server: string): Promise
   watcher.close();
   await reloading;
   await current?.running.close();
-  for (const channel of channels) await (await channel).close();
+  for (const channel of channels) await (await channel)?.close();
   for (const database of databases.values()) await database.close();
   superviseDev(undefined);
   hostEmbedded(undefined);
