@@ -47,5 +47,7 @@ export default defineConfig({
     writeFileSync("dist/bin.js", '#!/usr/bin/env node\nimport "./cli.js";\n', { mode: 0o755 });
     // `trellis new` copies these; they are plain files, not compiled.
     cpSync("presets/cli/templates", "dist/templates", { recursive: true });
+    // The module hooks `trellis dev` registers (presets/cli/dev/loader.mjs): plain JavaScript, loaded by URL.
+    cpSync("presets/cli/dev/loader.mjs", "dist/dev-loader.mjs");
   },
 });

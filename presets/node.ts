@@ -8,6 +8,7 @@ import type { BuiltApp } from "./types.js";
 import { assertPortFree } from "./port-check.js";
 import { startupErrorText } from "./startup-error.js";
 import { warnLocalBaseUrl } from "./production-checks.js";
+import { devSupervisor } from "./cli/dev/hook.js";
 
 export interface ServeOptions {
   /** @default 3000 */
@@ -42,6 +43,13 @@ export interface ServeOptions {
    * @default true (false under a test runner)
    */
   exitOnStartError?: boolean;
+  /**
+   * On the embedded database, the control channel `trellis` commands use while this server holds the
+   * data directory (`admin create`, `migrate status`, `doctor`, `db backup`): a listener on 127.0.0.1,
+   * its address and a random token in `<dataDir>.control`, readable by this user only (docs/cli.md).
+   * @default true
+   */
+  control?: boolean;
 }
 
 export interface RunningServer {
@@ -118,12 +126,33 @@ const signals = (() => {
  * `DATABASE_URL`, say) is printed like any other start-up error.
  */
 export async function serve(app: Servable | (() => Servable | Promise<Servable>), options: ServeOptions = {}): Promise<RunningServer> {
+  // Under `trellis dev` the supervisor owns signals, start-up errors and the control channel, across reloads.
+  const dev = devSupervisor();
+  if (dev) options = { ...options, handleSignals: false, exitOnStartError: false, control: false };
   try {
-    return await listen(typeof app === "function" ? await app() : app, options);
+    const servable = typeof app === "function" ? await app() : app;
+    const running = await listen(servable, options);
+    dev?.served(running, servable);
+    return running;
   } catch (error) {
     if (!(options.exitOnStartError ?? !underTestRunner())) throw error;
     process.stderr.write(startupErrorText(error));
     process.exit(1);
+  }
+}
+
+/** The control channel beside an embedded data directory (presets/cli/control), loaded only then. */
+async function openControlFor(app: Servable, built: BuiltApp<any, any>): Promise<{ close(): Promise<void> } | undefined> {
+  const options = app instanceof App ? app.options : undefined;
+  const dataDir = (options?.db as { dataDir?: string } | undefined)?.dataDir;
+  if (!dataDir) return undefined;
+  try {
+    const { openControl } = await import("./cli/control/server.js");
+    return await openControl(dataDir, () => ({ built, options }));
+  } catch (error) {
+    // The app serves without it: commands beside it refuse with EMBEDDED_DIR_LOCKED, as they did before.
+    process.stderr.write(`trellis: no control channel for ${dataDir} (${(error as Error).message}); CLI commands cannot reach this server\n`);
+    return undefined;
   }
 }
 
@@ -153,6 +182,8 @@ async function listen(app: Servable, options: ServeOptions): Promise<RunningServ
       response: outgoing,
     }));
   };
+  // Open before the port answers: a command run as soon as /health says 200 finds the server.
+  const control = options.control === false ? undefined : await openControlFor(app, built);
   const server = await new Promise<Server>((resolve) => {
     const created = serveNode(
       { fetch: fetch as never, port: options.port ?? 3000, hostname: options.hostname ?? "localhost" },
@@ -167,6 +198,7 @@ async function listen(app: Servable, options: ServeOptions): Promise<RunningServ
   const close = () =>
     (closing ??= (async () => {
       signals.forget(close);
+      await control?.close();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await drain.settled(DRAIN_MS);

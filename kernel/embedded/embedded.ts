@@ -6,6 +6,7 @@ import type { DatabaseAbout } from "../contracts/resources.js";
 import { PGliteDialect, type PGliteLike } from "../db/dialect/pglite.js";
 import { reentrant } from "../db/dialect/reentrant.js";
 import { backupEmbedded } from "./backup.js";
+import { embeddedHost } from "./lend.js";
 import { lockDataDir } from "./lock.js";
 import { MEMORY, openInstance, type EmbeddedClient } from "./instance.js";
 import { ThreadClient } from "./worker/client.js";
@@ -71,6 +72,8 @@ export interface EmbeddedDatabase<Client extends EmbeddedQueryClient = EmbeddedQ
   readonly thread: EmbeddedThread;
   /** The engine and the absolute data directory, for the start banner. */
   readonly about: DatabaseAbout;
+  /** The absolute data directory; `undefined` for `memory://`. */
+  readonly dataDir: string | undefined;
   /**
    * In-thread, the PGlite instance with its `live` namespace; on the database thread, a client
    * with its `query`, `exec`, `transaction` and `close`. Queries on it wait for start-up, not for `ready()`.
@@ -104,6 +107,13 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase<any> {
   const dataDir = resolveDataDir(config.dataDir);
   const buffers = sharedBuffers(config.sharedBuffers);
   const thread = threadOf(config.thread);
+  const open = () => openEmbedded(dataDir, buffers, thread);
+  // A process that outlives its apps (the dev supervisor, the CLI) may hand over a database (lend.ts).
+  const host = dataDir === MEMORY ? undefined : embeddedHost();
+  return host?.(dataDir, open) ?? open();
+}
+
+function openEmbedded(dataDir: string, buffers: string, thread: EmbeddedThread): EmbeddedDatabase<any> {
   let releaseLock = () => {};
   if (dataDir !== MEMORY) {
     try {
@@ -170,7 +180,7 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase<any> {
     await started;
     return client instanceof ThreadClient ? client.backup() : backupEmbedded(client as EmbeddedClient);
   };
-  return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, thread, about, ready: () => started, backup, close, probe };
+  return { dialect, kind: "postgres", live: { kind: "pglite", client }, client, thread, about, dataDir: dataDir === MEMORY ? undefined : dataDir, ready: () => started, backup, close, probe };
 }
 
 function statementTimeout(ms: number | undefined): number {

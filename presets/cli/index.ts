@@ -34,7 +34,12 @@ program
   .option("--no-install", "skip npm install")
   .action(act((dir: string, options) => import("./commands/new.js").then(({ create }) => create(dir, options))));
 
-program.command("dev").description("serve the app, restarted on every change").option("--server <file>", "the module that serves the app", "src/server.ts").action(act((options) => import("./commands/serve.js").then(({ dev }) => dev(options))));
+program
+  .command("dev")
+  .description("serve the app, reloaded on every change against the database it keeps open")
+  .option("--server <file>", "the module that serves the app", "src/server.ts")
+  .option("--restart", "restart the whole process on each change instead (the database reopened too)")
+  .action(act((options) => import("./commands/serve.js").then(({ dev }) => dev(options))));
 program.command("build").description("compile the project for production into dist/").action(act(() => import("./commands/serve.js").then(({ build }) => build())));
 program.command("start").description("run the production build on plain Node").option("--server <file>", "the source module that serves the app", "src/server.ts").action(act((options) => import("./commands/serve.js").then(({ start }) => start(options))));
 

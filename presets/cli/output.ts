@@ -1,5 +1,17 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/**
+ * Where a command's output goes when it runs inside a server for a CLI beside it (control/server.ts):
+ * collected for the caller, coloured as the caller's terminal is.
+ */
+export interface OutputSink {
+  write(text: string): void;
+  colour: boolean;
+}
+export const outputSink = new AsyncLocalStorage<OutputSink>();
+
 /** What the CLI prints: colour only on a terminal (and never with NO_COLOR), errors as one block. */
-const colour = (stream: NodeJS.WriteStream) => Boolean(stream.isTTY) && !process.env.NO_COLOR;
+const colour = (stream: NodeJS.WriteStream) => outputSink.getStore()?.colour ?? (Boolean(stream.isTTY) && !process.env.NO_COLOR);
 
 function paint(code: number, text: string, stream: NodeJS.WriteStream = process.stdout): string {
   return colour(stream) ? `\u001b[${code}m${text}\u001b[0m` : text;
@@ -12,7 +24,9 @@ export const yellow = (text: string) => paint(33, text);
 export const red = (text: string, stream?: NodeJS.WriteStream) => paint(31, text, stream);
 
 export function say(line = ""): void {
-  process.stdout.write(`${line}\n`);
+  const sink = outputSink.getStore();
+  if (sink) sink.write(`${line}\n`);
+  else process.stdout.write(`${line}\n`);
 }
 
 /** Rows as aligned columns, the first row a header. */

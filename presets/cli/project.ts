@@ -45,21 +45,26 @@ export function entryOf(project: Project): string {
 /** Imports a module of the project; TypeScript through the project's own tsx. */
 export async function importModule(file: string, project: Project): Promise<Record<string, unknown>> {
   if (!/\.[mc]?ts$/.test(file)) return import(pathToFileURL(file).href);
-  let api: string;
-  try {
-    // The ESM build of tsx's API, as its export map names it (require.resolve would pick the CommonJS one).
-    const manifest = createRequire(join(project.root, "package.json")).resolve("tsx/package.json");
-    const exported = (JSON.parse(readFileSync(manifest, "utf8")) as { exports: Record<string, { import: { default: string } }> }).exports["./esm/api"]!;
-    api = join(dirname(manifest), exported.import.default);
-  } catch {
-    throw new CliError("CLI_NO_TSX", `${file} is TypeScript and this project has no tsx to load it.`, "npm install --save-dev tsx");
-  }
+  const api = tsxApi(project, `${file} is TypeScript and this project has no tsx to load it.`);
   const { tsImport } = (await import(pathToFileURL(api).href)) as { tsImport(specifier: string, parent: string): Promise<Record<string, unknown>> };
   return tsImport(pathToFileURL(file).href, import.meta.url);
 }
 
+/** The ESM build of the project's tsx API, as its export map names it (require.resolve would pick the CommonJS one). */
+export function tsxApi(project: Project, missing: string): string {
+  try {
+    const manifest = createRequire(join(project.root, "package.json")).resolve("tsx/package.json");
+    const exported = (JSON.parse(readFileSync(manifest, "utf8")) as { exports: Record<string, { import: { default: string } }> }).exports["./esm/api"]!;
+    return join(dirname(manifest), exported.import.default);
+  } catch {
+    throw new CliError("CLI_NO_TSX", missing, "npm install --save-dev tsx");
+  }
+}
+
 /** What the CLI needs of an app: the same `App` a project builds. */
 export interface LoadedApp {
+  /** The options the App was made with: its database object and storage. */
+  readonly options?: { db?: unknown; storage?: unknown };
   build(): any;
   start(): Promise<any>;
 }

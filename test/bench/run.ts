@@ -31,6 +31,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void>; cases?: Recor
   backups: () => import("./backups.js"),
   // Resource hooks: the cost of empty hooks on a write (hooks-write.ts).
   hooks: () => import("./hooks-write.js"),
+  loops: () => import("./loops.js"),
 };
 
 const wanted = process.argv.slice(2);

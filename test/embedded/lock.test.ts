@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { lockDataDir } from "../../kernel/embedded/lock.js";
-import { embedded } from "../../kernel/embedded/index.js";
+import { Kysely, sql } from "kysely";
+import { borrowEmbedded, embedded, hostEmbedded, unopenedEmbedded, type EmbeddedDatabase } from "../../kernel/embedded/index.js";
 
 const fixture = fileURLToPath(new URL("./hold-lock.fixture.ts", import.meta.url));
 const root = mkdtempSync(join(tmpdir(), "trellis-lock-"));
@@ -80,5 +81,37 @@ describe("data-directory lock", () => {
     const lock = lockDataDir(dataDir);
     expect(lock.path).toBe(`${dataDir}.lock`);
     lock.release();
+  });
+
+  it("lends one open directory through a host: borrowers share the instance, closing one leaves it open", { timeout: 60_000 }, async () => {
+    const dataDir = nextDir();
+    let lent: EmbeddedDatabase | undefined;
+    hostEmbedded((_dir, open) => borrowEmbedded((lent ??= open())));
+    try {
+      const first = embedded({ dataDir });
+      const second = embedded({ dataDir });
+      expect(second.client).toBe(first.client);
+      expect(first.dataDir).toBe(dataDir);
+      const before = new Kysely<any>({ dialect: first.dialect });
+      await sql`create table kept (n int); insert into kept values (1)`.execute(before);
+      await before.destroy(); // as App.close() does: the instance stays open
+      const after = new Kysely<any>({ dialect: second.dialect });
+      expect((await sql<{ n: number }>`select n from kept`.execute(after)).rows).toEqual([{ n: 1 }]);
+      await after.destroy();
+      expect(readLock(dataDir).pid).toBe(process.pid);
+    } finally {
+      hostEmbedded(undefined);
+      await lent?.close();
+    }
+    expect(existsSync(`${dataDir}.lock`)).toBe(false);
+    // A database that is never opened takes no lock, and a query on it says why.
+    hostEmbedded((dir) => unopenedEmbedded(dir, "the app is only built"));
+    try {
+      const never = embedded({ dataDir });
+      await expect(never.probe()).rejects.toMatchObject({ code: "EMBEDDED_NOT_OPENED", message: expect.stringContaining("the app is only built") });
+      expect(existsSync(`${dataDir}.lock`)).toBe(false);
+    } finally {
+      hostEmbedded(undefined);
+    }
   });
 });

@@ -3,7 +3,9 @@ import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { pgClientEnv } from "../../../kernel/db/pg-client-env.js";
 import { CliError, green, say } from "../output.js";
-import { findProject, loadApp } from "../project.js";
+import { onApp } from "../app-target.js";
+import type { CommandTarget } from "../control/commands.js";
+import { findProject } from "../project.js";
 
 interface BackupOptions {
   /** `file` (the default, or a path) or `storage` (the app's storage adapter, so S3). */
@@ -13,14 +15,12 @@ interface BackupOptions {
 interface Backupable {
   backup(): Promise<Uint8Array>;
   ready(): Promise<void>;
-  close(): Promise<void>;
 }
 
 /**
  * `trellis db backup [--to file|<path>|storage]`: the embedded database as a gzip tarball, through
  * the database object's own `backup()`; on PostgreSQL, `pg_dump --format=custom` when installed.
- * The embedded data directory is locked by a running server: stop it first, or call `db.backup()`
- * from inside the app (docs/operations.md).
+ * Beside a running server that holds the embedded data directory, the server takes the backup.
  */
 export async function dbBackup(options: BackupOptions): Promise<number> {
   const project = findProject();
@@ -39,31 +39,31 @@ export async function dbBackup(options: BackupOptions): Promise<number> {
     say(`${green("backed up")} PostgreSQL with pg_dump to ${file}`);
     return 0;
   }
-  const app = (await loadApp(project)) as unknown as { options?: { db?: Partial<Backupable> & { about?: { location?: string } }; storage?: { set(key: string, bytes: Uint8Array): Promise<void> } } };
-  const db = app.options?.db;
+  const name = `backup-${stamp}.tar.gz`;
+  return onApp("db backup", { root: project.root, to: options.to, name }, backupOn);
+}
+
+/** The command's body: the backup taken by the database object the app was made with (here, or in the running server). */
+export async function backupOn({ options }: CommandTarget, { root, to, name }: { root: string; to?: string; name: string }): Promise<number> {
+  const db = options?.db as (Partial<Backupable> & { about?: { location?: string } }) | undefined;
   if (!db || typeof db.backup !== "function") {
     throw new CliError("CLI_NO_BACKUP", "This app's database has no backup of its own (it is not the embedded database, and DATABASE_URL is not set).", "Back up SQLite by copying its file while the app is stopped, or set DATABASE_URL for PostgreSQL.");
   }
-  const database = db as Backupable;
-  try {
-    await database.ready();
-    const bytes = await database.backup();
-    const name = `backup-${stamp}.tar.gz`;
-    if (options.to === "storage") {
-      const storage = app.options?.storage;
-      if (!storage) throw new CliError("CLI_NO_STORAGE", "--to storage needs the app to have a storage adapter.", "Pass storage to the App constructor, or back up to a file.");
-      await storage.set(`backups/${name}`, bytes);
-      say(`${green("backed up")} the embedded database (${bytes.byteLength} bytes) to storage key backups/${name}`);
-    } else {
-      const file = destination(project.root, options.to, db.about?.location, name);
-      ownerOnly(file);
-      writeFileSync(file, bytes);
-      say(`${green("backed up")} the embedded database (${bytes.byteLength} bytes) to ${file}`);
-    }
-    return 0;
-  } finally {
-    await database.close();
+  await db.ready?.();
+  const bytes = await db.backup();
+  if (to === "storage") {
+    const key = `backups/${name}`;
+    const storage = options?.storage as { set(key: string, bytes: Uint8Array): Promise<void> } | undefined;
+    if (!storage) throw new CliError("CLI_NO_STORAGE", "--to storage needs the app to have a storage adapter.", "Pass storage to the App constructor, or back up to a file.");
+    await storage.set(key, bytes);
+    say(`${green("backed up")} the embedded database (${bytes.byteLength} bytes) to storage key ${key}`);
+  } else {
+    const file = destination(root, to, db.about?.location, name);
+    ownerOnly(file);
+    writeFileSync(file, bytes);
+    say(`${green("backed up")} the embedded database (${bytes.byteLength} bytes) to ${file}`);
   }
+  return 0;
 }
 
 /**

@@ -67,7 +67,7 @@ async function loadProjectApp(project: ReturnType<typeof findProject>): Promise<
     throw new CliError(
       "CLI_DB_LOCKED",
       `another process has this embedded database open (is the app running?). ${(error as Error).message}`,
-      "Stop the app (one process at a time opens the data directory), then run `trellis db shell` again; while it runs, use the admin dashboard (/_admin).",
+      "Stop the app (one process at a time opens the data directory), then run `trellis db shell` again; while it runs, `trellis migrate`, `admin create`, `doctor` and `db backup` work through it, and the admin dashboard (/_admin) shows the data.",
     );
   }
 }

@@ -1,6 +1,7 @@
 import { declaredPermission } from "../../../kernel/index.js";
 import { say, table } from "../output.js";
-import { findProject, loadApp } from "../project.js";
+import { onApp } from "../app-target.js";
+import type { CommandTarget } from "../control/commands.js";
 
 /** A row of `trellis routes`: kind, name, permission (as `declaredPermission` reads it), surfaces. */
 export type RouteRow = [kind: "procedure" | "route", name: string, permission: string, surfaces: string];
@@ -31,13 +32,15 @@ export function routeTable(built: { describe(): unknown; sealed: { procedures: R
   return rows;
 }
 
-export async function routes(): Promise<number> {
-  const app = await loadApp(findProject());
-  const built = app.build();
-  try {
-    say(table([["kind", "name", "permission", "surfaces"], ...routeTable(built)]));
-    return 0;
-  } finally {
-    await built.close();
-  }
+/**
+ * The app is built, never started: its embedded database is not opened, so this works beside a
+ * running server too.
+ */
+export function routes(): Promise<number> {
+  return onApp("routes", {}, routesOn, { database: false });
+}
+
+export async function routesOn({ built }: CommandTarget): Promise<number> {
+  say(table([["kind", "name", "permission", "surfaces"], ...routeTable(built)]));
+  return 0;
 }

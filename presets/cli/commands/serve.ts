@@ -8,6 +8,8 @@ import { findProject, type Project } from "../project.js";
 export interface ServeCommandOptions {
   /** The module that serves the app. @default "src/server.ts" */
   server?: string;
+  /** `trellis dev`: restart the whole process (and reopen the database) on each change, instead of reloading the app in process. @default false */
+  restart?: boolean;
 }
 
 /** Runs a command in the project and resolves with its exit code, forwarding Ctrl-C and SIGTERM. */
@@ -38,10 +40,15 @@ function envFlags(project: Project): string[] {
   return existsSync(join(project.root, ".env")) ? ["--env-file=.env"] : [];
 }
 
-/** `trellis dev`: the server under tsx, restarted on every change of a file it imports. */
+/**
+ * `trellis dev`: the app reloaded in this process on every change of a file it imports, against the
+ * database opened once (dev/supervisor.ts); with `--restart`, the server under `tsx watch`, the
+ * whole process restarted each time.
+ */
 export async function dev(options: ServeCommandOptions): Promise<number> {
   const project = findProject();
   const server = serverOf(project, options);
+  if (!options.restart) return (await import("../dev/supervisor.js")).superviseServer(project, server);
   let tsx: string;
   try {
     tsx = createRequire(join(project.root, "package.json")).resolve("tsx/cli");
