@@ -107,13 +107,14 @@ export function embedded(config: EmbeddedConfig = {}): EmbeddedDatabase<any> {
   const dataDir = resolveDataDir(config.dataDir);
   const buffers = sharedBuffers(config.sharedBuffers);
   const thread = threadOf(config.thread);
-  const open = () => openEmbedded(dataDir, buffers, thread);
+  const timeoutMs = statementTimeout(config.statementTimeoutMs);
+  const open = () => openEmbedded(dataDir, buffers, thread, timeoutMs);
   // A process that outlives its apps (the dev supervisor, the CLI) may hand over a database (lend.ts).
   const host = dataDir === MEMORY ? undefined : embeddedHost();
   return host?.(dataDir, open) ?? open();
 }
 
-function openEmbedded(dataDir: string, buffers: string, thread: EmbeddedThread): EmbeddedDatabase<any> {
+function openEmbedded(dataDir: string, buffers: string, thread: EmbeddedThread, timeoutMs: number): EmbeddedDatabase<any> {
   let releaseLock = () => {};
   if (dataDir !== MEMORY) {
     try {
@@ -134,7 +135,7 @@ function openEmbedded(dataDir: string, buffers: string, thread: EmbeddedThread):
   try {
     if (thread === "worker") {
       const host = databaseThread();
-      client = new ThreadClient(host.thread, host.db, dataDir, buffers, statementTimeout(config.statementTimeoutMs));
+      client = new ThreadClient(host.thread, host.db, dataDir, buffers, timeoutMs);
       started = client.waitReady;
     } else {
       ({ client, started } = openInstance(dataDir, buffers));
