@@ -89,7 +89,14 @@ export function resourcesPlugin(): ResourcesPlugin {
       }
       // Scoped includes read the related resource's rules: every resource must be resolved first.
       related = new Map(specs.map((spec) => [spec.name, { name: spec.name, list: spec.permissions.list, ownerColumn: spec.ownerColumn }]));
+      // Relation filters read the same rules: every resource's list rule, and what each makes includable.
+      const relationRules = {
+        schema: ctx.schema,
+        resources: related,
+        includable: new Map(specs.map((spec) => [spec.name, new Set(normalizeIncludable(includable.get(spec.name)).map((entry) => entry.relation))])),
+      };
       for (const spec of specs) {
+        spec.relationRules = relationRules;
         try {
           spec.includable = includeRules(spec.name, normalizeIncludable(includable.get(spec.name)), ctx.schema, related);
         } catch (error) {
@@ -113,7 +120,7 @@ export function resourcesPlugin(): ResourcesPlugin {
       ctx.hooks.sealed.tap((app) => (sealed = app));
       for (const spec of specs) {
         procedures[spec.name] = resourceProcedures(spec, db, kind, () => sealed!, rateLimit);
-        registry.set(spec.name, describe(spec, authorizer(spec, db, kind)));
+        registry.set(spec.name, describe(spec, authorizer(spec, db)));
       }
       // Published for files (attach permissions), admin, REST and live, which must not reach in here.
       ctx.provide("resource-registry", registry);
@@ -146,6 +153,7 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
     limits: listLimits(options),
     batchLimit: options.batchLimit ?? 100,
     includable: new Map(),
+    relationRules: { schema, resources: new Map(), includable: new Map() },
     settable,
     live: liveLimits(options),
     mcp: options.mcp === true ? [...ACTIONS, "page", "batch"] : options.mcp || [],
@@ -155,7 +163,7 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
 
 function describe(spec: ResourceSpec, authorize: ResourceInfo["authorize"]): ResourceInfo {
   const permissions = Object.fromEntries(
-    ACTIONS.map((action) => [action, typeof spec.permissions[action] === "function" ? "function" : spec.permissions[action]]),
+    ACTIONS.map((action) => [action, typeof spec.permissions[action] === "function" ? "function" : typeof spec.permissions[action] === "object" ? "where" : spec.permissions[action]]),
   ) as ResourceInfo["permissions"];
   const procedures: Record<string, string> = Object.fromEntries(ACTIONS.map((action) => [action, `${spec.name}.${action}`]));
   if (spec.live) procedures.live = `${spec.name}.live`;

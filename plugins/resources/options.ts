@@ -4,6 +4,7 @@ import {
   RESOURCE_OWNER_COLUMN_MISSING,
   RESOURCE_OWNER_ON_CREATE,
   RESOURCE_WRITABLE_AND_READONLY,
+  RESOURCE_WHERE_ON_CREATE,
 } from "./errors.js";
 
 export type ResourceAction = "list" | "get" | "create" | "update" | "delete";
@@ -11,8 +12,9 @@ export const ACTIONS: readonly ResourceAction[] = ["list", "get", "create", "upd
 
 /**
  * A function permission: `row` is given on get, update and delete (undefined when the row is
- * missing). `false` refuses (403). On list (and live) it may instead return a `where` object: the
- * caller then sees only the rows that match it (`{ status: "published" }` hides drafts).
+ * missing). `false` refuses (403). It may instead return a `where` object: on list (and live) the
+ * caller then sees only the rows that match it (`{ status: "published" }` hides drafts); on get,
+ * update and delete the row must match it too (404 otherwise), in the same statement.
  */
 export type ResourcePermissionFn<Ctx = AppRpcContext, Row = Record<string, unknown>> = (args: {
   context: Ctx;
@@ -22,11 +24,19 @@ export type ResourcePermissionFn<Ctx = AppRpcContext, Row = Record<string, unkno
 /** What a list rule may return instead of `true`: a `where` (same shape as the list's own) ANDed into every list. */
 export type ListFilter = Record<string, unknown>;
 
+/**
+ * A rule written as a `where` (relation filters included): the caller must be signed in (401), and
+ * only rows matching it exist for them on list, get, update and delete (404 otherwise). The string
+ * `"$user.id"` anywhere in it is the caller's id: `{ assignees: { some: { userId: "$user.id" } } }`.
+ */
+export type WhereRule = { readonly [key: string]: unknown };
+
 export type ResourcePermission<Ctx = AppRpcContext, Row = Record<string, unknown>> =
   | "public"
   | "authenticated"
   | "admin"
   | "owner"
+  | WhereRule
   | ResourcePermissionFn<Ctx, Row>;
 
 export type ResourcePermissions<Ctx = AppRpcContext, Row = Record<string, unknown>> = Partial<
@@ -120,6 +130,9 @@ export function checkOptions(name: string, options: ResourceOptions<any, any>): 
   const permissions = options.permissions ?? {};
   if (permissions.create === "owner") {
     throw new TrellisError(RESOURCE_OWNER_ON_CREATE, `Resource "${name}": "owner" is not valid for create (no row exists yet); use "authenticated"`, TAG);
+  }
+  if (typeof permissions.create === "object" && permissions.create !== null) {
+    throw new TrellisError(RESOURCE_WHERE_ON_CREATE, `Resource "${name}": a where rule is not valid for create (no row exists yet); use "authenticated" or a function`, TAG);
   }
   const ownerActions = Object.entries(permissions).filter(([, value]) => value === "owner").map(([action]) => action);
   if (ownerActions.length > 0 && !options.ownerColumn) {

@@ -14,7 +14,9 @@ import {
   type SealedApp,
   type TableModel,
 } from "../../kernel/index.js";
-import { assertFunction, assertGate, listFilter } from "./permissions.js";
+import { assertFunction, assertGate } from "./permissions.js";
+import { relationScopes, ruleWhere, type RelationRules } from "./where-rules.js";
+import { isWhereRule, withUser } from "./user-where.js";
 import { includeArgs, type IncludeRule } from "./include-rules.js";
 import { deleteInput, getInput, listInput, updateInput, type NearestInput } from "./inputs.js";
 import type { ListLimits, LiveLimits, ResourceAction, ResourcePermission } from "./options.js";
@@ -49,6 +51,8 @@ export interface ResourceSpec {
   batchLimit: number;
   /** Includable relations and the rule their rows follow (filled at build, once every resource is known). */
   includable: ReadonlyMap<string, IncludeRule>;
+  /** What the relation filters of a caller's `where` may reach, and under which rules (filled at build). */
+  relationRules: RelationRules;
   /** Columns a client may set on create (and, minus the primary key, on update). */
   settable: readonly string[];
   /** Set when the resource streams (`{name}.live`). */
@@ -111,6 +115,11 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
       }
     }
   };
+  /** A `where` rule's condition for this caller (ANDed into the statement of get, update and delete). */
+  const whereRule = (action: ResourceAction, context: AppRpcContext): Row | undefined => {
+    const permission = permissions[action];
+    return isWhereRule(permission) ? (withUser(permission, ownerOf(context)) as Row) : undefined;
+  };
   const keyWhere = (where: Row, context: AppRpcContext, action: ResourceAction): Row =>
     isOwner(action) ? { [pk]: where[pk], [ownerColumn!]: ownerOf(context) } : { [pk]: where[pk] };
 
@@ -123,13 +132,12 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     if (input.nearest && input.nearest.k > spec.limits.max) throw new RpcError("BAD_REQUEST", { message: `nearest.k must be at most ${spec.limits.max}` });
     if ((input.skip ?? 0) > spec.limits.maxSkip) throw new RpcError("BAD_REQUEST", { message: `skip must be at most ${spec.limits.maxSkip}` });
     checkInclude(input.include);
-    const filter = await listFilter(permissions.list, context);
-    let where: Row | undefined = input.where;
-    // The rule's own `where` and the owner condition are ANDed in SQL, so take and skip count only visible rows.
-    for (const scope of [filter, isOwner("list") ? { [ownerColumn!]: ownerOf(context) } : undefined]) {
-      if (scope) where = where ? { AND: [where, scope] } : scope;
-    }
-    return { where, orderBy: input.orderBy, take, skip: input.skip, after: input.after, search: input.search, nearest: input.nearest, include: await includeArgs(input.include, spec.includable, context) };
+    // The rule's `where` (the owner condition, a where rule, a function's answer) is ANDed in SQL, so
+    // take and skip count only visible rows; the caller's relation filters read only what they may list.
+    const rule = await ruleWhere(permissions.list, ownerColumn, context, false);
+    const related = await relationScopes(spec.relationRules, table.name, input.where, context);
+    const scope = rule ? { where: rule, related } : { related };
+    return { where: input.where, scope, orderBy: input.orderBy, take, skip: input.skip, after: input.after, search: input.search, nearest: input.nearest, include: await includeArgs(input.include, spec.includable, context) };
   };
 
   const list = gated("list")
@@ -142,8 +150,12 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
       checkInclude(input.include);
       const where = keyWhere(input.where, context, "get");
       const include = await includeArgs(input.include, spec.includable, context);
-      const row = (include ? await query().findFirst({ where, include }) : await byKey(db, where)) as Row | undefined;
-      await assertFunction(permissions.get, { context, row });
+      const rule = whereRule("get", context);
+      const find = (ruled: Row | undefined) => query().findFirst({ where, include, ...(ruled ? { scope: { where: ruled } } : {}) }) as Promise<Row | null>;
+      let row = (include || rule ? ((await find(rule)) ?? undefined) : await byKey(db, where)) as Row | undefined;
+      const verdict = await assertFunction(permissions.get, { context, row });
+      // A function that answers with a `where`: the row must match it too, read again in SQL.
+      if (verdict && row) row = (await find(verdict)) ?? undefined;
       if (!row) throw notFound(spec.name);
       return rows.one(row);
     });
@@ -165,18 +177,20 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
       throw new RpcError("BAD_REQUEST", { message: `Nothing to update: data needs at least one of ${updatable.join(", ")}` });
     }
     const where = encode(keyWhere(input.where, context, "update"));
-    await checkRow(executor, "update", where, context);
+    const rule = (await checkRow(executor, "update", where, context)) ?? whereRule("update", context);
     let statement = executor.updateTable(table.name).set(values);
     for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
+    if (rule) statement = statement.where(query().predicate(rule));
     const row = await statement.returning(columns).executeTakeFirst();
     if (!row) throw notFound(spec.name);
     return decode(row);
   };
   const deleteRow = async (executor: AppDatabase<any>, input: { where: Row }, context: AppRpcContext) => {
     const where = encode(keyWhere(input.where, context, "delete"));
-    await checkRow(executor, "delete", where, context);
+    const rule = (await checkRow(executor, "delete", where, context)) ?? whereRule("delete", context);
     let statement = executor.deleteFrom(table.name);
     for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
+    if (rule) statement = statement.where(query().predicate(rule));
     const row = await statement.returning(columns).executeTakeFirst();
     if (!row) throw notFound(spec.name);
     return decode(row);
@@ -231,15 +245,19 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     return found[0] ? decode(found[0]) : undefined;
   }
 
-  /** A function permission sees the row before the write, inside the same transaction. */
-  async function checkRow(trx: any, action: ResourceAction, where: Row, context: AppRpcContext) {
-    if (typeof permissions[action] !== "function") return;
+  /**
+   * A function permission sees the row before the write, inside the same transaction (the row
+   * locked on PostgreSQL); the `where` it may answer with is ANDed into the write itself.
+   */
+  async function checkRow(trx: any, action: ResourceAction, where: Row, context: AppRpcContext): Promise<Row | undefined> {
+    if (typeof permissions[action] !== "function") return undefined;
     let select = trx.selectFrom(table.name).select(columns);
     for (const [column, value] of Object.entries(where)) select = select.where(column, "=", value);
     if (kind === "postgres") select = select.forUpdate();
     const found = await select.executeTakeFirst();
-    await assertFunction(permissions[action], { context, row: found ? decode(found) : undefined });
+    const verdict = await assertFunction(permissions[action], { context, row: found ? decode(found) : undefined });
     if (!found) throw notFound(spec.name);
+    return verdict;
   }
 
   // `{name}.page` rather than `list({ page: true })`: one return type per procedure keeps the typed
