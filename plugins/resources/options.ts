@@ -31,24 +31,29 @@ export type ListFilter = Record<string, unknown>;
  */
 export type WhereRule = { readonly [key: string]: unknown };
 
-export type ResourcePermission<Ctx = AppRpcContext, Row = Record<string, unknown>> =
+/**
+ * `W` is the table's `where` type on an `App` (relation filters included), so a `where` rule is
+ * checked against the schema. A function's answer is checked when it declares its return type
+ * (`(): WhereOf<typeof v1, "task"> => ...`), and at the call (400 for an unknown column).
+ */
+export type ResourcePermission<Ctx = AppRpcContext, Row = Record<string, unknown>, W = WhereRule> =
   | "public"
   | "authenticated"
   | "admin"
   | "owner"
-  | WhereRule
+  | W
   | ResourcePermissionFn<Ctx, Row>;
 
-export type ResourcePermissions<Ctx = AppRpcContext, Row = Record<string, unknown>> = Partial<
-  Record<ResourceAction, ResourcePermission<Ctx, Row>>
+export type ResourcePermissions<Ctx = AppRpcContext, Row = Record<string, unknown>, W = WhereRule> = Partial<
+  Record<ResourceAction, ResourcePermission<Ctx, Row, W>>
 >;
 
-export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unknown>> {
+export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unknown>, W = WhereRule> {
   /**
-   * Rule per action.
+   * Rule per action: a role name, `"owner"`, a `where` rule, or a function.
    * @default every action "public"
    */
-  permissions?: ResourcePermissions<Ctx, Row>;
+  permissions?: ResourcePermissions<Ctx, Row, W>;
   /** Column holding the creator's user id; filled from the session on create, never from the client. */
   ownerColumn?: string;
   /**
