@@ -178,6 +178,9 @@ describe.each(families())("relation filters and relation rules on %s", (family) 
   it("on REST (where in the query string) and MCP", async () => {
     const rest = await request(app, "GET", `/rest/task?${new URLSearchParams({ "where[labels][some][name]": "later" })}`, { headers: { cookie: ada.cookie } });
     expect(rest).toMatchObject({ status: 200, body: [{ title: "bo task" }] });
+    // Values deeper than the columns are coerced by the related column's type (an integer here).
+    const byNumber = await request(app, "GET", `/rest/project?${new URLSearchParams({ "where[tasks][some][id]": String(ids.t1) })}`, { headers: { cookie: ada.cookie } });
+    expect(byNumber).toMatchObject({ status: 200, body: [{ name: "Apollo" }] });
     const restBad = await request(app, "GET", `/rest/task?${new URLSearchParams({ "where[labels][some][nope]": "x" })}`, { headers: { cookie: ada.cookie } });
     expect(restBad).toMatchObject({ status: 400, body: { message: expect.stringMatching(/where\.labels\.some\.nope: unknown column/) } });
     const call = await request(app, "POST", "/mcp", {
