@@ -10,7 +10,9 @@ import {
   RESOURCE_TABLE_MISSING,
   RESOURCE_UNKNOWN_COLUMN,
   RESOURCE_UNKNOWN_RELATION,
+  RESOURCE_RULE_INVALID,
 } from "./errors.js";
+import { isWhereRule, withUser } from "./user-where.js";
 
 export type {
   IncludableRelation,
@@ -119,6 +121,7 @@ export function resourcesPlugin(): ResourcesPlugin {
       let sealed: SealedApp | undefined;
       ctx.hooks.sealed.tap((app) => (sealed = app));
       for (const spec of specs) {
+        checkWhereRules(spec, db);
         procedures[spec.name] = resourceProcedures(spec, db, kind, () => sealed!, rateLimit);
         registry.set(spec.name, describe(spec, authorizer(spec, db)));
       }
@@ -182,6 +185,19 @@ function describe(spec: ResourceSpec, authorize: ResourceInfo["authorize"]): Res
 /** The database config's live provider (`embedded()` sets one; `localLive()`/`postgresLive()` from trellis/db). */
 function liveProvided(ctx: PluginContext): boolean {
   return ctx.resources.live !== undefined;
+}
+
+/** A `where` rule is compiled once at build (the caller's id a placeholder), so a bad one fails the build, not a request. */
+function checkWhereRules(spec: ResourceSpec, db: PluginContext["resources"]["db"]): void {
+  for (const action of ACTIONS) {
+    const rule = spec.permissions[action];
+    if (!isWhereRule(rule)) continue;
+    try {
+      (db.query as Record<string, { predicate(where: unknown): unknown }>)[spec.name]!.predicate(withUser(rule, "user"));
+    } catch (error) {
+      throw new TrellisError(RESOURCE_RULE_INVALID, `Resource "${spec.name}": the ${action} rule does not fit table "${spec.name}": ${(error as Error).message.replace(/^where/, "rule")}`, { plugin: "resources", hook: "build", cause: error });
+    }
+  }
 }
 
 function fail(code: string, message: string): TrellisError {

@@ -1,3 +1,5 @@
+import Database from "better-sqlite3";
+import { SqliteDialect } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema } from "../../kernel/schema/index.js";
 import { localLive } from "../../kernel/db/dialect/entry.js";
@@ -34,6 +36,15 @@ const v1 = schema("1")
 
 /** "Owner or assignee", as a where rule: no custom code. */
 const ownerOrAssignee = { OR: [{ ownerId: "$user.id" }, { assignees: { some: { userId: "$user.id" } } }] };
+
+it("a where rule that does not fit its table fails the build, naming the rule's path", () => {
+  const app = new App({ baseUrl: ORIGIN, db: { dialect: new SqliteDialect({ database: new Database(":memory:") }), kind: "sqlite" } })
+    .schema(v1)
+    .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
+    // @ts-expect-error "nope" is not a column of assignee: refused by the types too
+    .resource("task", { permissions: { list: { assignees: { some: { nope: "$user.id" } } } } });
+  expect(() => app.build()).toThrow(/the list rule does not fit table "task": rule\.assignees\.some\.nope: unknown column "nope" on table "assignee"/);
+});
 
 describe.each(families())("relation filters and relation rules on %s", (family) => {
   let db: TestDatabase;
