@@ -2,7 +2,7 @@ import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { App, type InferRouter } from "../../presets/trellis.js";
 import { createClient, isRpcError, RpcError } from "../../presets/client.js";
-import { schema } from "../../kernel/schema/index.js";
+import { schema, type WhereOf } from "../../kernel/schema/index.js";
 import { sqliteMemory } from "../support/app.js";
 
 const v1 = schema("1")
@@ -195,5 +195,11 @@ describe("relation filters and where rules", () => {
     new App({ db: sqliteMemory() }).schema(v1).resource("post", { permissions: { list: { OR: [{ authorId: "$user.id" }, { tags: { some: { label: "public" } } }] } } });
     // @ts-expect-error a where rule names columns of the table
     new App({ db: sqliteMemory() }).schema(v1).resource("post", { permissions: { list: { nope: 1 } } });
+    // A function's answer is checked when it declares the table's where type.
+    const mine = ({ context }: { context: { user: { id: string } | null } }): WhereOf<typeof v1, "post"> | boolean => (context.user ? { authorId: context.user.id } : false);
+    new App({ db: sqliteMemory() }).schema(v1).resource("post", { permissions: { get: mine, update: mine } });
+    // @ts-expect-error 'titel' is not a column of post
+    const typo = (): WhereOf<typeof v1, "post"> => ({ titel: "x" });
+    void typo;
   });
 });
