@@ -15,8 +15,8 @@ export interface ResourceInfo {
   readonly table: TableModel;
   readonly primaryKey: string;
   readonly ownerColumn: string | undefined;
-  /** The rule per action: `"public"`, `"authenticated"`, `"admin"`, `"owner"` or `"function"` for a permission function. */
-  readonly permissions: Readonly<Record<ResourceAction, "public" | "authenticated" | "admin" | "owner" | "function">>;
+  /** The rule per action: `"public"`, `"authenticated"`, `"admin"`, `"owner"`, `"where"` for a where rule or `"function"` for a permission function. */
+  readonly permissions: Readonly<Record<ResourceAction, "public" | "authenticated" | "admin" | "owner" | "where" | "function">>;
   readonly includable: readonly string[];
   /** Procedure names per action (`post.list`, ...), plus `live` when the resource streams. */
   readonly procedures: Readonly<Partial<Record<ResourceAction | "live", string>>>;

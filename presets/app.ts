@@ -17,7 +17,7 @@ import {
   type RequestEvent,
   type RouteMethod,
 } from "../kernel/index.js";
-import type { KyselyDatabase, QueryOf, RelationsOf, RowOf, SchemaResult, TableName, TablesOf } from "../kernel/schema/index.js";
+import type { KyselyDatabase, QueryOf, RelationsOf, RowOf, SchemaResult, TableName, TablesOf, WhereOf } from "../kernel/schema/index.js";
 import { resourcesPlugin, type ResourceOptions, type ResourcesPlugin } from "../plugins/resources/index.js";
 import type { LiveSetting, ResourceRouter, ResourceShape } from "./resource-types.js";
 import { authPlugin, type AuthConfig } from "../plugins/auth/index.js";
@@ -196,7 +196,7 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
     const Live extends LiveSetting = false,
   >(
     name: N,
-    options: ResourceOptions<Ctx<S, Extra>, RowOf<S, N>> & ResourceTyping<Owner, Writable, Readonly, Includable, Live> = {},
+    options: ResourceOptions<Ctx<S, Extra>, RowOf<S, N>, WhereOf<S, N>> & ResourceTyping<Owner, Writable, Readonly, Includable, Live> = {},
   ): App<S, Extra, Router & { [K in N]: ResourceRouter<S, N, ResourceShape<Owner, Writable, Readonly, Includable, Live>> }> {
     if (!this.#resources) this.kernel.use((this.#resources = resourcesPlugin()));
     this.#resources.add(name, options as ResourceOptions<any, any>, this.#base);

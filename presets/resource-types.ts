@@ -1,7 +1,7 @@
 import type { ClientPromiseResult, FriendlyClientOptions } from "@orpc/client";
 import type { Procedure, ProcedureClient, Schema } from "@orpc/server";
 import type { ColumnState, ColumnsRow, RelationMapOf, SchemaResult, TableName, TablesOf } from "../kernel/schema/index.js";
-import type { FilterValue, NearestArgs, OrderByEntry, RelsOf, Where, WithDistance, WithIncluded } from "../kernel/db/query-types.js";
+import type { FilterValue, NearestArgs, OrderByEntry, RelsOf, Where, WhereOf, WithDistance, WithIncluded } from "../kernel/db/query-types.js";
 
 type AnySchema = SchemaResult<any, any>;
 
@@ -59,8 +59,9 @@ export interface NotIncludable<K> {
 
 type NotIncludables<I, Allowed> = { [K in Exclude<keyof I, Allowed>]: NotIncludable<K> };
 
-export interface ListInput<Cols, Includable extends string, I = IncludeFlags<Includable>, N = NearestArgs<Cols>> {
-  where?: Where<Cols>;
+export interface ListInput<Cols, Includable extends string, I = IncludeFlags<Includable>, N = NearestArgs<Cols>, W = Where<Cols>> {
+  /** Columns, `AND`/`OR`/`NOT`, and relation filters (`some`/`every`/`none`, `is`/`isNot`). */
+  where?: W;
   orderBy?: readonly OrderByEntry<Cols>[];
   take?: number;
   skip?: number;
@@ -78,8 +79,8 @@ export interface GetInput<Cols, Includable extends string, I = IncludeFlags<Incl
   include?: I & NotIncludables<I, Includable>;
 }
 
-export interface LiveInput<Cols, Includable extends string, I = IncludeFlags<Includable>> {
-  where?: Where<Cols>;
+export interface LiveInput<Cols, Includable extends string, I = IncludeFlags<Includable>, W = Where<Cols>> {
+  where?: W;
   orderBy?: readonly OrderByEntry<Cols>[];
   take?: number;
   /** Words to find in the table's full-text index: the stream re-runs the search on every change. */
@@ -102,9 +103,9 @@ type ResourceError = ProcedureClient<Record<never, never>, Schema<unknown, unkno
 type Result<T> = ClientPromiseResult<T, ResourceError>;
 
 /** `list` as a client calls it: the rows carry what `include` asked for. */
-export interface ListCall<Tables, Rels, Cols, Includable extends string> {
+export interface ListCall<Tables, Rels, Cols, Includable extends string, W = Where<Cols>> {
   <const I extends IncludeFlags<Includable> = {}, const N extends NearestArgs<Cols> = never>(
-    input?: ListInput<Cols, Includable, I, N>,
+    input?: ListInput<Cols, Includable, I, N, W>,
     options?: Options,
   ): Result<WithDistance<WithIncluded<ColumnsRow<Cols>, Tables, Rels, I>, N>[]>;
 }
@@ -116,9 +117,9 @@ export interface ResourcePage<Row> {
 }
 
 /** `page` as a client calls it: `list`'s rows in `{ items, nextCursor }`. */
-export interface PageCall<Tables, Rels, Cols, Includable extends string> {
+export interface PageCall<Tables, Rels, Cols, Includable extends string, W = Where<Cols>> {
   <const I extends IncludeFlags<Includable> = {}>(
-    input?: ListInput<Cols, Includable, I>,
+    input?: ListInput<Cols, Includable, I, NearestArgs<Cols>, W>,
     options?: Options,
   ): Result<ResourcePage<WithIncluded<ColumnsRow<Cols>, Tables, Rels, I>>>;
 }
@@ -144,9 +145,9 @@ export interface GetCall<Tables, Rels, Cols, Includable extends string> {
   ): Result<WithIncluded<ColumnsRow<Cols>, Tables, Rels, I>>;
 }
 
-export interface LiveCall<Tables, Rels, Cols, Includable extends string> {
+export interface LiveCall<Tables, Rels, Cols, Includable extends string, W = Where<Cols>> {
   <const I extends IncludeFlags<Includable> = {}>(
-    input?: LiveInput<Cols, Includable, I>,
+    input?: LiveInput<Cols, Includable, I, W>,
     options?: Options,
   ): Result<AsyncIterableIterator<WithIncluded<ColumnsRow<Cols>, Tables, Rels, I>[]>>;
 }
@@ -178,9 +179,9 @@ type Updatable<S extends AnySchema, T extends TableName<S>, O extends ResourceSh
  * `{name}.live` when `live` is on. */
 export type ResourceRouter<S extends AnySchema, T extends TableName<S>, O extends ResourceShape<any, any, any, any, any> = ResourceShape> = {
   list: TypedProcedure<
-    ListInput<Cols<S, T>, O["includable"]> | undefined,
+    ListInput<Cols<S, T>, O["includable"], IncludeFlags<O["includable"]>, NearestArgs<Cols<S, T>>, WhereOf<S, T>> | undefined,
     Array<Row<S, T> & Record<string, unknown>>,
-    ListCall<TablesOf<S>, Rels<S, T>, Cols<S, T>, O["includable"]>
+    ListCall<TablesOf<S>, Rels<S, T>, Cols<S, T>, O["includable"], WhereOf<S, T>>
   >;
   get: TypedProcedure<
     GetInput<Cols<S, T>, O["includable"]>,
@@ -199,9 +200,9 @@ export type ResourceRouter<S extends AnySchema, T extends TableName<S>, O extend
   >;
   delete: TypedProcedure<{ where: KeyOf<Cols<S, T>> }, Row<S, T>, WriteCall<{ where: KeyOf<Cols<S, T>> }, Row<S, T>>>;
   page: TypedProcedure<
-    ListInput<Cols<S, T>, O["includable"]> | undefined,
+    ListInput<Cols<S, T>, O["includable"], IncludeFlags<O["includable"]>, NearestArgs<Cols<S, T>>, WhereOf<S, T>> | undefined,
     ResourcePage<Row<S, T> & Record<string, unknown>>,
-    PageCall<TablesOf<S>, Rels<S, T>, Cols<S, T>, O["includable"]>
+    PageCall<TablesOf<S>, Rels<S, T>, Cols<S, T>, O["includable"], WhereOf<S, T>>
   >;
   batch: TypedProcedure<BatchOf<S, T, O>, BatchResult<Row<S, T>>, WriteCall<BatchOf<S, T, O>, BatchResult<Row<S, T>>>>;
 } & ([O["live"]] extends [false | undefined] ? {} : { live: LiveProcedure<S, T, O> });
@@ -213,7 +214,7 @@ type BatchOf<S extends AnySchema, T extends TableName<S>, O extends ResourceShap
 >;
 
 type LiveProcedure<S extends AnySchema, T extends TableName<S>, O extends ResourceShape<any, any, any, any, any>> = TypedProcedure<
-  LiveInput<Cols<S, T>, O["includable"]> | undefined,
+  LiveInput<Cols<S, T>, O["includable"], IncludeFlags<O["includable"]>, WhereOf<S, T>> | undefined,
   AsyncIterableIterator<Array<Row<S, T> & Record<string, unknown>>>,
-  LiveCall<TablesOf<S>, Rels<S, T>, Cols<S, T>, O["includable"]>
+  LiveCall<TablesOf<S>, Rels<S, T>, Cols<S, T>, O["includable"], WhereOf<S, T>>
 >;

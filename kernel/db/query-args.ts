@@ -5,6 +5,7 @@ import { QueryError, isPlainObject } from "./query-error.js";
 import type { Direction, Ordering } from "./select-sql.js";
 import { RELATED } from "./relations.js";
 import { compileWhere } from "./where.js";
+import type { RelationScopes } from "./where-relations.js";
 import { DEFAULT_QUERY_LIMITS, QueryBudget, type QueryLimits } from "./query-limits.js";
 import { afterCursor, readCursor } from "./cursor.js";
 import { planNearest, type NearestPlan } from "./nearest.js";
@@ -22,6 +23,8 @@ export interface FindPlan {
   readonly include: readonly IncludePlan[];
   /** `nearest`: the k rows nearest a vector, ordered by distance (then `ordering` is empty). */
   readonly nearest?: NearestPlan;
+  /** Tables the relation filters of `where` and `scope.where` read (a live query watches them too). */
+  readonly related: readonly string[];
 }
 
 /** One included relation, and the condition its rows must meet (compiled against `RELATED`). */
@@ -30,7 +33,7 @@ export interface IncludePlan {
   readonly where?: RawBuilder<SqlBool>;
 }
 
-const FIND_KEYS = new Set(["where", "orderBy", "take", "skip", "include", "after", "search", "nearest"]);
+const FIND_KEYS = new Set(["where", "orderBy", "take", "skip", "include", "after", "search", "nearest", "scope"]);
 
 /** `limits` bound the whole query: its `where` and every include's `where` share one budget. */
 export function planFind(
@@ -48,7 +51,13 @@ export function planFind(
   }
   const budget = new QueryBudget(limits);
   const nearest = args.nearest === undefined || args.nearest === null ? undefined : planNearest(kind, table, args);
-  const compiled = compileWhere(kind, table, args.where, { qualifier: table.name, budget });
+  const tables = new Set<string>();
+  const scope = readScope(args.scope);
+  const where = { qualifier: table.name, budget, model, tables };
+  const compiled = andAll([
+    compileWhere(kind, table, args.where, { ...where, ...(scope.related ? { related: scope.related } : {}) }),
+    compileWhere(kind, table, scope.where, { ...where, path: "scope.where" }),
+  ]);
   const filter = nearest ? (compiled ? sql<SqlBool>`(${compiled}) and ${nearest.present(table.name)}` : nearest.present(table.name)) : compiled;
   const order = ordering(table, args.orderBy);
   // `after`: keyset over the full ordering, ANDed with the caller's where (and so any owner scope).
@@ -61,17 +70,28 @@ export function planFind(
   const search = planSearch(kind, table, args.search);
   const rank = search && !nearest && (args.orderBy === undefined || args.orderBy === null) ? search.rank : undefined;
   if (rank && keyset) throw new QueryError("after", RANK_NOT_PAGED);
-  const where = [filter, keyset, search?.where].filter((part) => part !== undefined).reduce<RawBuilder<SqlBool> | undefined>(
-    (all, part) => (all ? sql<SqlBool>`(${all}) and ${part}` : part),
-    undefined,
-  );
+  const all = andAll([filter, keyset, search?.where]);
   return {
-    ...(where ? { where } : {}),
+    ...(all ? { where: all } : {}),
     ordering: nearest ? [] : order,
     ...(rank ? { rank } : {}),
     ...(nearest ? { take: nearest.k, nearest } : { ...count("take", args.take), ...count("skip", args.skip) }),
     include: relations(kind, model, table, args.include, budget),
+    related: [...tables],
   };
+}
+
+function andAll(parts: Array<RawBuilder<SqlBool> | undefined>): RawBuilder<SqlBool> | undefined {
+  return parts.filter((part) => part !== undefined).reduce<RawBuilder<SqlBool> | undefined>((all, part) => (all ? sql<SqlBool>`(${all}) and ${part}` : part), undefined);
+}
+
+/** `scope`: `{ where?, related? }` (FindManyArgs.scope), shape-checked. */
+function readScope(scope: unknown): { where?: unknown; related?: RelationScopes } {
+  if (scope === undefined || scope === null) return {};
+  if (!isPlainObject(scope)) throw new QueryError("scope", "expected { where?, related? }");
+  for (const key of Object.keys(scope)) if (key !== "where" && key !== "related") throw new QueryError(`scope.${key}`, "unknown argument (use where, related)");
+  if (scope.related !== undefined && !isPlainObject(scope.related)) throw new QueryError("scope.related", "expected an object of table: where | true");
+  return { where: scope.where, ...(scope.related ? { related: scope.related as RelationScopes } : {}) };
 }
 
 /** Rank is a float computed per query, not a stored value a cursor can hold. */
@@ -129,6 +149,6 @@ function relations(kind: DatabaseKind, model: SchemaModel, table: TableModel, in
 /** `{ where }`: only related rows that match are included (the parent rows are not filtered). */
 function filtered(kind: DatabaseKind, model: SchemaModel, relation: RelationModel, args: Record<string, unknown>, path: string, budget: QueryBudget): IncludePlan {
   for (const key of Object.keys(args)) if (key !== "where") throw new QueryError(`${path}.${key}`, "unknown argument (use where)");
-  const where = compileWhere(kind, model.tables[relation.target]!, args.where, { qualifier: RELATED, path: `${path}.where`, budget });
+  const where = compileWhere(kind, model.tables[relation.target]!, args.where, { qualifier: RELATED, path: `${path}.where`, budget, model });
   return where ? { relation, where } : { relation };
 }

@@ -21,24 +21,48 @@ export interface QueryLimits {
    * @default 512
    */
   maxTextOperands?: number;
+  /**
+   * Relation filters (`some`, `every`, `none`, `is`, `isNot`) in one query, rules' own included;
+   * each is a correlated subquery evaluated per row, so more is 400.
+   * @default 10
+   */
+  maxRelationFilters?: number;
+  /**
+   * How deep relation filters may nest (`{ tasks: { some: { assignees: { some: ... } } } }` is 2).
+   * @default 3
+   */
+  maxRelationDepth?: number;
 }
 
 /** Values one query's arguments may bind (DESIGN.md section 5). */
 export const MAX_QUERY_VALUES = 20_000;
 /** Longest `in`/`notIn` list. */
 export const MAX_IN_VALUES = 5000;
-export const DEFAULT_QUERY_LIMITS: Required<QueryLimits> = Object.freeze({ maxTextOperand: 256, maxTextOperands: 512 });
+export const DEFAULT_QUERY_LIMITS: Required<QueryLimits> = Object.freeze({ maxTextOperand: 256, maxTextOperands: 512, maxRelationFilters: 10, maxRelationDepth: 3 });
 
 /** What one query has spent so far: shared by its `where` and every include's `where`. */
 export class QueryBudget {
   #values = 0;
   #text = 0;
+  #relations = 0;
 
   constructor(readonly limits: Required<QueryLimits> = DEFAULT_QUERY_LIMITS) {}
 
   /** One more bound value; `root` names the argument in the message. */
   value(root: string): void {
     if (++this.#values > MAX_QUERY_VALUES) throw new WhereError(root, `at most ${MAX_QUERY_VALUES} values in one query`);
+  }
+
+  /**
+   * One more relation filter at `path`, `depth` levels deep (1 at the top): counted like a value,
+   * and against the relation limits. Returns its ordinal, which names the subquery's alias.
+   */
+  relation(path: string, root: string, depth: number): number {
+    this.value(root);
+    const { maxRelationFilters, maxRelationDepth } = this.limits;
+    if (depth > maxRelationDepth) throw new WhereError(path, `relation filters may nest at most ${maxRelationDepth} levels deep`);
+    if (++this.#relations > maxRelationFilters) throw new WhereError(path, `at most ${maxRelationFilters} relation filters in one query`);
+    return this.#relations;
   }
 
   /** A text operand of `length` characters at `path`. */

@@ -1,6 +1,7 @@
 import type { ColumnState } from "../schema/columns.js";
 import type { ColumnsRow, RelationMapOf, RelationState, SchemaResult, TablesOf } from "../schema/types.js";
-import type { CompiledFind } from "./query.js";
+import type { RawBuilder, SqlBool } from "kysely";
+import type { CompiledFind, QueryScope } from "./query.js";
 
 /**
  * The query language typed from a schema: what `where`, `orderBy` and `include` accept for one table,
@@ -88,10 +89,45 @@ export type ColumnWhere<C> = C extends ColumnState
 
 type LogicKey = "AND" | "OR" | "NOT";
 
-/** `where` for a table: its columns, and `AND`/`OR`/`NOT` (one object or an array) nesting freely. */
-export type Where<Cols> = {
-  [K in Exclude<keyof Cols, LogicKey> | LogicKey]?: K extends LogicKey ? Where<Cols> | readonly Where<Cols>[] : ColumnWhere<Cols[K & keyof Cols]>;
+/**
+ * `where` for a table: its columns, and `AND`/`OR`/`NOT` (one object or an array) nesting freely.
+ * Given the schema's tables, every relation map and the table's name (`Where<Cols, Tables, Rels, T>`),
+ * its relations too, as relation filters whose nested `where` is the related table's.
+ */
+export type Where<Cols, Tables = {}, Rels = {}, T extends PropertyKey = never> = {
+  [K in Exclude<keyof Cols, LogicKey> | LogicKey | Exclude<keyof TableRelations<Rels, T>, keyof Cols>]?: K extends LogicKey
+    ? Where<Cols, Tables, Rels, T> | readonly Where<Cols, Tables, Rels, T>[]
+    : K extends keyof Cols
+      ? ColumnWhere<Cols[K]>
+      : RelationFilter<Tables, Rels, TableRelations<Rels, T>[K & keyof TableRelations<Rels, T>]>;
 };
+
+type TableRelations<Rels, T> = [T] extends [never] ? {} : T extends keyof Rels ? Rels[T] : {};
+
+/** A filter on a hasMany or manyToMany relation: some, every or none of the related rows match. */
+export interface ManyFilter<W> {
+  some?: W;
+  every?: W;
+  none?: W;
+}
+
+/** A filter on a belongsTo or hasOne relation: the related row matches (`is`) or not; `null` for none. */
+export interface OneFilter<W> {
+  is?: W | null;
+  isNot?: W | null;
+}
+
+/** What `where: { <relation>: ... }` accepts: `ManyFilter` or `OneFilter` over the target's `where`. */
+export type RelationFilter<Tables, Rels, R> = R extends RelationState<infer K, infer T>
+  ? T extends keyof Tables
+    ? K extends "hasMany" | "manyToMany"
+      ? ManyFilter<Where<Tables[T], Tables, Rels, T>>
+      : OneFilter<Where<Tables[T], Tables, Rels, T>>
+    : never
+  : never;
+
+/** `where` of table `T` of schema `S`, relation filters included. */
+export type WhereOf<S extends SchemaResult<any, any>, T extends keyof TablesOf<S>> = Where<TablesOf<S>[T], TablesOf<S>, RelationMapOf<S>, T>;
 
 /** Columns that can be ordered by: all but jsonb, bytes and vector. */
 export type OrderableColumn<Cols> = {
@@ -147,8 +183,8 @@ export type IncludeOf<Tables, Rels> = {
 
 type TargetColumns<Tables, R> = R extends { target: infer T } ? (T extends keyof Tables ? Tables[T] : never) : never;
 
-export interface FindArgs<Tables, Rels, Cols, I> {
-  where?: Where<Cols>;
+export interface FindArgs<Tables, Rels, Cols, I, W = Where<Cols>> {
+  where?: W;
   /** An array of `{ column: direction }`, or one alone. The primary key breaks ties. */
   orderBy?: OrderByEntry<Cols> | readonly OrderByEntry<Cols>[];
   take?: number;
@@ -160,26 +196,30 @@ export interface FindArgs<Tables, Rels, Cols, I> {
   search?: string;
   /** The k rows nearest a vector, nearest first, each with `_distance` (no orderBy, take, skip or after). */
   nearest?: NearestArgs<Cols>;
+  /** Rules the read runs under, apart from `where` (see `QueryScope`). */
+  scope?: QueryScope;
 }
 
 /** `db.query.<table>` typed by the schema: arguments checked, included relations typed. */
-export interface SchemaTableQuery<Tables, Rels, T extends keyof Tables> {
+export interface SchemaTableQuery<Tables, Rels, T extends keyof Tables, W = Where<Tables[T], Tables, Rels, T & PropertyKey>> {
   findMany<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}, const N extends NearestArgs<Tables[T]> = never>(
-    args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I> & { nearest?: N },
+    args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I, W> & { nearest?: N },
   ): Promise<WithDistance<WithIncluded<ColumnsRow<Tables[T]>, Tables, RelsOf<Rels, T>, I>, N>[]>;
   findFirst<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(
-    args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>,
+    args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I, W>,
   ): Promise<WithIncluded<ColumnsRow<Tables[T]>, Tables, RelsOf<Rels, T>, I> | null>;
-  count(args?: { where?: Where<Tables[T]>; search?: string }): Promise<number>;
+  count(args?: { where?: W; search?: string; scope?: QueryScope }): Promise<number>;
+  /** `where` compiled for this table's own statements (see `TableQuery.predicate`). */
+  predicate(where: W | undefined): RawBuilder<SqlBool> | undefined;
   /** `findMany(args)` as a keyset page; `nextCursor` (null on the last page) goes in `after` (see `TableQuery.findPage`). */
   findPage<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(
-    args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>,
+    args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I, W>,
   ): Promise<{ items: WithIncluded<ColumnsRow<Tables[T]>, Tables, RelsOf<Rels, T>, I>[]; nextCursor: string | null }>;
   /** The SQL and parameters `findMany(args)` would run, validated the same way, without running it. */
-  compile<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>): CompiledFind;
+  compile<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I, W>): CompiledFind;
   /** `findMany(args)` as a stream of full snapshots (see `TableQuery.live`). */
   live<const I extends IncludeOf<Tables, RelsOf<Rels, T>> = {}>(
-    args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I>,
+    args?: FindArgs<Tables, RelsOf<Rels, T>, Tables[T], I, W>,
     options?: { signal?: AbortSignal },
   ): AsyncIterableIterator<WithIncluded<ColumnsRow<Tables[T]>, Tables, RelsOf<Rels, T>, I>[]>;
 }

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from "kysely";
+import { sql, type Kysely, type RawBuilder, type Selectable, type SqlBool } from "kysely";
 import type { SchemaModel, TableModel } from "../schema/model.js";
 import type { DatabaseKind } from "../contracts/resources.js";
 import { findManyPostgres, findManyPostgresStatement, findTuplesPostgres } from "./find-postgres.js";
@@ -6,10 +6,10 @@ import { findManySqlite, findManySqliteStatement, findTuplesSqlite } from "./fin
 import { RANK_NOT_PAGED, planFind } from "./query-args.js";
 import { QueryError } from "./query-error.js";
 import { cursorOf } from "./cursor.js";
-import type { Where } from "./where.js";
+import { compileWhere, type Where } from "./where.js";
 import type { LiveHub } from "./live.js";
 import { liveFilter, liveTable } from "./live-match.js";
-import { DEFAULT_QUERY_LIMITS, type QueryLimits } from "./query-limits.js";
+import { DEFAULT_QUERY_LIMITS, QueryBudget, type QueryLimits } from "./query-limits.js";
 
 /**
  * `db.query.<table>`: relational reads over the schema model. Arguments are validated against the
@@ -43,6 +43,24 @@ export interface FindManyArgs<Row, I extends Include = Include> {
   search?: string;
   /** The k rows nearest a vector, nearest first, each with `_distance` (nearest.ts). */
   nearest?: { column: string; vector: readonly number[]; k: number };
+  /** The rules the read runs under, kept apart from the caller's `where` (see `QueryScope`). */
+  scope?: QueryScope;
+}
+
+/**
+ * What a permission layer adds to a caller's query (the resources plugin passes its rules here).
+ * Kept apart from `where` because it is trusted: relation filters inside `scope.where` read every
+ * related row, while those of the caller's `where` read only what `related` allows.
+ */
+export interface QueryScope {
+  /** ANDed to `where` in the same statement (a list rule, the owner condition). */
+  where?: Where;
+  /**
+   * The tables the caller's relation filters may reach, each with the condition its rows must meet
+   * inside them (`true`: every row). A relation filter reaching a table not listed is 400. Absent:
+   * relation filters read every related row.
+   */
+  related?: Readonly<Record<string, Where | true>>;
 }
 
 /** One page of `findPage`: `nextCursor` is null on the last page. */
@@ -62,7 +80,13 @@ export type WithIncluded<Row, I> = Row & { [K in keyof I as I[K] extends true | 
 export interface TableQuery<Row> {
   findMany<const I extends Include = {}>(args?: FindManyArgs<Row, I>): Promise<WithIncluded<Row, I>[]>;
   findFirst<const I extends Include = {}>(args?: FindManyArgs<Row, I>): Promise<WithIncluded<Row, I> | null>;
-  count(args?: { where?: Where; search?: string }): Promise<number>;
+  count(args?: { where?: Where; search?: string; scope?: QueryScope }): Promise<number>;
+  /**
+   * `where` compiled for this table's own statements, relation filters included (validated like
+   * `findMany`'s, 400 on a bad one): `db.updateTable("post").set(...).where(db.query.post.predicate(w))`.
+   * Undefined when `where` constrains nothing.
+   */
+  predicate(where: Where | undefined): RawBuilder<SqlBool> | undefined;
   /**
    * `findMany(args)` as a keyset page: `{ items, nextCursor }`, where `nextCursor` (null on the last
    * page) passed as `after` with the same `where` and `orderBy` gives the next page. Pages stay
@@ -94,7 +118,7 @@ export interface CompiledFind {
  */
 export type QueryApi<DB> = { readonly [T in keyof DB & string]: TableQuery<Selectable<DB[T]>> };
 
-const COUNT_KEYS = new Set(["where", "search"]);
+const COUNT_KEYS = new Set(["where", "search", "scope"]);
 
 export function createQueryApi<DB = any>(
   db: Kysely<any>,
@@ -126,8 +150,11 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
       if (!hub) throw new Error("Live queries need the app's database (context.db or built.db)");
       // Validated now, so a bad argument throws at the call rather than inside the stream.
       const checked = plan(args);
-      const tables = [table.name, ...checked.include.flatMap(({ relation }) => (relation.via ? [relation.target, relation.via] : [relation.target]))];
-      const filter = rows && liveFilter(kind, rows, table, (args ?? {}) as Record<string, unknown>);
+      const tables = [...new Set([table.name, ...checked.include.flatMap(({ relation }) => (relation.via ? [relation.target, relation.via] : [relation.target])), ...checked.related])];
+      // Relation filters make other tables' writes matter: those re-run the query, unfiltered.
+      const given = (args ?? {}) as Record<string, unknown>;
+      const scoped = (given.scope as QueryScope | undefined)?.where;
+      const filter = rows && checked.related.length === 0 ? liveFilter(kind, rows, table, scoped ? { ...given, where: given.where ? { AND: [given.where, scoped] } : scoped } : given) : undefined;
       // A bigint value (a bigint column's filter) keys as its digits, the text the column also accepts.
       const key = JSON.stringify(args ?? {}, (_, value) => (typeof value === "bigint" ? value.toString() : value));
       return hub.subscribe(`${table.name}\u0000${key}`, tables, () => findMany(args), options?.signal, filter);
@@ -149,6 +176,9 @@ function tableQuery(db: Kysely<any>, kind: DatabaseKind, model: SchemaModel, tab
       const items = rows.slice(0, checked.take);
       const last = items.at(-1);
       return { items, nextCursor: rows.length > checked.take && last ? cursorOf(kind, table, checked.ordering, last, tuples[items.length - 1]) : null };
+    },
+    predicate(where: unknown) {
+      return compileWhere(kind, table, where, { qualifier: table.name, model, budget: new QueryBudget(limits) });
     },
     async count(args?: unknown) {
       const checked = plan(args, COUNT_KEYS);

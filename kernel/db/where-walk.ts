@@ -1,4 +1,5 @@
 import { WhereError, isPlainObject } from "./query-error.js";
+import type { SchemaModel } from "../schema/model.js";
 
 /**
  * The one walk over the boolean shape of `where`. The compiler folds it into SQL; every check that
@@ -78,4 +79,35 @@ export function narrowWhere(where: Where | undefined, ...scopes: (Where | undefi
   if (!isPlainObject(where)) return { AND: [where, ...added] };
   const own = where.AND;
   return { ...where, AND: [...(own === undefined ? [] : Array.isArray(own) ? own : [own]), ...added] };
+}
+
+/** A relation filter `where` holds: the table it starts from, the relation's name and target. */
+export interface WhereRelation {
+  readonly table: string;
+  readonly relation: string;
+  readonly target: string;
+  readonly path: string;
+}
+
+const RELATION_OPERATORS = new Set(["some", "every", "none", "is", "isNot"]);
+
+/**
+ * Every relation filter in `where` on `table`, nested ones too (what a permission layer scopes
+ * before the query runs). Shapes the compiler refuses are skipped here: it reports them.
+ */
+export function whereRelations(model: SchemaModel, table: string, where: unknown, path = "where"): WhereRelation[] {
+  if (where === undefined || where === null) return [];
+  const found: WhereRelation[] = [];
+  const ignore = () => undefined;
+  const relations = model.relations[table] ?? {};
+  const column = (name: string, value: unknown, at: string) => {
+    const relation = Object.hasOwn(relations, name) && !Object.hasOwn(model.tables[table]?.columns ?? {}, name) ? relations[name] : undefined;
+    if (!relation || !isPlainObject(value)) return;
+    found.push({ table, relation: name, target: relation.target, path: at });
+    for (const [op, operand] of Object.entries(value)) {
+      if (RELATION_OPERATORS.has(op) && isPlainObject(operand)) found.push(...whereRelations(model, relation.target, operand, `${at}.${op}`));
+    }
+  };
+  foldWhere<void>(where, { column, and: ignore, or: ignore, none: ignore }, path);
+  return found;
 }

@@ -1,11 +1,12 @@
 import { sql, type RawBuilder, type SqlBool } from "kysely";
-import type { ColumnModel, TableModel } from "../schema/model.js";
+import type { ColumnModel, SchemaModel, TableModel } from "../schema/model.js";
 import type { DatabaseKind } from "../contracts/resources.js";
 import { WhereError, isPlainObject } from "./query-error.js";
 import { ValueError, encodeValue } from "./values.js";
 import { compare, likePattern, textMatch, type TextOperator } from "./where-text.js";
 import { MAX_WHERE_DEPTH, foldWhere } from "./where-walk.js";
 import { MAX_IN_VALUES, QueryBudget } from "./query-limits.js";
+import { relationFilter, type RelationScopes } from "./where-relations.js";
 
 export { WhereError } from "./query-error.js";
 export { MAX_IN_VALUES, MAX_QUERY_VALUES as MAX_WHERE_VALUES } from "./query-limits.js";
@@ -26,6 +27,8 @@ export { MAX_IN_VALUES, MAX_QUERY_VALUES as MAX_WHERE_VALUES } from "./query-lim
  *   counted against the query's budget (query-limits.ts), text operands by their length too.
  * - The boolean shape is walked by `foldWhere` (where-walk.ts), the same walk every column check uses.
  * - Keys `AND`, `OR` and `NOT` are always logical, even where a table has columns so named.
+ * - A key naming a relation (with `model` given) is a relation filter, an EXISTS subquery
+ *   (where-relations.ts).
  */
 
 export type Where = Record<string, unknown>;
@@ -40,10 +43,22 @@ export interface WhereOptions {
   path?: string;
   /** What the whole query may still bind; shared by a query's `where` and its includes' `where`. */
   budget?: QueryBudget;
+  /** The schema: with it, relation names are relation filters (`{ comments: { some: {...} } }`). */
+  model?: SchemaModel;
+  /**
+   * The condition rows of each table must meet inside relation filters, by table (`true`: every
+   * row); a relation filter reaching a table not listed is 400. Absent: every row of every table
+   * (server code's own queries). Conditions are trusted: their own relation filters are not scoped.
+   */
+  related?: RelationScopes;
+  /** Collects every table a relation filter reads (what a live query must watch). */
+  tables?: Set<string>;
+  /** Relation filters this `where` sits inside (0 at the top). */
+  depth?: number;
 }
 
 /** Matches-everything and matches-nothing are kept apart so `AND`/`OR` can fold them away. */
-type Predicate = RawBuilder<SqlBool> | true | false;
+export type Predicate = RawBuilder<SqlBool> | true | false;
 
 const OPERATORS = new Set(["equals", "not", "in", "notIn", "lt", "lte", "gt", "gte", "contains", "startsWith", "endsWith", "isNull"]);
 const ORDERED_TYPES = new Set(["serial", "integer", "real", "bigint", "decimal", "timestamp", "date"]);
@@ -60,28 +75,48 @@ export function compileWhere(
   options: WhereOptions = {},
 ): RawBuilder<SqlBool> | undefined {
   if (where === undefined || where === null) return undefined;
-  const path = options.path ?? "where";
-  const compiler = new WhereCompiler(kind, table, options.qualifier, path, options.budget ?? new QueryBudget());
-  const compiled = foldWhere<Predicate>(
-    where,
-    { column: (name, value, at) => compiler.column(name, value, at), and, or, none: (parts) => and(parts.map(negate)) },
-    path,
-  );
+  const compiled = wherePredicate(kind, table, where, options);
   if (compiled === true) return undefined;
   return compiled === false ? sql<SqlBool>`1 = 0` : compiled;
 }
 
+/** `compileWhere` with matches-everything and matches-nothing kept as `true` and `false`. */
+export function wherePredicate(kind: DatabaseKind, table: TableModel, where: unknown, options: WhereOptions = {}): Predicate {
+  const path = options.path ?? "where";
+  const compiler = new WhereCompiler(kind, table, path, { ...options, budget: options.budget ?? new QueryBudget() });
+  return foldWhere<Predicate>(
+    where,
+    { column: (name, value, at) => compiler.column(name, value, at), and, or, none: (parts) => and(parts.map(negate)) },
+    path,
+  );
+}
+
 class WhereCompiler {
+  private readonly qualifier: string | undefined;
+  private readonly budget: QueryBudget;
+
   constructor(
     private readonly kind: DatabaseKind,
     private readonly table: TableModel,
-    private readonly qualifier: string | undefined,
     private readonly root: string,
-    private readonly budget: QueryBudget,
-  ) {}
+    private readonly options: WhereOptions & { budget: QueryBudget },
+  ) {
+    this.qualifier = options.qualifier;
+    this.budget = options.budget;
+  }
 
   column(name: string, value: unknown, path: string): Predicate {
     const column = Object.hasOwn(this.table.columns, name) ? this.table.columns[name] : undefined;
+    const relations = this.options.model?.relations[this.table.name];
+    if (!column && relations && Object.hasOwn(relations, name)) {
+      return relationFilter(this.kind, this.options.model!, relations[name]!, value, path, {
+        ...this.options,
+        root: this.root,
+        outer: this.qualifier ?? this.table.name,
+        compile: wherePredicate,
+        all: and,
+      });
+    }
     if (!column) throw new WhereError(path, `unknown column "${name}" on table "${this.table.name}"`);
     if (isPlainObject(value)) return this.operators(name, column, value, path);
     return this.operator(name, column, "equals", value, path);
@@ -169,12 +204,12 @@ class WhereCompiler {
   }
 }
 
-function negate(inner: Predicate): Predicate {
+export function negate(inner: Predicate): Predicate {
   if (typeof inner === "boolean") return !inner;
   return sql<SqlBool>`not ${inner}`;
 }
 
-function and(parts: Predicate[]): Predicate {
+export function and(parts: Predicate[]): Predicate {
   if (parts.includes(false)) return false;
   const real = parts.filter((p): p is RawBuilder<SqlBool> => p !== true);
   if (real.length === 0) return true;

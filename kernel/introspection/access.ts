@@ -3,8 +3,8 @@
 /** The key `permissionMiddleware` tags its middleware with: the rule it enforces, in words. */
 export const PERMISSION = Symbol.for("trellis.permission");
 
-/** A rule as gates take it: the procedures' vocabulary, plus `owner` (resources and files). */
-export type AccessRule = "public" | "authenticated" | "admin" | "owner" | ((...args: any[]) => unknown);
+/** A rule as gates take it: the procedures' vocabulary, plus `owner` and `where` rules (resources and files). */
+export type AccessRule = "public" | "authenticated" | "admin" | "owner" | ((...args: any[]) => unknown) | Readonly<Record<string, unknown>>;
 
 /**
  * The meta a gate puts on the procedures it guards, `{ access }`, so every surface reports the rule
@@ -16,9 +16,10 @@ export function accessMeta(rule: AccessRule, roles: readonly string[] = ["admin"
   return { access: describePermission(rule, roles) };
 }
 
-/** A permission in words: `public`, `authenticated`, `owner`, `admin (admin, editor)` or `function`. */
+/** A permission in words: `public`, `authenticated`, `owner`, `where` (a where rule: signed in), `admin (admin, editor)` or `function`. */
 export function describePermission(permission: AccessRule, roles: readonly string[]): string {
   if (typeof permission === "function") return "function";
+  if (typeof permission === "object") return "where";
   return permission === "admin" ? `admin (${roles.join(", ")})` : permission;
 }
 

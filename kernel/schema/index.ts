@@ -59,12 +59,16 @@ export type {
   EqualityFilter,
   FilterValue,
   JsonNullFilter,
+  ManyFilter,
   NullFilter,
+  OneFilter,
   OrderByEntry,
   OrderedFilter,
   QueryOf,
+  RelationFilter,
   TextFilter,
   Where,
+  WhereOf,
 } from "../db/query-types.js";
 export type {
   ColumnDefault,

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { MAX_SEARCH_CHARS, RpcError, decodeRow, rowSelection, type AppDatabase, type DatabaseKind, type ProcedureBase, type AppRpcContext, type ResourceRegistry } from "../../kernel/index.js";
 import { hookedWrites } from "./hooked-writes.js";
 import type { AdminSettings } from "./options.js";
-import { redact, refuseSecretFilter, refuseSecretNearest, refuseSecretOrder, refuseSecretSearch } from "./secrets.js";
+import { redact, refuseRelationFilter, refuseSecretFilter, refuseSecretNearest, refuseSecretOrder, refuseSecretSearch } from "./secrets.js";
 import type { CountCache } from "./count-cache.js";
 import { assertWritable, equalityWhere, keyValues, tableOf, writeData, type AdminTable } from "./tables.js";
 
@@ -63,6 +63,7 @@ export function dataProcedures(base: ProcedureBase<AppRpcContext>, db: AppDataba
     const t = tableOf(tables, input.table);
     const name = t.model.name;
     refuseSecretFilter(name, input.where);
+    refuseRelationFilter(t.model, input.where);
     refuseSecretOrder(name, input.orderBy);
     refuseSecretSearch(t.model, input.search);
     const { where, orderBy, search } = input;

@@ -2,7 +2,7 @@ import { RpcError, assertRole, primaryKeyOf, toPlainJson, type AppDatabase, type
 import { csvRecord, isFreeText } from "./csv.js";
 import { selectionInput } from "./data.js";
 import type { AdminSettings } from "./options.js";
-import { redact, refuseSecretFilter, refuseSecretOrder, refuseSecretSearch } from "./secrets.js";
+import { redact, refuseRelationFilter, refuseSecretFilter, refuseSecretOrder, refuseSecretSearch } from "./secrets.js";
 import { tableOf, type AdminTable } from "./tables.js";
 
 /** Rows read per statement while the download streams. */
@@ -45,6 +45,7 @@ export function exportRoute(path: string, { db, tables, settings, sealed }: Expo
       const { where, orderBy, search } = selection(file.slice(0, dot), event.url.searchParams);
       const t = tableOf(tables, file.slice(0, dot));
       refuseSecretFilter(t.model.name, where);
+      refuseRelationFilter(t.model, where);
       refuseSecretOrder(t.model.name, orderBy);
       refuseSecretSearch(t.model, search);
       const limit = settings.exportLimit;

@@ -45,6 +45,15 @@ export function refuseSecretFilter(table: string, where: unknown, path = "where"
   if (found) throw new RpcError("BAD_REQUEST", { message: `${found.path}: "${found.name}" is a secret column of "${table}" and cannot be filtered on` });
 }
 
+/**
+ * 400 for a relation filter: the admin API filters a table by its own columns (a filter through a
+ * relation would read another table's secrets, which `refuseSecretFilter` cannot see).
+ */
+export function refuseRelationFilter(model: TableModel, where: unknown, path = "where"): void {
+  const found = whereColumns(where, path).find((column) => !Object.hasOwn(model.columns, column.name));
+  if (found) throw new RpcError("BAD_REQUEST", { message: `${found.path}: unknown column "${found.name}" on table "${model.name}" (the admin API filters by columns only)` });
+}
+
 /** 400 when an ordering names a secret column. */
 export function refuseSecretOrder(table: string, orderBy: readonly Record<string, unknown>[] | undefined): void {
   const secrets = secretColumns(table);

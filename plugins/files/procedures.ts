@@ -90,14 +90,14 @@ export function fileProcedures(deps: FileProcedureDeps) {
       const where = narrowWhere(input.where, owner === undefined ? undefined : { userId: owner });
       const query = (db.query as Record<string, any>).file;
       if (!input.attachedTo || !entity) {
-        const found: Record<string, unknown>[] = await query.findMany({ where, orderBy: [{ createdAt: "desc" }], take, skip });
+        const found: Record<string, unknown>[] = await query.findMany({ where, orderBy: [{ createdAt: "desc" }], take, skip, scope: NO_RELATIONS });
         return found.map((row) => rows.fromDecoded(row).record);
       }
       await attachments.authorize("get", input.attachedTo.table, entity.id, context);
       const attached = await attachments.of(input.attachedTo.table, entity.id);
       if (attached.length === 0) return [];
       const inIds = { id: { in: [...new Set(attached.map((entry) => entry.fileId))] } };
-      const found: Record<string, unknown>[] = await query.findMany({ where: narrowWhere(where, inIds) });
+      const found: Record<string, unknown>[] = await query.findMany({ where: narrowWhere(where, inIds), scope: NO_RELATIONS });
       const byId = new Map(found.map((row) => [String(row.id), rows.fromDecoded(row).record]));
       return attached
         .filter((entry) => byId.has(entry.fileId))
@@ -163,6 +163,9 @@ export function fileProcedures(deps: FileProcedureDeps) {
 }
 
 export type FileProcedures = ReturnType<typeof fileProcedures>;
+
+/** `file.list` filters files by their own columns: a relation filter (into an attached table, say) is 400. */
+const NO_RELATIONS = Object.freeze({ related: Object.freeze({}) });
 
 /**
  * The storage key never leaves the server, so it cannot be filtered on either (no guessing by

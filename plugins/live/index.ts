@@ -54,7 +54,7 @@ end $$`;
  * Live queries across processes. Within one process every live query is already re-run after the
  * app's own commits (the kernel tracks them); this plugin adds what a listening provider
  * (`postgresLive()`) needs: after migrations, statement triggers on each table a live resource
- * reads NOTIFY its name and, for small statements, the rows written; each replica LISTENs and
+ * reads (its own and every table its relations reach, for includes and relation filters) NOTIFY its name and, for small statements, the rows written; each replica LISTENs and
  * marks stale the queries those rows can affect (every query on the table when it cannot tell). Stage `feature`,
  * after resources (it reads their registry for the tables to watch).
  */
@@ -72,14 +72,19 @@ export function livePlugin(): AppPlugin {
       let schemaName: string | undefined;
       const watched = () => {
         const tables = new Set<string>();
-        for (const resource of ctx.want("resource-registry")?.values() ?? []) {
-          if (!resource.procedures.live) continue;
-          tables.add(resource.name);
-          for (const name of resource.includable) {
-            const relation = ctx.schema.relations[resource.name]?.[name];
-            if (relation) tables.add(relation.target), relation.via && tables.add(relation.via);
+        // A live resource's includes and relation filters (its rules' too) read the tables its
+        // relations reach, at any depth: a write to any of them may change its snapshots.
+        const reached = new Set<string>();
+        const reach = (table: string) => {
+          if (reached.has(table)) return;
+          reached.add(table);
+          tables.add(table);
+          for (const relation of Object.values(ctx.schema.relations[table] ?? {})) {
+            if (relation.via) tables.add(relation.via);
+            reach(relation.target);
           }
-        }
+        };
+        for (const resource of ctx.want("resource-registry")?.values() ?? []) if (resource.procedures.live) reach(resource.name);
         return [...tables];
       };
       ctx.hooks.sealed.tap((app) => (sealed = app));

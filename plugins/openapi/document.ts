@@ -69,7 +69,7 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
       if (operation.method === "POST" && operation.resource.action !== "create") {
         item.requestBody = jsonBody(convert(procedure.inputSchema, "input"), operation.resource.action === "batch");
       } else if (operation.resource.action === "list") {
-        for (const [name, schema] of Object.entries(listQuerySchema(table, resource.includable, convert).properties)) {
+        for (const [name, schema] of Object.entries(listQuerySchema(table, resource.includable, convert, sealed.schema).properties)) {
           parameters.push({ name, in: "query", required: false, ...(typeof schema === "object" && schema.type === "integer" ? {} : { style: "deepObject", explode: true }), schema });
         }
       }

@@ -71,7 +71,7 @@ export function restRuntime(sealed: SealedApp, operations: readonly RestOperatio
       case "batch":
         return body;
       case "list": {
-        const documented = listQuerySchema(table, includable, convert);
+        const documented = listQuerySchema(table, includable, convert, sealed.schema);
         const schema = { ...(documented as object), properties: { ...documented.properties, include: ANY_INCLUDE } } as JSONSchema;
         return async (event) => {
           const args = query(event);

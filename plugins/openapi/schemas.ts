@@ -1,5 +1,5 @@
 import type { JSONSchema } from "@orpc/openapi";
-import { MAX_SEARCH_CHARS, columnInput, type ColumnModel, type TableModel } from "../../kernel/index.js";
+import { MAX_SEARCH_CHARS, columnInput, type ColumnModel, type SchemaModel, type TableModel } from "../../kernel/index.js";
 
 /**
  * JSON Schemas of a resource's REST shapes. The column schemas are the kernel's zod inputs converted
@@ -101,9 +101,10 @@ export function withExamples(schema: JSONSchema, table: TableModel): JSONSchema 
 
 /**
  * A list's `where` as a JSON Schema: per column a value or an operator object, plus `AND`/`OR`
- * arrays and `NOT`, one level deep (deeper nesting is accepted as is and checked by the procedure).
+ * arrays and `NOT`, one level deep, and with `model` each relation's filter over the related table's
+ * columns (deeper nesting is accepted as is and checked by the procedure).
  */
-export function whereSchema(table: TableModel, convert: Convert): JSONSchema {
+export function whereSchema(table: TableModel, convert: Convert, model?: SchemaModel): JSONSchema {
   const columns: Record<string, JSONSchema> = {};
   for (const [name, column] of Object.entries(table.columns)) {
     const value = convert(columnInput(column), "input");
@@ -121,20 +122,30 @@ export function whereSchema(table: TableModel, convert: Convert): JSONSchema {
     columns[name] = { anyOf: [value, { type: "null" }, { type: "object", properties: operators, additionalProperties: false }] };
   }
   const level: JSONSchema = { type: "object", properties: columns };
+  // Relation filters, one level: the related table's columns (deeper nesting is checked by the procedure).
+  const relations: Record<string, JSONSchema> = {};
+  for (const [name, relation] of Object.entries(model?.relations[table.name] ?? {})) {
+    const target = model!.tables[relation.target];
+    if (!target || Object.hasOwn(table.columns, name)) continue;
+    const nested = whereSchema(target, convert);
+    const many = relation.kind === "hasMany" || relation.kind === "manyToMany";
+    const operators: Record<string, JSONSchema> = many ? { some: nested, every: nested, none: nested } : { is: { anyOf: [nested, { type: "null" }] }, isNot: { anyOf: [nested, { type: "null" }] } };
+    relations[name] = { type: "object", properties: operators, additionalProperties: false };
+  }
   return {
     type: "object",
-    properties: { ...columns, AND: { type: "array", items: level }, OR: { type: "array", items: level }, NOT: level },
+    properties: { ...columns, ...relations, AND: { type: "array", items: level }, OR: { type: "array", items: level }, NOT: level },
   };
 }
 
 /** The query string of `GET /rest/<resource>`, as an object (bracket notation decodes into it). */
-export function listQuerySchema(table: TableModel, includable: readonly string[], convert: Convert): JSONSchema & { properties: Record<string, JSONSchema> } {
+export function listQuerySchema(table: TableModel, includable: readonly string[], convert: Convert, model?: SchemaModel): JSONSchema & { properties: Record<string, JSONSchema> } {
   const columns = Object.keys(table.columns);
   const vectors = columns.filter((name) => table.columns[name]!.type === "vector");
   return {
     type: "object",
     properties: {
-      where: whereSchema(table, convert),
+      where: whereSchema(table, convert, model),
       orderBy: { type: "array", items: { type: "object", propertyNames: { enum: columns }, additionalProperties: { enum: ["asc", "desc"] } } },
       take: { type: "integer", minimum: 0 },
       skip: { type: "integer", minimum: 0 },

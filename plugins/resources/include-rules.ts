@@ -1,6 +1,7 @@
 import { TrellisError, hasRole, type AppRpcContext, type SchemaModel } from "../../kernel/index.js";
 import type { IncludableRelation, ResourceOptions, ResourcePermission } from "./options.js";
 import { RESOURCE_INCLUDE_BYPASS, RESOURCE_INCLUDE_UNSCOPABLE } from "./errors.js";
+import { isWhereRule, withUser } from "./user-where.js";
 
 /**
  * What `include` returns of a relation. SPEC.md makes `includable` the author's choice: a bare name
@@ -82,7 +83,7 @@ export function bypassWarnings(name: string, rules: ReadonlyMap<string, IncludeR
         ? `resource "${related.name}" lists only the caller's rows (list "owner", ownerColumn "${related.ownerColumn}")`
         : related.list === "public"
           ? undefined
-          : `resource "${related.name}" has list ${typeof related.list === "function" ? "a permission function" : `"${related.list}"`}`;
+          : `resource "${related.name}" has list ${typeof related.list === "function" ? "a permission function" : typeof related.list === "object" ? "a where rule" : `"${related.list}"`}`;
     if (!bypassed) continue;
     out.push(
       `${RESOURCE_INCLUDE_BYPASS}: resource "${name}" includes "${relation}" with every related row, bypassing a rule: ${bypassed}. ` +
@@ -106,6 +107,7 @@ export async function listScope(rules: RelatedRules, context: AppRpcContext): Pr
   }
   if (!context.user) return NOTHING;
   if (list === "owner") return { [rules.ownerColumn!]: context.user.id };
+  if (isWhereRule(list)) return withUser(list, context.user.id) as Where;
   if (list === "admin") return hasRole(context.user, ADMIN_ROLES) ? undefined : NOTHING;
   return undefined;
 }

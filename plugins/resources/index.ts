@@ -12,7 +12,9 @@ import {
   RESOURCE_TABLE_MISSING,
   RESOURCE_UNKNOWN_COLUMN,
   RESOURCE_UNKNOWN_RELATION,
+  RESOURCE_RULE_INVALID,
 } from "./errors.js";
+import { isWhereRule, withUser } from "./user-where.js";
 
 export type {
   IncludableRelation,
@@ -92,7 +94,14 @@ export function resourcesPlugin(): ResourcesPlugin {
       }
       // Scoped includes read the related resource's rules: every resource must be resolved first.
       related = new Map(specs.map((spec) => [spec.name, { name: spec.name, list: spec.permissions.list, ownerColumn: spec.ownerColumn }]));
+      // Relation filters read the same rules: every resource's list rule, and what each makes includable.
+      const relationRules = {
+        schema: ctx.schema,
+        resources: related,
+        includable: new Map(specs.map((spec) => [spec.name, new Set(normalizeIncludable(includable.get(spec.name)).map((entry) => entry.relation))])),
+      };
       for (const spec of specs) {
+        spec.relationRules = relationRules;
         try {
           spec.includable = includeRules(spec.name, normalizeIncludable(includable.get(spec.name)), ctx.schema, related);
         } catch (error) {
@@ -117,8 +126,9 @@ export function resourcesPlugin(): ResourcesPlugin {
       for (const spec of specs) {
         const declaredHooks = declared.find((resource) => resource.name === spec.name)?.options.hooks;
         spec.hooks = bindHooks(spec.name, declaredHooks, (error, source, event) => ctx.report(error, source, event));
+        checkWhereRules(spec, db);
         procedures[spec.name] = resourceProcedures(spec, db, kind, () => sealed!, rateLimit);
-        registry.set(spec.name, describe(spec, authorizer(spec, db, kind)));
+        registry.set(spec.name, describe(spec, authorizer(spec, db)));
       }
       // Published for files (attach permissions), admin, REST and live, which must not reach in here.
       ctx.provide("resource-registry", registry);
@@ -151,6 +161,7 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
     limits: listLimits(options),
     batchLimit: options.batchLimit ?? 100,
     includable: new Map(),
+    relationRules: { schema, resources: new Map(), includable: new Map() },
     settable,
     live: liveLimits(options),
     mcp: options.mcp === true ? [...ACTIONS, "page", "batch"] : options.mcp || [],
@@ -161,7 +172,7 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
 
 function describe(spec: ResourceSpec, authorize: ResourceInfo["authorize"]): ResourceInfo {
   const permissions = Object.fromEntries(
-    ACTIONS.map((action) => [action, typeof spec.permissions[action] === "function" ? "function" : spec.permissions[action]]),
+    ACTIONS.map((action) => [action, typeof spec.permissions[action] === "function" ? "function" : typeof spec.permissions[action] === "object" ? "where" : spec.permissions[action]]),
   ) as ResourceInfo["permissions"];
   const procedures: Record<string, string> = Object.fromEntries(ACTIONS.map((action) => [action, `${spec.name}.${action}`]));
   if (spec.live) procedures.live = `${spec.name}.live`;
@@ -181,6 +192,19 @@ function describe(spec: ResourceSpec, authorize: ResourceInfo["authorize"]): Res
 /** The database config's live provider (`embedded()` sets one; `localLive()`/`postgresLive()` from trellis/db). */
 function liveProvided(ctx: PluginContext): boolean {
   return ctx.resources.live !== undefined;
+}
+
+/** A `where` rule is compiled once at build (the caller's id a placeholder), so a bad one fails the build, not a request. */
+function checkWhereRules(spec: ResourceSpec, db: PluginContext["resources"]["db"]): void {
+  for (const action of ACTIONS) {
+    const rule = spec.permissions[action];
+    if (!isWhereRule(rule)) continue;
+    try {
+      (db.query as Record<string, { predicate(where: unknown): unknown }>)[spec.name]!.predicate(withUser(rule, "user"));
+    } catch (error) {
+      throw new TrellisError(RESOURCE_RULE_INVALID, `Resource "${spec.name}": the ${action} rule does not fit table "${spec.name}": ${(error as Error).message.replace(/^where/, "rule")}`, { plugin: "resources", hook: "build", cause: error });
+    }
+  }
 }
 
 function fail(code: string, message: string): TrellisError {

@@ -6,6 +6,7 @@ import {
   RESOURCE_OWNER_ON_CREATE,
   RESOURCE_WRITABLE_AND_READONLY,
   RESOURCE_HOOKS_INVALID,
+  RESOURCE_WHERE_ON_CREATE,
 } from "./errors.js";
 
 export type ResourceAction = "list" | "get" | "create" | "update" | "delete";
@@ -13,8 +14,9 @@ export const ACTIONS: readonly ResourceAction[] = ["list", "get", "create", "upd
 
 /**
  * A function permission: `row` is given on get, update and delete (undefined when the row is
- * missing). `false` refuses (403). On list (and live) it may instead return a `where` object: the
- * caller then sees only the rows that match it (`{ status: "published" }` hides drafts).
+ * missing). `false` refuses (403). It may instead return a `where` object: on list (and live) the
+ * caller then sees only the rows that match it (`{ status: "published" }` hides drafts); on get,
+ * update and delete the row must match it too (404 otherwise), in the same statement.
  */
 export type ResourcePermissionFn<Ctx = AppRpcContext, Row = Record<string, unknown>> = (args: {
   context: Ctx;
@@ -24,23 +26,36 @@ export type ResourcePermissionFn<Ctx = AppRpcContext, Row = Record<string, unkno
 /** What a list rule may return instead of `true`: a `where` (same shape as the list's own) ANDed into every list. */
 export type ListFilter = Record<string, unknown>;
 
-export type ResourcePermission<Ctx = AppRpcContext, Row = Record<string, unknown>> =
+/**
+ * A rule written as a `where` (relation filters included): the caller must be signed in (401), and
+ * only rows matching it exist for them on list, get, update and delete (404 otherwise). The string
+ * `"$user.id"` anywhere in it is the caller's id: `{ assignees: { some: { userId: "$user.id" } } }`.
+ */
+export type WhereRule = { readonly [key: string]: unknown };
+
+/**
+ * `W` is the table's `where` type on an `App` (relation filters included), so a `where` rule is
+ * checked against the schema. A function's answer is checked when it declares its return type
+ * (`(): WhereOf<typeof v1, "task"> => ...`), and at the call (400 for an unknown column).
+ */
+export type ResourcePermission<Ctx = AppRpcContext, Row = Record<string, unknown>, W = WhereRule> =
   | "public"
   | "authenticated"
   | "admin"
   | "owner"
+  | W
   | ResourcePermissionFn<Ctx, Row>;
 
-export type ResourcePermissions<Ctx = AppRpcContext, Row = Record<string, unknown>> = Partial<
-  Record<ResourceAction, ResourcePermission<Ctx, Row>>
+export type ResourcePermissions<Ctx = AppRpcContext, Row = Record<string, unknown>, W = WhereRule> = Partial<
+  Record<ResourceAction, ResourcePermission<Ctx, Row, W>>
 >;
 
-export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unknown>> {
+export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unknown>, W = WhereRule> {
   /**
-   * Rule per action.
+   * Rule per action: a role name, `"owner"`, a `where` rule, or a function.
    * @default every action "public"
    */
-  permissions?: ResourcePermissions<Ctx, Row>;
+  permissions?: ResourcePermissions<Ctx, Row, W>;
   /** Column holding the creator's user id; filled from the session on create, never from the client. */
   ownerColumn?: string;
   /**
@@ -129,6 +144,9 @@ export function checkOptions(name: string, options: ResourceOptions<any, any>): 
   const permissions = options.permissions ?? {};
   if (permissions.create === "owner") {
     throw new TrellisError(RESOURCE_OWNER_ON_CREATE, `Resource "${name}": "owner" is not valid for create (no row exists yet); use "authenticated"`, TAG);
+  }
+  if (typeof permissions.create === "object" && permissions.create !== null) {
+    throw new TrellisError(RESOURCE_WHERE_ON_CREATE, `Resource "${name}": a where rule is not valid for create (no row exists yet); use "authenticated" or a function`, TAG);
   }
   const ownerActions = Object.entries(permissions).filter(([, value]) => value === "owner").map(([action]) => action);
   if (ownerActions.length > 0 && !options.ownerColumn) {

@@ -1,5 +1,6 @@
 import { RpcError, assertRole, type AppRpcContext } from "../../kernel/index.js";
 import type { ListFilter, ResourcePermission } from "./options.js";
+import { isWhereRule, withUser } from "./user-where.js";
 
 /** Resource `admin` means the role `admin` itself, parsed from the comma-separated `user.role`. */
 const ADMIN_ROLES = ["admin"];
@@ -10,16 +11,19 @@ const ADMIN_ROLES = ["admin"];
  * known, `owner` only needs a signed-in caller.
  */
 export function assertGate(permission: ResourcePermission<any, any>, context: AppRpcContext): void {
-  assertRole(permission === "owner" ? "authenticated" : permission, ADMIN_ROLES, context);
+  // `owner` and `where` rules need a caller to compare rows with; the rows are checked in SQL.
+  assertRole(permission === "owner" || isWhereRule(permission) ? "authenticated" : (permission as Exclude<typeof permission, object>), ADMIN_ROLES, context);
 }
 
-/** A function permission's verdict: 403 when it says no. */
+/** A function permission's verdict: 403 when it says no, the `where` the row must also match when it returns one. */
 export async function assertFunction(
   permission: ResourcePermission<any, any>,
   args: { context: AppRpcContext; row?: Record<string, unknown> },
-): Promise<void> {
-  if (typeof permission !== "function") return;
-  if (!(await permission(args))) throw new RpcError("FORBIDDEN", { message: "Permission denied" });
+): Promise<ListFilter | undefined> {
+  if (typeof permission !== "function") return undefined;
+  const verdict = await permission(args);
+  if (!verdict) throw new RpcError("FORBIDDEN", { message: "Permission denied" });
+  return typeof verdict === "object" ? verdict : undefined;
 }
 
 /**
@@ -27,6 +31,7 @@ export async function assertFunction(
  * caller may see), or undefined for every row.
  */
 export async function listFilter(permission: ResourcePermission<any, any>, context: AppRpcContext): Promise<ListFilter | undefined> {
+  if (isWhereRule(permission)) return withUser(permission, context.user!.id) as ListFilter;
   if (typeof permission !== "function") return undefined;
   const verdict = await permission({ context });
   if (!verdict) throw new RpcError("FORBIDDEN", { message: "Permission denied" });

@@ -5,7 +5,6 @@ import {
   decodeRow,
   encodeValue,
   keyInput,
-  narrowWhere,
   rowSelection,
   updateData,
   type AppDatabase,
@@ -19,7 +18,9 @@ import {
   writeActor,
 } from "../../kernel/index.js";
 import { afterCommit, type AfterWork, type BoundHooks, type HookCaller } from "./hooks.js";
-import { assertFunction, assertGate, listFilter } from "./permissions.js";
+import { assertFunction, assertGate } from "./permissions.js";
+import { relationScopes, ruleWhere, type RelationRules } from "./where-rules.js";
+import { isWhereRule, withUser } from "./user-where.js";
 import { includeArgs, type IncludeRule } from "./include-rules.js";
 import { deleteInput, getInput, listInput, updateInput, type NearestInput } from "./inputs.js";
 import type { ListLimits, LiveLimits, ResourceAction, ResourcePermission } from "./options.js";
@@ -54,6 +55,8 @@ export interface ResourceSpec {
   batchLimit: number;
   /** Includable relations and the rule their rows follow (filled at build, once every resource is known). */
   includable: ReadonlyMap<string, IncludeRule>;
+  /** What the relation filters of a caller's `where` may reach, and under which rules (filled at build). */
+  relationRules: RelationRules;
   /** Columns a client may set on create (and, minus the primary key, on update). */
   settable: readonly string[];
   /** Set when the resource streams (`{name}.live`). */
@@ -131,6 +134,11 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
       }
     }
   };
+  /** A `where` rule's condition for this caller (ANDed into the statement of get, update and delete). */
+  const whereRule = (action: ResourceAction, context: AppRpcContext): Row | undefined => {
+    const permission = permissions[action];
+    return isWhereRule(permission) ? (withUser(permission, ownerOf(context)) as Row) : undefined;
+  };
   const keyWhere = (where: Row, context: AppRpcContext, action: ResourceAction): Row =>
     isOwner(action) ? { [pk]: where[pk], [ownerColumn!]: ownerOf(context) } : { [pk]: where[pk] };
 
@@ -143,10 +151,12 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     if (input.nearest && input.nearest.k > spec.limits.max) throw new RpcError("BAD_REQUEST", { message: `nearest.k must be at most ${spec.limits.max}` });
     if ((input.skip ?? 0) > spec.limits.maxSkip) throw new RpcError("BAD_REQUEST", { message: `skip must be at most ${spec.limits.maxSkip}` });
     checkInclude(input.include);
-    const filter = await listFilter(permissions.list, context);
-    // The rule's own `where` and the owner condition are ANDed in SQL, so take and skip count only visible rows.
-    const where = narrowWhere(input.where, filter, isOwner("list") ? { [ownerColumn!]: ownerOf(context) } : undefined);
-    return { where, orderBy: input.orderBy, take, skip: input.skip, after: input.after, search: input.search, nearest: input.nearest, include: await includeArgs(input.include, spec.includable, context) };
+    // The rule's `where` (the owner condition, a where rule, a function's answer) is ANDed in SQL, so
+    // take and skip count only visible rows; the caller's relation filters read only what they may list.
+    const rule = await ruleWhere(permissions.list, ownerColumn, context, false);
+    const related = await relationScopes(spec.relationRules, table.name, input.where, context);
+    const scope = rule ? { where: rule, related } : { related };
+    return { where: input.where, scope, orderBy: input.orderBy, take, skip: input.skip, after: input.after, search: input.search, nearest: input.nearest, include: await includeArgs(input.include, spec.includable, context) };
   };
 
   const list = gated("list")
@@ -159,8 +169,12 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
       checkInclude(input.include);
       const where = keyWhere(input.where, context, "get");
       const include = await includeArgs(input.include, spec.includable, context);
-      const row = (include ? await query().findFirst({ where, include }) : await byKey(db, where)) as Row | undefined;
-      await assertFunction(permissions.get, { context, row });
+      const rule = whereRule("get", context);
+      const find = (ruled: Row | undefined) => query().findFirst({ where, include, ...(ruled ? { scope: { where: ruled } } : {}) }) as Promise<Row | null>;
+      let row = (include || rule ? ((await find(rule)) ?? undefined) : await byKey(db, where)) as Row | undefined;
+      const verdict = await assertFunction(permissions.get, { context, row });
+      // A function that answers with a `where`: the row must match it too, read again in SQL.
+      if (verdict && row) row = (await find(verdict)) ?? undefined;
       if (!row) throw notFound(spec.name);
       return rows.one(row);
     });
@@ -191,14 +205,19 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     }
     const where = encode(keyWhere(input.where, context, "update"));
     let before: Row | undefined;
+    // A where rule, or the `where` a function rule answers with, is ANDed into the write itself.
+    let rule = whereRule("update", context);
     if (readsBefore()) {
-      before = await checkRow(executor, "update", where, context);
+      const checked = await checkRow(executor, "update", where, context, rule);
+      before = checked.row;
+      rule = checked.verdict ?? rule;
       scope.before.set(String(before[pk]), before);
       if (hooks?.has("beforeUpdate")) values = encode(known(await hooks.beforeUpdate(executor, scope.caller, before, { ...input.data })));
       if (Object.keys(values).length === 0) throw new RpcError("BAD_REQUEST", { message: "Nothing to update: the beforeUpdate hook left no column to set" });
     }
     let statement = executor.updateTable(table.name).set(values);
     for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
+    if (rule) statement = statement.where(query().predicate(rule));
     const found = await statement.returning(columns).executeTakeFirst();
     if (!found) throw notFound(spec.name);
     const row = decode(found);
@@ -208,12 +227,15 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
   };
   const deleteRow = async (executor: AppDatabase<any>, input: { where: Row }, context: AppRpcContext, scope: WriteScope) => {
     const where = encode(keyWhere(input.where, context, "delete"));
+    let rule = whereRule("delete", context);
     if (typeof permissions.delete === "function" || hooks?.has("beforeDelete")) {
-      const current = await checkRow(executor, "delete", where, context);
-      if (hooks) await hooks.beforeDelete(executor, scope.caller, current);
+      const checked = await checkRow(executor, "delete", where, context, rule);
+      rule = checked.verdict ?? rule;
+      if (hooks) await hooks.beforeDelete(executor, scope.caller, checked.row);
     }
     let statement = executor.deleteFrom(table.name);
     for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
+    if (rule) statement = statement.where(query().predicate(rule));
     const found = await statement.returning(columns).executeTakeFirst();
     if (!found) throw notFound(spec.name);
     const row = decode(found);
@@ -288,18 +310,20 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
   }
 
   /**
-   * The row before the write, locked, inside the write's transaction: a function permission sees it
-   * (and refuses), a missing or not-owned row is a 404.
+   * The row before the write, locked, inside the write's transaction and under the caller's where
+   * rule: a function permission sees it (and refuses, or answers with a `where` the write must also
+   * match), a missing, not-owned or out-of-rule row is a 404.
    */
-  async function checkRow(trx: any, action: ResourceAction, where: Row, context: AppRpcContext): Promise<Row> {
+  async function checkRow(trx: any, action: ResourceAction, where: Row, context: AppRpcContext, rule?: Row): Promise<{ row: Row; verdict?: Row }> {
     let select = trx.selectFrom(table.name).select(columns);
     for (const [column, value] of Object.entries(where)) select = select.where(column, "=", value);
+    if (rule) select = select.where(query().predicate(rule));
     if (kind === "postgres") select = select.forUpdate();
     const found = await select.executeTakeFirst();
     const row = found ? decode(found) : undefined;
-    if (typeof permissions[action] === "function") await assertFunction(permissions[action], { context, row });
+    const verdict = (await assertFunction(permissions[action], { context, row })) as Row | undefined;
     if (!row) throw notFound(spec.name);
-    return row;
+    return { row, verdict };
   }
 
   // `{name}.page` rather than `list({ page: true })`: one return type per procedure keeps the typed

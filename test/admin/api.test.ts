@@ -155,6 +155,9 @@ describe.each(families())("the _admin API on %s", (family) => {
       expect(body.message).toMatch(/is a secret column/);
     }
     expect((await call("data.get", { table: "session", where: { token: "x" } })).status).toBe(400);
+    // Nor through a relation filter, which would read another table's secrets.
+    const related = await call("data.list", { table: "user", where: { sessions: { some: { token: { startsWith: "a" } } } } });
+    expect(related).toMatchObject({ status: 400, body: { message: 'where.sessions: unknown column "sessions" on table "user" (the admin API filters by columns only)' } });
     // The raw value never appears anywhere in the response text.
     const raw = await app.db.selectFrom("session").select("token").where("userId", "=", admin.userId).executeTakeFirstOrThrow();
     const text = JSON.stringify(await call("data.list", { table: "session", take: 200 }));

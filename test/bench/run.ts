@@ -29,8 +29,8 @@ const suites: Record<string, () => Promise<{ run(): Promise<void>; cases?: Recor
   chaos: () => import("./chaos.js"),
   soak: () => import("./soak.js"),
   backups: () => import("./backups.js"),
-  // Resource hooks: the cost of empty hooks on a write (hooks-write.ts).
-  hooks: () => import("./hooks-write.js"),
+  // Resource hooks: empty hooks on a write (hooks-write.ts) and a relation filter against a join (relation-filter.ts).
+  hooks: () => import("./hooks.js"),
   loops: () => import("./loops.js"),
 };
 

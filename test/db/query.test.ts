@@ -112,6 +112,29 @@ describe.each(families())("query API on %s", (family) => {
     expect(none).toMatchObject({ id: 1, comments: [], author: { name: "ann" } });
   });
 
+  it("relation filters in server code: every operator and relation kind, count, predicate, and scope", async () => {
+    const ids = async (where: Record<string, unknown>) => (await h.db.query.post.findMany({ where, take: 30 })).map((p) => p.id);
+    expect(await ids({ comments: { some: { body: "third" } } })).toEqual([2]);
+    expect(await ids({ tags: { every: { name: "x" } }, id: { lte: 4 } })).toEqual([2, 3, 4]);
+    expect(await ids({ tags: { none: { name: "x" } }, id: { lte: 4 } })).toEqual([2, 4]);
+    expect(await ids({ author: { is: { profile: { is: { bio: "ann's" } } } }, id: { lte: 7 } })).toEqual([1, 4, 7]);
+    expect(await ids({ author: { isNot: { name: "ann" } }, id: { lte: 4 } })).toEqual([2, 3]);
+    expect(await h.db.query.user.count({ where: { profile: { is: null } } })).toBe(2);
+    expect(await h.db.query.user.count({ where: { posts: { some: { comments: { some: {} } } } } })).toBe(2);
+    // A related row whose where is unknown (NULL) fails `every`.
+    expect(await ids({ comments: { every: { big: { gt: 0 } } }, id: { lte: 2 } })).toEqual([]);
+    // scope: trusted rules, and the related tables a caller's filter may reach.
+    const scoped = { related: { comment: { body: { not: "third" } } } };
+    expect(await h.db.query.post.count({ where: { comments: { some: {} } }, scope: scoped })).toBe(1);
+    const refused = await h.db.query.post.findMany({ where: { tags: { some: {} } }, scope: scoped }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ path: "where.tags.some", message: 'where.tags.some: relation filters cannot reach table "tag"' });
+    expect(await h.db.query.post.count({ scope: { where: { tags: { some: {} } }, related: {} } })).toBe(2);
+    const renamed = await h.kysely.updateTable("post").set({ title: "tagged" }).where(h.db.query.post.predicate({ tags: { some: { name: "y" } } })!).returning("id").execute();
+    expect(renamed).toEqual([{ id: 1 }]);
+    await h.kysely.updateTable("post").set({ title: "post 1" }).where("id", "=", 1).execute();
+    expect(h.db.query.post.predicate({})).toBeUndefined();
+  });
+
   it("orders by the given columns with NULLs last ascending, then by primary key", async () => {
     const asc = await h.db.query.post.findMany({ orderBy: [{ rank: "asc" }], take: 30 });
     expect(asc.slice(0, 3).map((p) => p.rank)).toEqual([2, 3, 4]);

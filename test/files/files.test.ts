@@ -91,6 +91,8 @@ for (const family of families()) {
       const pdfs = await rpc(app, "file.list", { where: { type: "application/pdf" } }, as(ada));
       expect(pdfs.body.map((file: { name: string }) => file.name)).toEqual(["report.pdf"]);
       expect(await rpc(app, "file.list", { where: { key: { startsWith: "files/" } } }, as(ada))).toMatchObject({ status: 400, body: { message: expect.stringMatching(/"key" is not a filterable/) } });
+      // file.list filters files by their own columns: a relation filter reaches no other table.
+      expect(await rpc(app, "file.list", { where: { user: { is: { email: { startsWith: "a" } } } } }, as(ada))).toMatchObject({ status: 400, body: { message: expect.stringMatching(/relation filters cannot reach table "user"/) } });
       expect(await rpc(app, "file.list", { where: { OR: [{ name: "x" }, { key: "y" }] } }, as(ada))).toMatchObject({ status: 400 });
       expect(await rpc(app, "file.list", { where: { nope: 1 } }, as(ada))).toMatchObject({ status: 400 });
       expect(await rpc(app, "file.list", { take: 101 }, as(ada))).toMatchObject({ status: 400, body: { message: "take must be at most 100" } });

@@ -2,7 +2,7 @@ import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { App, type InferRouter } from "../../presets/trellis.js";
 import { createClient, isRpcError, RpcError } from "../../presets/client.js";
-import { schema } from "../../kernel/schema/index.js";
+import { schema, type WhereOf } from "../../kernel/schema/index.js";
 import { sqliteMemory } from "../support/app.js";
 
 const v1 = schema("1")
@@ -175,5 +175,31 @@ describe("errors from trellis/client", () => {
       expectTypeOf(error.status).toEqualTypeOf<number>();
     }
     if (isRpcError(error)) expectTypeOf(error).toMatchTypeOf<RpcError<string, unknown>>();
+  });
+});
+
+describe("relation filters and where rules", () => {
+  it("types relation filters on the client by relation kind and target table", () => {
+    void client.post.list({ where: { tags: { some: { label: "x" } }, author: { is: { email: "a@b.c" } } } });
+    void client.post.list({ where: { tags: { every: { label: { startsWith: "a" } }, none: {} }, author: { isNot: null } } });
+    void client.post.live({ where: { OR: [{ tags: { some: {} } }, { author: { is: null } }] } });
+    // @ts-expect-error is applies to belongsTo and hasOne, not to manyToMany
+    void client.post.list({ where: { tags: { is: {} } } });
+    // @ts-expect-error some applies to hasMany and manyToMany
+    void client.post.list({ where: { author: { some: {} } } });
+    // @ts-expect-error the nested where is the target table's: tag has no column title
+    void client.post.list({ where: { tags: { some: { title: "x" } } } });
+  });
+
+  it("checks a where rule against the table, relations included", () => {
+    new App({ db: sqliteMemory() }).schema(v1).resource("post", { permissions: { list: { OR: [{ authorId: "$user.id" }, { tags: { some: { label: "public" } } }] } } });
+    // @ts-expect-error a where rule names columns of the table
+    new App({ db: sqliteMemory() }).schema(v1).resource("post", { permissions: { list: { nope: 1 } } });
+    // A function's answer is checked when it declares the table's where type.
+    const mine = ({ context }: { context: { user: { id: string } | null } }): WhereOf<typeof v1, "post"> | boolean => (context.user ? { authorId: context.user.id } : false);
+    new App({ db: sqliteMemory() }).schema(v1).resource("post", { permissions: { get: mine, update: mine } });
+    // @ts-expect-error 'titel' is not a column of post
+    const typo = (): WhereOf<typeof v1, "post"> => ({ titel: "x" });
+    void typo;
   });
 });
