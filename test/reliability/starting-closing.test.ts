@@ -33,6 +33,10 @@ function appOn(db: ReturnType<typeof embedded>, reported: unknown[]) {
       }),
     )
     .route("GET", "/hello", () => new Response("hi"))
+    .route("GET", "/broken", async (_event, context) => {
+      await sql`select * from no_such_table`.execute(context.db);
+      return new Response("unreachable");
+    })
     .openapi()
     .mcp();
 }
@@ -82,7 +86,7 @@ describe("a built app before and while it is migrated", () => {
     expect(reported).toEqual([]);
   }, 60_000);
 
-  it("answers a query against a missing table on a migrated app with a reported 500 on RPC, REST and MCP", async () => {
+  it("answers a query against a missing table on a migrated app with a reported 500 on RPC, REST, MCP and routes", async () => {
     await app.migrator.migrateToLatest();
     reported.length = 0;
     const internal = { code: "INTERNAL_SERVER_ERROR", message: "Internal server error" };
@@ -93,7 +97,8 @@ describe("a built app before and while it is migrated", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "broken", arguments: {} } }),
     });
     expect(tool.body.result).toMatchObject({ isError: true, structuredContent: { status: 500, ...internal } });
-    expect(reported).toHaveLength(3);
+    expect(await request(app, "GET", "/broken")).toMatchObject({ status: 500, body: internal });
+    expect(reported).toHaveLength(4);
   }, 60_000);
 });
 
