@@ -9,6 +9,7 @@ import { isSchemaMismatch, schemaMismatch } from "./db/schema-mismatch.js";
 import { invalidInputMessage } from "./log/describe-error.js";
 import type { RequestEvent } from "./event.js";
 import type { SchemaModel } from "./schema/model.js";
+import type { SchemaVerdict } from "./lifecycle/schema-gate.js";
 
 /**
  * The gate: one place that decides what a caller sees when a procedure fails, for every surface.
@@ -27,12 +28,16 @@ export interface ErrorRules {
   /** True once `close()` began: a failure then is the shutdown, answered 503 and not reported. */
   closed?: () => boolean;
   instrumentation?: { procedure?<T>(name: string, source: ErrorSource, run: () => Promise<T>): Promise<T> }; // observers (kernel/observe)
+  /** Judges a query that named a missing table or column (lifecycle/readiness.ts); without it, such a query is a 500. */
+  schemaVerdict?: () => Promise<SchemaVerdict>;
 }
 
 /**
  * Turns anything a procedure throws into the error the caller should see: `RpcError`s pass through
  * (never reported), database constraint errors become 409/400, invalid input names the field, a lost
- * database connection is a reported 503, and everything else is a bare 500 reported to `onError`.
+ * database connection is a reported 503, and everything else is a bare 500 reported to `onError`
+ * (a query against a missing table included: `judgeSchemaError` first tells a starting app or a
+ * newer database, which are 503s, from that coding error).
  */
 export function toRpcError(error: unknown, rules: ErrorRules, source: ErrorSource, event?: RequestEvent): ORPCError<any, any> {
   const mapped = mapError(error, rules, source, event);
@@ -58,8 +63,23 @@ function mapError(error: unknown, rules: ErrorRules, source: ErrorSource, event:
   // A database that went away is the app's state, not a bug in the request: 503, and still reported.
   if (isConnectionLost(error)) return unavailable(UNAVAILABLE_MESSAGES.lost);
   if (isDiskFull(error)) return diskFull();
-  if (isSchemaMismatch(error)) return schemaMismatch();
   return new ORPCError("INTERNAL_SERVER_ERROR", { message: "Internal server error" });
+}
+
+/**
+ * A query that named a missing table or column, judged by the schema's state: the app's migrations
+ * pending or running is a 503 "starting" (not reported); a database a newer version migrated (a
+ * rolling upgrade) a reported 503 naming the schema; otherwise a coding error, the reported 500.
+ * Undefined for any other error (`toRpcError` maps it at once).
+ */
+export function judgeSchemaError(error: unknown, rules: ErrorRules, source: ErrorSource, event?: RequestEvent): Promise<ORPCError<any, any>> | undefined {
+  if (!rules.schemaVerdict || !isSchemaMismatch(error) || rules.closed?.()) return undefined;
+  return rules.schemaVerdict().then((verdict) => {
+    if (verdict === "behind") return toRpcError(unavailable(UNAVAILABLE_MESSAGES.starting), rules, source, event);
+    if (verdict === "current") return toRpcError(error, rules, source, event);
+    report(rules.onError, error, source, event);
+    return toRpcError(schemaMismatch(), rules, source, event);
+  });
 }
 
 function validationError(error: ORPCError<any, any>, cause: ValidationError, onError: OnError, source: ErrorSource, event: RequestEvent | undefined) {
@@ -104,6 +124,8 @@ export function gateInterceptor(rules: ErrorRules, source: ErrorSource) {
         return isAsyncIterator(output) ? (mapIteratorErrors(output, rules, source, eventOf(context)) as T) : output;
       },
       (error) => {
+        const judged = judgeSchemaError(error, rules, source, eventOf(context));
+        if (judged) return judged.then((mapped) => Promise.reject(mapped));
         throw toRpcError(error, rules, source, eventOf(context));
       },
     );

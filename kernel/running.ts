@@ -1,6 +1,5 @@
 import { createRouterClient, type AnyProcedure } from "@orpc/server";
 import type { LiveChange } from "./db/live-index.js";
-import { describeHooks } from "./hooks.js";
 import type { HttpMiddleware } from "./middleware.js";
 import { chain, promised, type Answer } from "./request/chain.js";
 import type { OrderedPlugin } from "./order.js";
@@ -8,19 +7,19 @@ import { TIER, type RouteDefinition, type TieredRouter } from "./router.js";
 import { REQUEST_ID_HEADER, RequestEvent, withHeader, type RequestFacts } from "./event.js";
 import { withHeaders } from "./request/response-headers.js";
 import { resolveSession, type SessionResolver, type SessionState } from "./request/session.js";
-import { RpcError, TrellisError, errorResponse, report, type ErrorSource, type OnError } from "./errors.js";
-import { unavailable, UNAVAILABLE_MESSAGES, type AppState } from "./lifecycle/availability.js";
+import { RpcError, errorResponse, type ErrorSource, type OnError } from "./errors.js";
+import { unavailable, UNAVAILABLE_MESSAGES } from "./lifecycle/availability.js";
 import { createRpcHandler } from "./rpc.js";
 import { RESPOND, responseOf, type Respond } from "./request/respond.js";
-import { REQUEST_EVENT, callProcedure, gateInterceptor, toRpcError, type ErrorRules } from "./gate.js";
+import { REQUEST_EVENT, callProcedure, gateInterceptor, judgeSchemaError, toRpcError, type ErrorRules } from "./gate.js";
 import { logRequest } from "./log/request-line.js";
 import type { Logger } from "./log/logger.js";
 import { overview, type AppOverview } from "./introspection/overview.js";
-import { appMigrator, type AppMigrator, type AppliedMigration } from "./db/migrator.js";
-import { SchemaGate } from "./lifecycle/schema-gate.js";
+import type { AppMigrator } from "./db/migrator.js";
+import { Readiness } from "./lifecycle/readiness.js";
+import { describeKernel, type KernelDescription } from "./introspection/describe.js";
 import type { ServiceRegistry } from "./services.js";
 import { nestProcedures } from "./tree.js";
-import { STAGES } from "./stages.js";
 import { EMPTY_SCHEMA, type SchemaModel } from "./schema/model.js";
 import type { Datastore } from "./db/datastore.js";
 import type { KernelView } from "./options.js";
@@ -49,21 +48,13 @@ export interface BuiltKernel {
 }
 
 export type ClientHeaders = HeadersInit | (() => HeadersInit | Promise<HeadersInit>);
-
-export interface KernelDescription {
-  plugins: { name: string; stage: string; dependencies: string[] }[];
-  hooks: Record<string, string[]>;
-  routes: readonly { tier: number; method: string; path: string }[];
-  procedures: string[];
-}
+export type { KernelDescription };
 
 /** A built kernel: request handling, the in-process client and shutdown. */
 export class Running {
   readonly built: BuiltKernel;
   readonly #onError: OnError;
   readonly #logger: Logger | undefined;
-  /** Migrations the last run of the migrator applied (undefined before it ran). */
-  #applied: readonly string[] | undefined;
   readonly #resolver: SessionResolver<RequestEvent> | undefined;
   readonly #contextHook: boolean;
   readonly #rpcFastPath: RouteDefinition | undefined;
@@ -71,16 +62,10 @@ export class Running {
   readonly #rules: ErrorRules;
   /** Body limits of procedures that set one (`meta({ bodyLimit })`), by their `/rpc` path. */
   readonly #rpcBodyLimits = new Map<string, number>();
-  readonly #migrator: AppMigrator;
-  /** Whether the database is at the latest schema version: requests wait for nothing and get 503 until it is. */
-  readonly #schemaGate: SchemaGate;
-  #ready: Promise<void> | undefined;
-  #isReady = false;
-  /** Ready and not closed: the one flag every request checks. */
-  #serving = false;
-  #setupFailed = false;
-  /** Setup failures already reported, so concurrent requests waiting on one attempt report it once. */
-  readonly #reported = new WeakSet<object>();
+  /** Setup (waited for by requests) and the schema's state. */
+  readonly #readiness: Readiness;
+  /** Why a request was refused before it ran (setup failed, closed), for the chain that answers it. */
+  readonly #refusals = new WeakMap<RequestEvent, unknown>();
   #closed: Promise<void> | undefined;
 
   constructor(
@@ -99,12 +84,14 @@ export class Running {
     this.#contextHook = hooks.context.isUsed();
     const tree = nestProcedures(procedures);
     this.#schema = kernel.schemas.at(-1) ?? EMPTY_SCHEMA;
+    const readiness = (this.#readiness = new Readiness(kernel, store));
     this.#rules = {
       onError: this.#onError,
       schema: this.#schema,
       map: hooks.error.isUsed() ? (error) => hooks.error.call(error) : undefined,
       closed: () => this.#closed !== undefined,
       instrumentation: services.get("instrumentation") as never,
+      schemaVerdict: () => readiness.schemaVerdict(),
     };
     const rpc = createRpcHandler(tree, this.#rules);
     for (const [name, procedure] of procedures) {
@@ -112,16 +99,6 @@ export class Running {
       if (typeof limit === "number") this.#rpcBodyLimits.set(`/rpc/${name.replaceAll(".", "/")}`, limit);
     }
     if (hooks.changed.isUsed()) store.changes.listen((change) => hooks.changed.call(change));
-    this.#schemaGate = new SchemaGate(() => store.migrator, () => (this.#serving = false));
-    this.#migrator = this.#schemaGate.guard(appMigrator(
-      () => store.migrator,
-      () => this.ready(),
-      () => store.checkHistory(),
-      (applied) => {
-        this.#applied = applied;
-        return hooks.migrated.promise({ applied });
-      },
-    ));
     // POST only: the RPC protocol never needs another method, and a HEAD or OPTIONS that ran a
     // procedure would slip past the origin check and CORS preflights.
     const rpcRoute: RouteDefinition = {
@@ -136,6 +113,8 @@ export class Running {
     this.#rpcFastPath = router.ownsPrefix(TIER.rpc, "/rpc/**") ? rpcRoute : undefined;
     router.add(TIER.rpc, rpcRoute, "rpc");
     const run = chain(middleware, (event) => this.#dispatch(event));
+    // A request refused before it could run still passes the middleware (CORS, rate-limit headers).
+    const refuse = chain(middleware, (event) => this.#failure(this.#refusals.get(event), event));
     const sealed: SealedApp = Object.freeze({
       name: options.name ?? "trellis",
       baseUrl: options.baseUrl,
@@ -146,9 +125,9 @@ export class Running {
       createContext: async (event: RequestEvent) => this.createContext(event),
       call: (name: string, input: unknown, callOptions: SealedCallOptions) => this.call(procedures, name, input, callOptions),
       toError: (error: unknown, source: ErrorSource, event?: RequestEvent) => toRpcError(error, this.#rules, source, event),
-      migrations: () => this.migrations(),
-      state: () => this.state(),
-      ready: () => this.#settle(),
+      migrations: () => readiness.migrations(),
+      state: () => readiness.state(),
+      ready: () => readiness.settle(),
       publishChange: (change: LiveChange) => store.live.notify(change),
       liveStats: () => store.live.stats(),
       service: (key: string) => services.get(key) as never,
@@ -166,15 +145,27 @@ export class Running {
       const started = self.#logger ? performance.now() : 0;
       let result: Answer;
       try {
-        const waiting = self.#serving ? undefined : self.#available(event);
-        result = waiting ? waiting.then(() => run(event)) : run(event);
+        const waiting = readiness.serving ? undefined : self.#available(event);
+        result = waiting
+          ? waiting.then(
+              () => run(event),
+              (refusal: unknown) => {
+                self.#refusals.set(event, refusal);
+                return refuse(event);
+              },
+            )
+          : run(event);
       } catch (error) {
         return self.#finish(self.#failure(error, event), event, facts, started);
       }
       if (result instanceof Promise) {
         return result.then(
           (response) => self.#finish(response, event, facts, started),
-          (error: unknown) => self.#finish(self.#failure(error, event), event, facts, started),
+          (error: unknown) => {
+            const judged = judgeSchemaError(error, self.#rules, event.isRpc ? "rpc" : "route", event);
+            if (judged) return judged.then((mapped) => self.#finish(errorResponse(mapped, event.isRpc), event, facts, started));
+            return self.#finish(self.#failure(error, event), event, facts, started);
+          },
         );
       }
       return self.#finish(result, event, facts, started);
@@ -193,7 +184,7 @@ export class Running {
           context: async () => {
             // Resolved by oRPC outside the interceptors: map failures here so callers get an RpcError.
             try {
-              await self.#whenReady("rpc");
+              await readiness.whenReady(self.#onError, "rpc");
               const resolved = typeof headers === "function" ? await headers() : headers;
               return await self.createContext(self.#event(new Request("http://trellis.internal/", { headers: resolved })));
             } catch (error) {
@@ -202,14 +193,14 @@ export class Running {
           },
           interceptors: [gateInterceptor(self.#rules, "rpc")],
         }),
-      migrator: this.#migrator,
+      migrator: readiness.migrator,
       sealed,
       router: tree,
       db: store.db,
-      ready: () => self.ready(),
+      ready: () => readiness.ready(),
       close: () => self.close(),
-      describe: () => self.describe(procedures),
-      overview: () => overview(kernel, this.ordered, router, procedures.size, this.#applied),
+      describe: () => describeKernel(kernel, ordered, router, procedures),
+      overview: () => overview(kernel, ordered, router, procedures.size, readiness.applied),
     });
   }
 
@@ -230,7 +221,7 @@ export class Running {
     let context = options.context;
     if (!context) {
       try {
-        if (!this.#serving) await this.#whenReady(options.source);
+        if (!this.#readiness.serving) await this.#readiness.whenReady(this.#onError, options.source);
         context = await this.createContext(options.event ?? this.#event(new Request("http://trellis.internal/", { headers: options.headers })));
       } catch (error) {
         throw toRpcError(error, this.#rules, options.source, options.event);
@@ -239,77 +230,14 @@ export class Running {
     return callProcedure(procedure, name.split("."), input, this.#rules, { ...options, context });
   }
 
-  async migrations(): Promise<AppliedMigration[]> {
-    const all = await this.#migrator.getMigrations();
-    const records = await this.store.versionRecords();
-    const schemas = this.kernel.schemas;
-    return all.flatMap((migration, index) => {
-      if (!migration.executedAt) return [];
-      const record = records.get(migration.name);
-      return [{ name: migration.name, version: record?.version ?? schemas[index]?.version ?? migration.name, executedAt: migration.executedAt, checksum: record?.checksum }];
-    });
-  }
-
-  ready(): Promise<void> {
-    if (this.#closed) return Promise.reject(new TrellisError("KERNEL_CLOSED", "The app is closed: close() was called"));
-    return (this.#ready ??= (async () => {
-      try {
-        await this.store.ready();
-        await this.kernel.hooks.ready.promise();
-        this.#isReady = true;
-        this.#setupFailed = false;
-        this.#serving = !this.#closed && this.#schemaGate.current;
-      } catch (error) {
-        // Not memoised: a database that was down at the first request may be up at the next.
-        this.#ready = undefined;
-        this.#setupFailed = true;
-        throw error;
-      }
-    })());
-  }
-
-  state(): AppState {
-    if (this.#closed) return "closed";
-    if (this.#isReady) return this.#schemaGate.current ? "ready" : "starting";
-    return this.#setupFailed && !this.#ready ? "failed" : "starting";
-  }
-
   /**
-   * Before a request while the app is not serving: routes marked `beforeReady` (the health probe)
+   * Before a request while the app is not set up: routes marked `beforeReady` (the health probe)
    * answer for themselves; every other request waits for setup, or gets a 503 that says why.
    */
   #available(event: RequestEvent): Promise<void> | void {
     const match = this.router.match(event.method, event.path);
     if (typeof match === "object" && match.route.beforeReady) return;
-    return this.#whenReady(event.isRpc ? "rpc" : "route", event);
-  }
-
-  /** Setup, then whether the schema is current; `state()` is exact once it settled. */
-  async #settle(): Promise<void> {
-    await this.ready();
-    await this.#schemaGate.check();
-  }
-
-  /**
-   * Setup, with its failure as the 503 a caller sees (the cause goes to `onError`, once per attempt),
-   * then the schema: pending or running migrations are a 503 "starting", not a failure.
-   */
-  async #whenReady(source: ErrorSource, event?: RequestEvent): Promise<void> {
-    if (this.#closed) throw unavailable(UNAVAILABLE_MESSAGES.closed);
-    let current: boolean;
-    try {
-      await this.ready();
-      current = await this.#schemaGate.check();
-    } catch (error) {
-      if (this.#closed) throw unavailable(UNAVAILABLE_MESSAGES.closed);
-      if (typeof error !== "object" || error === null || !this.#reported.has(error)) {
-        if (typeof error === "object" && error !== null) this.#reported.add(error);
-        report(this.#onError, error, source, event);
-      }
-      throw unavailable(UNAVAILABLE_MESSAGES.setup);
-    }
-    if (!current) throw unavailable(UNAVAILABLE_MESSAGES.starting);
-    this.#serving = !this.#closed && this.#schemaGate.current;
+    return this.#readiness.whenReady(this.#onError, event.isRpc ? "rpc" : "route", event);
   }
 
   createContext(event: RequestEvent): AppRpcContext | Promise<AppRpcContext> {
@@ -377,7 +305,7 @@ export class Running {
   }
 
   close(): Promise<void> {
-    this.#serving = false;
+    this.#readiness.close();
     return (this.#closed ??= (async () => {
       // Every plugin releases what it holds, whichever failed before it (a tapable series stops at the first).
       const failures: unknown[] = [];
@@ -386,20 +314,6 @@ export class Running {
       await this.store.close();
       if (failures.length > 0) throw failures[0];
     })());
-  }
-
-  describe(procedures: ReadonlyMap<string, AnyProcedure>): KernelDescription {
-    const stageName = (stage: number) => Object.entries(STAGES).find(([, value]) => value === stage)?.[0] ?? String(stage);
-    return {
-      plugins: this.ordered.map(({ plugin, stage }) => ({
-        name: plugin.name,
-        stage: stageName(stage),
-        dependencies: [...(plugin.dependencies ?? [])],
-      })),
-      hooks: describeHooks(this.kernel.hooks),
-      routes: this.router.list(),
-      procedures: [...procedures.keys()],
-    };
   }
 }
 

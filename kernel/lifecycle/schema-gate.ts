@@ -1,12 +1,14 @@
 import type { Migrator } from "kysely";
 import type { AppMigrator } from "../db/migrator.js";
 
+/** A query named a missing table or column: the app's migrations are pending, the database is newer, or neither. */
+export type SchemaVerdict = "behind" | "ahead" | "current";
+
 /**
- * Whether the database is at the app's latest schema version, so requests may run. A built app
- * whose migrations are pending (nobody called `built.migrator.migrateToLatest()` yet), or are
- * running, answers 503 "starting" instead of letting a query meet a table that does not exist.
- * Once the schema is seen current it stays so (one query, at the first request) until a migration
- * runs again.
+ * Whether the database is at the app's latest schema version. A built app whose migrations are
+ * pending (nobody called `built.migrator.migrateToLatest()` yet), or are running, still serves; a
+ * query that meets a table not migrated yet answers 503 "starting" (readiness.ts), and `/health`
+ * says `starting`. Once the schema is seen current it stays so until a migration runs again.
  */
 export class SchemaGate {
   #running = 0;
@@ -15,11 +17,7 @@ export class SchemaGate {
   /** Set by a successful `migrateToLatest()` inside the current run. */
   #latest = false;
 
-  constructor(
-    private readonly migrator: () => Migrator,
-    /** Called when the gate closes (a migration starts), so the app stops taking requests at once. */
-    private readonly onClose: () => void,
-  ) {}
+  constructor(private readonly migrator: () => Migrator) {}
 
   /** True once the schema was seen current and no migration runs. */
   get current(): boolean {
@@ -40,14 +38,13 @@ export class SchemaGate {
     return migrations.some((migration) => migration.executedAt === undefined);
   }
 
-  /** The migrator with each run marked: requests are refused while it runs, and looked at again after. */
+  /** The migrator with each run marked: the schema is not current while it runs, and looked at again after. */
   guard(inner: AppMigrator): AppMigrator {
     const marked =
       <A extends unknown[], R>(run: (...args: A) => Promise<R>) =>
       async (...args: A): Promise<R> => {
         this.#running++;
         this.#current = false;
-        this.onClose();
         this.#latest = false;
         try {
           return await run(...args);

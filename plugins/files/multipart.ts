@@ -7,9 +7,9 @@ let busboy: Promise<BusboyFactory> | undefined;
  * A streamed multipart upload. The parser is loaded on the first upload, not when Trellis is
  * imported: it touches Node's `Buffer` as it loads, and Trellis imports where there is none.
  */
-export async function openMultipart(request: Request, limits: MultipartLimits): Promise<MultipartUpload> {
+export async function openMultipart(request: Request, limits: MultipartLimits, needs: readonly string[] = []): Promise<MultipartUpload> {
   const factory = await (busboy ??= import("@fastify/busboy").then((module) => module.Busboy));
-  return new MultipartUpload(request, limits, factory);
+  return new MultipartUpload(request, limits, factory, needs);
 }
 import { RpcError } from "../../kernel/index.js";
 
@@ -40,14 +40,26 @@ export interface MultipartHead {
 
 const MAX_FIELDS = 16;
 
+/** A file part held until the body ends (it came before a field the reader needs). */
+interface Spooled {
+  field: string;
+  name: string;
+  type: string;
+  chunks: Uint8Array[];
+}
+
 const bad = (message: string) => new RpcError("BAD_REQUEST", { message });
 const tooLarge = (what: string, limit: number) => new RpcError("PAYLOAD_TOO_LARGE", { status: 413, message: `${what} is larger than ${limit} bytes` });
 
 /**
  * `multipart/form-data` read as a stream: the request body is read a chunk at a time into the
  * parser, only as fast as the file's reader takes the bytes, and never gathered. The head resolves
- * when the file part starts (fields must come before it) or the body ends. The file's stream ends
- * only once the whole body was parsed, so a truncated body or a part after the file fails it.
+ * when the file part starts or the body ends. The file's stream ends only once the whole body was
+ * parsed, so a truncated body or a part after the file fails it.
+ *
+ * Parts may come in any order: a file part that arrives before a field the reader `needs` (the RPC
+ * envelope's `data`) is spooled, its bytes held (at most `fileBytes`: one more is the 413) until the
+ * body ends, and the head resolves then, with every field and the spooled file.
  */
 export class MultipartUpload {
   /** Bytes of the request body read so far. */
@@ -69,10 +81,18 @@ export class MultipartUpload {
   #began = false;
   /** The current part's `Content-Type` as sent (the parser keeps only its essence, and says `text/plain` when absent). */
   #partType: string | undefined;
+  /** A file part that came before a needed field: its bytes, held until the body ends. */
+  #spooled: Spooled | undefined;
   readonly #reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   readonly #parser: BusboyInstance | undefined;
 
-  constructor(request: Request, readonly limits: MultipartLimits, Busboy: BusboyFactory) {
+  constructor(
+    request: Request,
+    readonly limits: MultipartLimits,
+    Busboy: BusboyFactory,
+    /** Fields the reader needs before the file; a file arriving before them is spooled. */
+    private readonly needs: readonly string[] = [],
+  ) {
     this.head = new Promise((resolve, reject) => (this.#settle = { resolve, reject }));
     // Handled here too: a head nobody awaits (a request refused before its input was read) is no unhandled rejection.
     this.head.catch(() => {});
@@ -113,12 +133,14 @@ export class MultipartUpload {
     parser.on("field", (name: string, value: string, _nameCut: boolean, valueCut: boolean) => {
       if (valueCut) return this.#fail(tooLarge(`Field "${name}"`, this.limits.fieldBytes));
       if (this.#file) return this.#fail(bad(`The field "${name}" comes after the file: send every field before the file`));
+      if (this.#spooled && this.#fields.has(name)) return this.#fail(bad(`The field "${name}" is sent twice`));
       this.#fields.set(name, value);
     });
     parser.on("file", (field: string, stream: NodeJS.ReadableStream, sentName: string) => {
       const type = this.#partType ?? "";
       // The escapes an HTML form applies to a file name (WHATWG multipart/form-data encoding), undone.
       const name = sentName.replace(/%0A|%0D|%22/g, (escape) => ({ "%0A": "\n", "%0D": "\r", "%22": '"' })[escape]!);
+      if (this.needs.some((needed) => !this.#fields.has(needed))) return this.#spool(stream, { field, name, type, chunks: [] });
       const body = new ReadableStream<Uint8Array>(
         {
           start: (controller) => {
@@ -150,10 +172,34 @@ export class MultipartUpload {
       this.#finished = true;
       if (!this.#file) {
         this.#fileEnded = true;
-        this.#settle.resolve({ fields: this.#fields, file: undefined });
+        this.#settle.resolve({ fields: this.#fields, file: this.#spooled && this.#spooledFile(this.#spooled) });
       }
       this.#close();
     });
+  }
+
+  /** Holds a file part that came before a needed field (the pump reads on meanwhile: nothing waits for a reader). */
+  #spool(stream: NodeJS.ReadableStream, spooled: Spooled): void {
+    this.#spooled = spooled;
+    stream.on("data", (chunk: Uint8Array) => {
+      if (this.#failure !== undefined) return;
+      this.fileBytes += chunk.byteLength;
+      // The parser reuses no buffer it emitted, so the chunk is kept as is.
+      spooled.chunks.push(chunk);
+    });
+    stream.on("limit", () => this.#fail(tooLarge("File", this.limits.fileBytes)));
+    stream.on("error", (error: Error) => this.#fail(bad(`The multipart body is malformed: ${error.message}`)));
+  }
+
+  #spooledFile({ field, name, type, chunks }: Spooled): FilePart {
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        for (const chunk of chunks) controller.enqueue(chunk);
+        controller.close();
+      },
+    });
+    chunks.length = 0;
+    return { field, name, type, body, size: () => this.fileBytes, begin: () => this.begin() };
   }
 
   /**

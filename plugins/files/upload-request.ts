@@ -1,11 +1,11 @@
-import type { HttpMiddleware, RequestEvent } from "../../kernel/index.js";
+import { RpcError, type HttpMiddleware, type RequestEvent } from "../../kernel/index.js";
 import { MultipartUpload, openMultipart, type MultipartLimits } from "./multipart.js";
 import { StreamedFile } from "./streamed-file.js";
 
 /**
  * The request `/rpc/file/upload` hands to the RPC handler: `formData()` answers the envelope's
- * fields and a `StreamedFile` as soon as the file part starts, where the platform's would read and
- * copy the whole body first. Everything else (permissions, validation, errors) runs unchanged.
+ * fields and a `StreamedFile` as soon as the file part starts (once the envelope arrived: a file
+ * sent before it is held until it does), where the platform's would read and copy the whole body first. Everything else (permissions, validation, errors) runs unchanged.
  */
 class UploadRequest extends Request {
   constructor(
@@ -17,11 +17,36 @@ class UploadRequest extends Request {
 
   override async formData(): Promise<FormData> {
     const { fields, file } = await this.upload.head;
+    checkEnvelope(fields.get(ENVELOPE), file?.field);
     const form = new FormData();
     for (const [name, value] of fields) form.append(name, value);
     // Appended without a file name, a `File` is kept as is (not copied into a new one).
     if (file) form.append(file.field, new StreamedFile(file));
     return form;
+  }
+}
+
+/** The RPC protocol's part holding the input (`{ json, meta?, maps }`); each file part is named by its index in `maps`. */
+const ENVELOPE = "data";
+
+/**
+ * What oRPC's decoder would only call a "Malformed request", said: the envelope part missing or not
+ * JSON, or a file part whose name the envelope does not map.
+ */
+function checkEnvelope(envelope: string | undefined, fileField: string | undefined): void {
+  const bad = (message: string) => new RpcError("BAD_REQUEST", { message });
+  const shape = `an RPC upload sends its input as a "${ENVELOPE}" part holding {"json":...,"maps":[["file"]]} and the file in a part named "0"`;
+  if (envelope === undefined) throw bad(`The upload has no "${ENVELOPE}" part: ${shape}`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(envelope);
+  } catch {
+    throw bad(`The "${ENVELOPE}" part is not JSON: ${shape}`);
+  }
+  const maps = (parsed as { maps?: unknown } | null)?.maps;
+  if (typeof parsed !== "object" || parsed === null || !Array.isArray(maps)) throw bad(`The "${ENVELOPE}" part has no "maps" list: ${shape}`);
+  if (fileField !== undefined && !(/^\d+$/.test(fileField) && Number(fileField) < maps.length)) {
+    throw bad(`The file part is named "${fileField}", which the "${ENVELOPE}" part's maps do not name: ${shape}`);
   }
 }
 
@@ -37,7 +62,8 @@ export function isMultipartPost(event: RequestEvent, paths: string | readonly st
 export function streamingUploads(paths: readonly string[], limits: MultipartLimits): HttpMiddleware {
   const middleware: HttpMiddleware = async (event, next) => {
     if (!isMultipartPost(event, paths)) return next();
-    const upload = await openMultipart(event.request, limits);
+    // Parts in any order: a file sent before the envelope is held until the envelope arrives.
+    const upload = await openMultipart(event.request, limits, [ENVELOPE]);
     event.request = new UploadRequest(event.request, upload);
     return next().finally(() => upload.dispose());
   };

@@ -21,17 +21,17 @@ export interface RateLimitConfig {
   /** Requests allowed per window per key. */
   max: number;
   /**
-   * Requests allowed per window per client address, counted for every request before any
-   * credential is looked up (so guessed keys, tokens and cookies are throttled). Raise it when many
-   * signed-in users share one address (an office behind one NAT).
+   * Failed credentials allowed per window per client address: once an address has spent them, a
+   * request carrying a credential is refused (429) before it is looked up, so guessed keys, tokens
+   * and cookies are throttled. Valid callers and requests without a credential never count here.
    * @default max
    */
   maxPerAddress?: number;
   /** Window length in milliseconds; fixed window, not sliding. */
   windowMs: number;
   /**
-   * Identifies the caller, counted after the client address (a key equal to `ip:<client address>`
-   * is counted once).
+   * Identifies the caller: each key has its own budget of `max` per window, whatever address it
+   * comes from.
    * @default `user:<id>` when signed in, else `ip:<client address>` (see `trustProxy` in `serve()`)
    */
   key?: (event: RequestEvent, user: SessionUser | null) => string | Promise<string>;

@@ -26,11 +26,12 @@ export interface LimiterOptions extends RateLimitConfig {
 }
 
 /**
- * The fixed-window limiter. Every request is first counted against its client address, before any
- * credential is read: a guessed API key, bearer token or cookie costs like any other request (its
- * 401 carries the `RateLimit-*` headers), and once the address is over its budget nothing is looked
- * up at all. A signed-in caller (or a custom `key`) is then counted against its own key as well, and
- * the tighter of the two budgets is the one reported.
+ * The fixed-window limiter. Every request is counted against its key (a custom `key`, else the
+ * signed-in user, else the client address), `max` per window per key: keys do not share a budget,
+ * whatever address they come from. Failed credentials are counted apart, per client address
+ * (`maxPerAddress`): a request carrying a credential first looks at that count, and once the address
+ * has spent it nothing is looked up at all (429); a credential that resolves to no user adds one to
+ * it. So guessing keys, tokens or cookies is throttled without a valid caller sharing anyone's budget.
  *
  * Not `async` on the common path: an exempt request hands `next()`'s promise straight through, and
  * an anonymous request with the memory store is counted without waiting on anything.
@@ -79,16 +80,17 @@ export function limiter(options: LimiterOptions): HttpMiddleware & RateLimitChar
     return Promise.resolve(errorResponse(refusal, event.isRpc));
   };
 
-  /** Counts one hit on `key`, then hands the result on; a failing store follows `onStoreError`. */
+  /** Counts `cost` hits on `key` (0: looks), then hands the result on; a failing store follows `onStoreError`. */
   const count = (
     event: RequestEvent,
     key: string,
+    cost: number,
     then: (hit: RateLimitHit) => Promise<Response>,
     next: () => Promise<Response>,
   ): Promise<Response> => {
     let hit: RateLimitHit | Promise<RateLimitHit>;
     try {
-      hit = store.hit(key, windowMs);
+      hit = store.hit(key, windowMs, cost);
     } catch (error) {
       return storeFailed(event, error, next);
     }
@@ -100,42 +102,59 @@ export function limiter(options: LimiterOptions): HttpMiddleware & RateLimitChar
     if (!limited(event.path) || preflight(event)) return next();
     if (options.skip) {
       const skipped = options.skip(event);
-      if (skipped instanceof Promise) return skipped.then((yes) => (yes ? next() : byAddress(event, next)));
+      if (skipped instanceof Promise) return skipped.then((yes) => (yes ? next() : byCaller(event, next)));
       if (skipped) return next();
     }
-    return byAddress(event, next);
+    return byCaller(event, next);
   };
 
-  const byAddress = (event: RequestEvent, next: () => Promise<Response>): Promise<Response> => {
-    const address = `ip:${callerBucket(event) ?? "unknown"}`;
+  const addressOf = (event: RequestEvent) => `ip:${callerBucket(event) ?? "unknown"}`;
+  const keyOf = (event: RequestEvent, user: SessionUser | null): string | Promise<string> =>
+    options.key ? options.key(event, user) : user ? `user:${user.id}` : addressOf(event);
+
+  const byCaller = (event: RequestEvent, next: () => Promise<Response>): Promise<Response> => {
+    // Anonymous callers (no credential header) need no session lookup at all.
+    if (!carriesCredential(event.headers)) return byKey(event, keyOf(event, null), next);
+    const failed = `failed:${addressOf(event)}`;
     return count(
       event,
-      address,
-      (hit) => {
-        remember(event, address, addressMax);
-        // The headers are set before the lookup, so a refused credential answers with them.
-        if (!report(event, hit, addressMax)) return refuse(event, addressMax);
-        // Anonymous callers (no credential header) need no session lookup at all.
-        if (!carriesCredential(event.headers)) return options.key ? byKey(event, address, hit, options.key(event, null), next) : next();
-        return event.session().then(({ user }) => {
-          const key = options.key ? options.key(event, user) : user ? `user:${user.id}` : address;
-          return byKey(event, address, hit, key, next);
-        });
+      failed,
+      0,
+      (seen) => {
+        // The address spent its failures: refused before the credential is read, whoever it names.
+        if (!report(event, { count: seen.count + 1, resetAt: seen.resetAt }, addressMax)) return refuse(event, addressMax);
+        /** One more failure for the address; `then` runs within its budget. */
+        const fail = (then: (hit: RateLimitHit) => Promise<Response>) =>
+          count(
+            event,
+            failed,
+            1,
+            (hit) => {
+              remember(event, failed, addressMax);
+              return report(event, hit, addressMax) ? then(hit) : refuse(event, addressMax);
+            },
+            next,
+          );
+        return event.session().then(
+          ({ user }) => (user ? byKey(event, keyOf(event, user), next) : fail((hit) => byKey(event, keyOf(event, null), next, [hit, addressMax]))),
+          // A credential the auth library refuses itself (an unknown API key: its 403) fails too.
+          (error: unknown) => fail(() => Promise.reject(error)),
+        );
       },
       next,
     );
   };
 
-  /** The caller's own budget, when it is not the address's; the tighter one is reported. */
-  const byKey = (event: RequestEvent, address: string, addressHit: RateLimitHit, key: string | Promise<string>, next: () => Promise<Response>): Promise<Response> => {
-    if (key instanceof Promise) return key.then((resolved) => byKey(event, address, addressHit, resolved, next));
-    if (key === address) return next();
+  /** The caller's own budget; with the address's failures counted too, the tighter one is reported. */
+  const byKey = (event: RequestEvent, key: string | Promise<string>, next: () => Promise<Response>, failures?: [RateLimitHit, number]): Promise<Response> => {
+    if (key instanceof Promise) return key.then((resolved) => byKey(event, resolved, next, failures));
     return count(
       event,
       key,
+      1,
       (hit) => {
         remember(event, key, max);
-        if (max - hit.count > addressMax - addressHit.count) return next();
+        if (failures && max - hit.count > failures[1] - failures[0].count) return next();
         return report(event, hit, max) ? next() : refuse(event, max);
       },
       next,

@@ -88,8 +88,10 @@ export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unkno
   /**
    * Registers `{name}.live`: the list as a stream of snapshots, gated by the list permission and
    * owner-scoped like it. The permission is re-checked every `revalidateMs` (`false`: never), at
-   * most `max` streams are open at once and at most `maxPerCaller` per caller (the signed-in user,
-   * else the client address); 429 beyond either. Needs a live provider on `db`.
+   * most `max` streams are open at once (429 beyond), and the last third of them (`floor(max / 3)`)
+   * only go to callers (the signed-in user, else the client address) holding fewer than
+   * `maxPerCaller`: a caller is never refused while most slots are free, and no caller takes them all.
+   * Needs a live provider on `db`.
    * @default false ({ revalidateMs: 30000, max: 100, maxPerCaller: 10 } when true; `maxPerCaller`
    *   is at most half of `max`, rounded up)
    */
@@ -120,7 +122,7 @@ export function liveLimits(options: ResourceOptions<any, any>): LiveLimits | und
   if (!options.live) return undefined;
   const given = options.live === true ? {} : options.live;
   const max = given.max ?? 100;
-  // One caller never takes every slot by default: ten streams (tabs, components), at most half of `max`.
+  // Past two thirds of `max`, a caller holding ten streams (tabs, components), or half of `max`, gets no more.
   return { revalidateMs: given.revalidateMs ?? 30_000, max, maxPerCaller: given.maxPerCaller ?? Math.min(10, Math.ceil(max / 2)) };
 }
 

@@ -67,13 +67,13 @@ export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetr
       const started = performance.now();
       if (!parent) {
         const series = procedureSeries(metrics!, name, source);
-        return run().then(
-          (output) => (recordProcedure(metrics!, series, name, source, seconds(started), output), output),
-          (error: unknown) => {
-            metrics!.procedureDuration.record(series.error, seconds(started));
-            throw error;
-          },
+        // Recorded beside the caller's own reaction, not in front of it: no extra turn per call.
+        const result = run();
+        result.then(
+          (output) => recordProcedure(metrics!, series, name, source, seconds(started), output),
+          () => metrics!.procedureDuration.record(series.error, seconds(started)),
         );
+        return result;
       }
       const attributes = { "rpc.system": "orpc", "rpc.method": name, "trellis.procedure.name": name, "trellis.procedure.surface": source };
       return tracing!.within(parent, name, INTERNAL, attributes, (span) =>
@@ -102,7 +102,8 @@ export function telemetryObserver(tracing: Tracing | undefined, metrics: AppMetr
     },
 
     // Only with metrics: without this member the kernel does not time the connection's wait.
-    connectionWait: metrics && ((ms: number) => metrics.connectionWait.observe(ms / 1000)),
+    // Its one series kept: no label array or key per statement.
+    connectionWait: metrics && ((wait) => (ms: number) => metrics.connectionWait.record(wait, ms / 1000))(metrics.connectionWait.series()),
 
     storage(operation: StorageOperation, run, bytes) {
       const parent = tracing?.recordingParent();
@@ -142,16 +143,16 @@ function recordProcedure(metrics: AppMetrics, series: ProcedureSeries, name: str
   }
 }
 
-/** Runs `run` and records its duration in `series` whether it resolved or threw. */
+/**
+ * Runs `run` and records its duration in `series` whether it resolved or threw, by a reaction
+ * beside the caller's: the caller gets `run`'s own promise, with no turn of the queue added.
+ */
 function timed<T>(run: () => Promise<T>, histogram: FastHistogram, series: Series): Promise<T> {
   const started = performance.now();
-  return run().then(
-    (result) => (histogram.record(series, (performance.now() - started) / 1000), result),
-    (error: unknown) => {
-      histogram.record(series, (performance.now() - started) / 1000);
-      throw error;
-    },
-  );
+  const result = run();
+  const record = () => histogram.record(series, (performance.now() - started) / 1000);
+  result.then(record, record);
+  return result;
 }
 
 /** Runs `run`, then `record` whether it resolved or threw (the duration is wanted either way). */

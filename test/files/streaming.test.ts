@@ -104,6 +104,21 @@ describe("streaming uploads", () => {
     await nothingLeft(before);
   });
 
+  it("takes the file before the envelope (curl -F order, other clients), within the same limits", async () => {
+    const before = await snapshot();
+    const sent = await send([file(5000, { type: "image/png", filename: "first.png" }), rpcEnvelope()]);
+    expect(sent).toMatchObject({ status: 200, body: { name: "first.png", type: "image/png", size: 5000 } });
+    expect(await rows()).toBe(before.rows + 1);
+    const over = await send([file(LIMIT + 1), rpcEnvelope()], { chunk: 64 * 1024 });
+    expect(over).toMatchObject({ status: 413, body: { code: "PAYLOAD_TOO_LARGE", message: `File is larger than ${LIMIT} bytes` } });
+    // A body that really is malformed says what is wrong with it.
+    const noEnvelope = await send([file(10)]);
+    expect(noEnvelope).toMatchObject({ status: 400, body: { code: "BAD_REQUEST", message: expect.stringContaining('no "data" part') } });
+    const notJson = await send([{ name: "data", value: "{nope" }, file(10)]);
+    expect(notJson).toMatchObject({ status: 400, body: { code: "BAD_REQUEST", message: expect.stringContaining('"data" part is not JSON') } });
+    expect(await rows()).toBe(before.rows + 1);
+  });
+
   it("leaves no bytes and no row when the client hangs up mid-file, and reports nothing", async () => {
     const before = await snapshot();
     errors.length = 0;

@@ -97,19 +97,28 @@ describe("rate limit", () => {
   });
 
   it("keys by client address, and by user id for signed-in callers whatever their address", async () => {
-    // The address budget is raised so only the user's applies to Ada's requests.
-    const built = build(limitedApp({ max: 1, maxPerAddress: 10, windowMs: 60_000 }));
+    const built = build(limitedApp({ max: 1, windowMs: 60_000 }));
     expect((await call(built, "198.51.100.1")).status).toBe(200);
-    expect((await call(built, "198.51.100.1")).status).toBe(200);
-    // Ada from a third address: her own bucket, not the address's; from a fourth one: still hers.
-    expect((await call(built, "198.51.100.3", { "x-api-key": "ada" })).status).toBe(200);
+    expect((await call(built, "198.51.100.1")).status).toBe(429);
+    // Ada and Bo behind the address that spent its budget: each has a budget of their own.
+    expect((await call(built, "198.51.100.1", { "x-api-key": "ada" })).status).toBe(200);
+    expect((await call(built, "198.51.100.1", { "x-api-key": "bo" })).status).toBe(200);
+    // Ada from another address: still her bucket.
     const again = await call(built, "198.51.100.4", { "x-api-key": "ada" });
     expect(again.status).toBe(429);
     expect(((await again.json()) as any).json.message).toMatch(/limit is 1 per 60000 ms/);
     expect((await call(built, "198.51.100.3")).status).toBe(200);
   });
 
-  it("counts every request against its address before any credential is looked up", async () => {
+  it("gives every custom key its own budget, whatever address it comes from", async () => {
+    const built = build(limitedApp({ max: 1, windowMs: 60_000, key: (event) => `tenant:${event.headers.get("x-tenant")}` }));
+    expect((await call(built, "198.51.100.1", { "x-tenant": "a" })).status).toBe(200);
+    expect((await call(built, "198.51.100.1", { "x-tenant": "b" })).status).toBe(200);
+    expect((await call(built, "198.51.100.1", { "x-tenant": "a" })).status).toBe(429);
+    expect((await call(built, "198.51.100.1", { "x-tenant": "c", "x-api-key": "ada" })).status).toBe(200);
+  });
+
+  it("counts failed credentials against the address, and past its budget looks none up", async () => {
     let lookups = 0;
     const counting = definePlugin({
       name: "sessions",
@@ -123,33 +132,34 @@ describe("rate limit", () => {
         }),
     });
     const built = build(
-      new App({ db: sqliteMemory(), rateLimit: { max: 5, maxPerAddress: 2, windowMs: 60_000 }, onError: () => {} })
+      new App({ db: sqliteMemory(), rateLimit: { max: 5, maxPerAddress: 2, windowMs: 60_000, key: (event, user) => (user ? `user:${user.id}` : `tenant:${event.headers.get("x-api-key")}`) }, onError: () => {} })
         .use(counting)
         .procedure("ping", (base) => base.handler(() => "pong")),
     );
+    // Each guess has a key of its own: only the address's count of failures holds them back.
     const first = await call(built, "192.0.2.1", { "x-api-key": "guess-1" });
     expect([first.status, first.headers.get("RateLimit-Limit"), first.headers.get("RateLimit-Remaining")]).toEqual([200, "2", "1"]);
     expect((await call(built, "192.0.2.1", { "x-api-key": "guess-2" })).status).toBe(200);
-    // Over the address's budget: refused before the credential is read, whoever it names.
+    // Over the address's budget of failures: refused before the credential is read, whoever it names.
     for (const key of ["guess-3", "ada"]) {
       const refused = await call(built, "192.0.2.1", { "x-api-key": key });
       expect(refused.status).toBe(429);
       expect(refused.headers.get("RateLimit-Limit")).toBe("2");
     }
     expect(lookups).toBe(2);
-    // A signed-in caller gets the tighter of its two budgets in the headers: each fresh address has
-    // one request left after this one, Ada's own budget of 5 (untouched by her refusal above) runs
-    // down across them.
+    // A request without a credential is not held back by them, nor is Ada from elsewhere, whose
+    // budget of 5 is her own.
+    expect((await call(built, "192.0.2.1")).status).toBe(200);
     const seen: Array<[number, string | null, string | null]> = [];
     for (const address of ["192.0.2.2", "192.0.2.3", "192.0.2.4", "192.0.2.5", "192.0.2.6", "192.0.2.7"]) {
       const response = await call(built, address, { "x-api-key": "ada" });
       seen.push([response.status, response.headers.get("RateLimit-Limit"), response.headers.get("RateLimit-Remaining")]);
     }
     expect(seen).toEqual([
-      [200, "2", "1"],
-      [200, "2", "1"],
-      [200, "2", "1"],
-      [200, "5", "1"], // a tie: one left of either
+      [200, "5", "4"],
+      [200, "5", "3"],
+      [200, "5", "2"],
+      [200, "5", "1"],
       [200, "5", "0"],
       [429, "5", "0"],
     ]);

@@ -38,13 +38,16 @@ describe("/health answers in every state", () => {
     expect(await request(app, "GET", "/health")).toMatchObject({ status: 200, body: { status: "ok", database: "up" } });
   });
 
-  it("after setup failed (database unreachable at start): 503 on /health, 503 with a clear message elsewhere, reported once per attempt", async () => {
+  it("after setup failed (database unreachable at start): 503 on /health, 503 with a clear message (and CORS headers) elsewhere, reported once per attempt", async () => {
     const onError = vi.fn();
     const db = { dialect: postgresDialect({ connectionString: "postgres://app:s3cret@127.0.0.1:1/appdb" }), kind: "postgres" as const };
-    const app = build(new App({ db, onError }).schema(v1).resource("item"));
+    const browser = "https://front.example";
+    const app = build(new App({ db, cors: { origins: [browser] }, onError }).schema(v1).resource("item"));
     expect((await probe(app)).health).toMatchObject(DOWN);
-    const list = await rpc(app, "item.list", {});
+    const list = await rpc(app, "item.list", {}, { origin: browser });
     expect(list.status).toBe(503);
+    // A browser reads the 503, instead of reporting a CORS error.
+    expect(list.headers.get("access-control-allow-origin")).toBe(browser);
     expect(list.body).toMatchObject({ code: "SERVICE_UNAVAILABLE", message: expect.stringMatching(/database/i) });
     expect(JSON.stringify(list.body)).not.toContain("s3cret");
     const route = await request(app, "GET", "/nowhere");

@@ -1,5 +1,5 @@
-// Failed credentials cost like any other request: counted by client address before any lookup, so
-// guessing API keys, bearer tokens or session cookies is throttled like everything else.
+// Failed credentials are counted by client address, looked at before any lookup, so guessing API
+// keys, bearer tokens or session cookies is throttled; a valid caller spends only its own budget.
 import Database from "better-sqlite3";
 import type { SqliteDatabase } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -49,7 +49,7 @@ describe("failed credentials", () => {
     expect(remaining).toEqual(["2", "1", "0", "0", "0"]);
   });
 
-  it("a valid credential still answers, counted against the user and the address", async () => {
+  it("a valid credential still answers, counted against the user, except from an address that spent its failures", async () => {
     const response = await me("198.51.100.10", { cookie: ada.cookie });
     expect(response.status).toBe(200);
     expect(response.headers.get("RateLimit-Remaining")).toBe("2");

@@ -11,6 +11,8 @@ import { keySessionsOf } from "../support/key-sessions.js";
 const v1 = schema("1")
   .table("note", (t) => ({ id: t.serial().primaryKey(), body: t.text() }))
   .table("msg", (t) => ({ id: t.serial().primaryKey(), body: t.text() }))
+  .table("pair", (t) => ({ id: t.serial().primaryKey(), body: t.text() }))
+  .table("wide", (t) => ({ id: t.serial().primaryKey(), body: t.text() }))
   .build();
 
 /** Sessions from `x-api-key: <user>`, valid while the user is in `signedIn`; each lookup takes `lookupMs`. */
@@ -46,19 +48,38 @@ describe("live streams", () => {
       .schema(v1)
       .use(sessions)
       .resource("note", { live: { max: 3 } })
+      .resource("pair", { live: { max: 2 } })
+      .resource("wide", { live: true })
       .resource("msg", { permissions: { list: "authenticated", create: "authenticated" }, live: { revalidateMs: 10, maxPerCaller: 100 } })
       .build();
     await built.migrator.migrateToLatest();
   });
   afterAll(() => built.close());
 
-  it("caps one caller's streams (by client address when anonymous), so the others keep their slots", async () => {
-    // max 3: one caller holds at most ceil(3 / 2) = 2 by default.
+  it("never refuses a caller while most of the slots are free", async () => {
+    // max 2: one caller's second stream is answered (half the slots were free); the resource is then full.
+    const mine = [await subscribe(built, "pair.live", "203.0.113.1"), await subscribe(built, "pair.live", "203.0.113.1")];
+    expect(mine.map((stream) => stream.status)).toEqual([200, 200]);
+    const full = await subscribe(built, "pair.live", "203.0.113.2");
+    expect(full.status).toBe(429);
+    expect(JSON.parse(await full.text()).json.message).toBe("At most 2 live pair streams may be open");
+    for (const stream of mine) await stream.close();
+    // max 100, maxPerCaller 10: a caller's eleventh and twelfth streams, with 89 slots free.
+    signedIn.add("bo");
+    const client = built.client({ "x-api-key": "bo" });
+    const streams = [];
+    for (let i = 0; i < 12; i++) streams.push(await client.wide.live({}));
+    expect(streams).toHaveLength(12);
+    for (const stream of streams) await stream.return();
+  });
+
+  it("caps one caller's streams (by client address when anonymous) once the resource is nearly full, so the others keep their slots", async () => {
+    // max 3: once 2 are open (the last third, one slot, is kept), a caller holding ceil(3 / 2) = 2 is refused.
     const mine = [await subscribe(built, "note.live", "203.0.113.1"), await subscribe(built, "note.live", "203.0.113.1")];
     expect(mine.map((stream) => stream.status)).toEqual([200, 200]);
     const third = await subscribe(built, "note.live", "203.0.113.1");
     expect(third.status).toBe(429);
-    expect(JSON.parse(await third.text()).json).toMatchObject({ code: "TOO_MANY_REQUESTS", message: "At most 2 live note streams may be open per caller; close one first" });
+    expect(JSON.parse(await third.text()).json).toMatchObject({ code: "TOO_MANY_REQUESTS", message: "At most 2 live note streams may be open per caller while the resource is nearly full (2 of 3 open); close one first" });
 
     const other = await subscribe(built, "note.live", "203.0.113.2");
     expect(other.status).toBe(200);
