@@ -118,7 +118,7 @@ export function openapiDocument(sealed: SealedApp, operations: readonly RestOper
 }
 
 /** The permission an operation answers to, as every surface reports it (`declaredPermission`). */
-type Access = "public" | "authenticated" | "owner" | "admin" | "function";
+type Access = "public" | "authenticated" | "owner" | "where" | "admin" | "function";
 
 function accessOf(procedure: Parameters<typeof declaredPermission>[0]): Access {
   return declaredPermission(procedure).split(" ")[0] as Access;
