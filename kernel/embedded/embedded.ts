@@ -6,7 +6,7 @@ import type { DatabaseAbout } from "../contracts/resources.js";
 import { PGliteDialect, type PGliteLike } from "../db/dialect/pglite.js";
 import { reentrant } from "../db/dialect/reentrant.js";
 import { backupEmbedded } from "./backup.js";
-import { embeddedHost } from "./lend.js";
+import { embeddedHost } from "./host.js";
 import { lockDataDir } from "./lock.js";
 import { MEMORY, openInstance, type EmbeddedClient } from "./instance.js";
 import { ThreadClient } from "./worker/client.js";
