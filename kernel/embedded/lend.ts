@@ -3,7 +3,13 @@ import { PGliteDialect, type PGliteLike } from "../db/dialect/pglite.js";
 import { reentrant } from "../db/dialect/reentrant.js";
 import type { EmbeddedDatabase } from "./embedded.js";
 
-export { embeddedHost, hostEmbedded, type EmbeddedHost } from "./host.js";
+import { hostEmbedded as setHost, type EmbeddedHost as Host } from "./host.js";
+
+/** What a host answers `embedded()` with: a database to use, or `undefined` to open as usual through `open`. */
+export type EmbeddedHost = Host<EmbeddedDatabase>;
+
+/** Installs (or, with `undefined`, removes) the host `embedded()` asks before opening a data directory (host.ts). */
+export const hostEmbedded: (host: EmbeddedHost | undefined) => void = setHost;
 
 /**
  * A view of an open database for one app: the same instance and live provider, its own dialect,
