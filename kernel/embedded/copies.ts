@@ -22,8 +22,18 @@ import { readCachedTemplate, templateCachePath, writeCachedTemplate } from "./te
 interface Template {
   /** Puts an instance back to the migrated state. */
   reset: string;
-  /** The catalog as it was then: an instance whose catalog changed (DDL in a test) is not reused. */
-  catalog: string;
+  /**
+   * Every relation then, with its columns: an instance where one changed or went (DDL in a test) is
+   * not reused. Tables created since (an app's own bookkeeping, created on first use) are emptied.
+   */
+  relations: Map<string, Relation>;
+}
+
+interface Relation {
+  name: string;
+  /** A table that is not a partition: truncated on reset. */
+  table: boolean;
+  columns: string;
 }
 
 interface Pooled {
@@ -111,8 +121,16 @@ async function putBack(pooled: Pooled): Promise<void> {
   const template = templates.get(key);
   if (client.closed) return;
   try {
-    if (!template || (await catalogOf(client)) !== template.catalog) return void (await client.close());
-    await client.exec(template.reset);
+    if (!template) return void (await client.close());
+    const added: string[] = [];
+    let kept = 0;
+    for (const relation of await relationsOf(client)) {
+      const before = template.relations.get(relation.name);
+      if (!before) relation.table && added.push(relation.name);
+      else if (before.columns === relation.columns) kept++;
+    }
+    if (kept < template.relations.size) return void (await client.close());
+    await client.exec(added.length > 0 ? `truncate ${added.join(", ")} restart identity cascade;\n${template.reset}` : template.reset);
     if (pendingDumps.delete(key)) await saveDump(key, client);
     const list = idle.get(key) ?? [];
     list.push(pooled);
@@ -145,16 +163,18 @@ async function record(client: EmbeddedClient): Promise<Template> {
   for (const sequence of sequences) {
     statements.push(`select setval(${literal(sequence.name)}, ${sequence.value ?? sequence.start}, ${sequence.value === null ? "false" : "true"})`);
   }
-  return { reset: statements.map((statement) => `${statement};`).join("\n"), catalog: await catalogOf(client) };
+  const relations = new Map((await relationsOf(client)).map((relation) => [relation.name, relation]));
+  return { reset: statements.map((statement) => `${statement};`).join("\n"), relations };
 }
 
 const USER_SCHEMA = `n.nspname not in ('pg_catalog', 'information_schema') and n.nspname not like 'pg_toast%' and n.nspname not like 'pg_temp%'`;
 
-async function catalogOf(client: EmbeddedClient): Promise<string> {
-  const { rows } = await client.query<{ catalog: string }>(`
-    select count(*)::text || ':' || coalesce(max(c.oid)::text, '') || ':' || (select count(*) from pg_attribute a join pg_class k on k.oid = a.attrelid join pg_namespace n on n.oid = k.relnamespace where ${USER_SCHEMA} and not a.attisdropped)::text as catalog
+async function relationsOf(client: EmbeddedClient): Promise<Relation[]> {
+  const { rows } = await client.query<{ name: string; kind: string; partition: boolean; columns: string | null }>(`
+    select format('%I.%I', n.nspname, c.relname) as name, c.relkind as kind, c.relispartition as partition,
+      (select string_agg(a.attname || ':' || a.atttypid::text, ',' order by a.attnum) from pg_attribute a where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped) as columns
     from pg_class c join pg_namespace n on n.oid = c.relnamespace where ${USER_SCHEMA}`);
-  return rows[0]!.catalog;
+  return rows.map((row) => ({ name: row.name, table: (row.kind === "r" || row.kind === "p") && !row.partition, columns: row.columns ?? "" }));
 }
 
 function literal(value: string): string {

@@ -29,6 +29,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void>; cases?: Recor
   chaos: () => import("./chaos.js"),
   soak: () => import("./soak.js"),
   backups: () => import("./backups.js"),
+  testapp: () => import("./test-app.js"),
 };
 
 const wanted = process.argv.slice(2);
