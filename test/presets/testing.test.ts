@@ -37,7 +37,8 @@ afterEach(async () => {
 });
 
 describe("trellis/testing", () => {
-  it("gives each signed-up user a typed client and a fetch carrying their session", async () => {
+  // The file's first app migrates its schema (jobs' tables included) unless a run before left its dump: a wider bound.
+  it("gives each signed-up user a typed client and a fetch carrying their session", { timeout: 90_000 }, async () => {
     const app = await testApp(createApp);
     t = app;
     const ada = await app.signUp({ email: "ada@example.com" });
