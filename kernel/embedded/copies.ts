@@ -39,11 +39,19 @@ interface Relation {
 interface Pooled {
   client: EmbeddedClient;
   key: string;
+  /** While idle: closes it unless a test takes it first. */
+  expiry?: NodeJS.Timeout;
 }
 
 const templates = new Map<string, Template>();
 const idle = new Map<string, Pooled[]>();
 const SHARED_BUFFERS = "16MB";
+/**
+ * An idle instance is closed after this long: an open PGlite keeps its process alive (its timers),
+ * so a script or a test runner that does not end its workers would otherwise never exit. Tests of a
+ * file follow one another well within it.
+ */
+const IDLE_MS = 2_000;
 /** Dumps of migrated schemas kept on disk (about 40 MB each), newest first. */
 const KEEP_ON_DISK = 8;
 
@@ -72,6 +80,7 @@ export function leaseDatabase(): DatabaseLease {
     (attached ??= (async () => {
       if (key === undefined) throw new Error("The test database was queried before its schema was named");
       const reused = templates.has(key) ? idle.get(key)?.pop() : undefined;
+      if (reused) clearTimeout(reused.expiry);
       return reused ?? { key, client: await open(key) };
     })());
   const client = async () => (await attach()).client;
@@ -135,6 +144,10 @@ async function putBack(pooled: Pooled): Promise<void> {
     const list = idle.get(key) ?? [];
     list.push(pooled);
     idle.set(key, list);
+    pooled.expiry = setTimeout(() => {
+      list.splice(list.indexOf(pooled), 1);
+      void client.close().catch(() => {});
+    }, IDLE_MS).unref();
   } catch {
     await client.close().catch(() => {});
   }
