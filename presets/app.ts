@@ -25,15 +25,18 @@ import { livePlugin } from "../plugins/live/index.js";
 import { openapiPlugin, type OpenapiConfig } from "../plugins/openapi/index.js";
 import { mcpPlugin, type McpConfig } from "../plugins/mcp/index.js";
 import { adminPlugin, type AdminConfig } from "../plugins/admin/index.js";
-import { filesPlugin, type FileProcedures, type FilesConfig } from "../plugins/files/index.js";
-import { jobsPlugin, type JobDefinitionOptions, type JobRun, type JobsConfig, type JobsPlugin } from "../plugins/jobs/index.js";
+import { filesPlugin, type AdminFilesRouter, type FileProcedures, type FilesConfig } from "../plugins/files/index.js";
+import { jobsPlugin, type AdminJobsRouter, type JobDefinitionOptions, type JobRun, type JobsConfig, type JobsPlugin } from "../plugins/jobs/index.js";
 import { webhooksPlugin, type WebhooksConfig } from "../plugins/webhooks/index.js";
-import { mailPlugin, type MailConfig, type Mailer } from "../plugins/mail/index.js";
-import { backupsPlugin, type BackupsConfig, type BackupsService } from "../plugins/backups/index.js";
+import { mailPlugin, type AdminMailRouter, type MailConfig, type Mailer } from "../plugins/mail/index.js";
+import { backupsPlugin, type AdminBackupsRouter, type BackupsConfig, type BackupsService } from "../plugins/backups/index.js";
 import { defaultPreset, type PresetOptions } from "./default.js";
 import { RATE_LIMITED_PATHS } from "../plugins/rate-limit/index.js";
 import type { CronOptions, JobOutput, WithJob, WithJobs } from "./job-types.js";
 import type { AppAdminRouter, BuiltApp, ContextOf, NestName } from "./types.js";
+
+/** A plugin's part of the admin API, `_admin.<name>.*`, in the client type (served when the app has `.admin()`). */
+type AdminSection<Name extends string, Procedures> = { _admin: { [K in Name]: Procedures } };
 
 export interface AppOptions {
   /** Display name: the OpenAPI title and the value `_admin.meta` reports. */
@@ -230,7 +233,7 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
    * File uploads and downloads over the schema's `.files()` tables: `file.upload/list/get/delete/
    * attach/detach` and `GET /files/:id`. Needs a storage (here or on the constructor).
    */
-  files(config: FilesConfig<Ctx<S, Extra>> = {}): App<S, Extra, Router & { file: FileProcedures }> {
+  files(config: FilesConfig<Ctx<S, Extra>> = {}): App<S, Extra, Router & { file: FileProcedures } & AdminSection<"files", AdminFilesRouter>> {
     this.kernel.use(filesPlugin(config as FilesConfig<any>));
     return this as never;
   }
@@ -239,7 +242,7 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
    * Background jobs and cron on pg-boss, in the app's own PostgreSQL database (embedded or a
    * server; SQLite is refused at build). Adds `context.jobs`. Needs the optional peer `pg-boss` 10.
    */
-  jobs(config: JobsConfig = {}): App<S, WithJobs<Extra>, Router> {
+  jobs(config: JobsConfig = {}): App<S, WithJobs<Extra>, Router & AdminSection<"jobs", AdminJobsRouter>> {
     if (this.#jobs) this.#jobs.reconfigure(config);
     else this.kernel.use((this.#jobs = jobsPlugin(config)));
     return this as never;
@@ -253,19 +256,19 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
     name: N,
     options: O,
     handler: (run: JobRun<JobOutput<O>, Ctx<S, WithJob<Extra, N, O>>>) => unknown,
-  ): App<S, WithJob<Extra, N, O>, Router> {
+  ): App<S, WithJob<Extra, N, O>, Router & AdminSection<"jobs", AdminJobsRouter>> {
     this.#jobsPlugin().job(name, options, handler as never);
     return this as never;
   }
 
   /** Runs `handler` on a cron schedule (`"*\/5 * * * *"`), once per tick across every replica. */
-  cron(name: string, expression: string, handler: (run: JobRun<undefined, Ctx<S, WithJobs<Extra>>>) => unknown, options: CronOptions = {}): App<S, WithJobs<Extra>, Router> {
+  cron(name: string, expression: string, handler: (run: JobRun<undefined, Ctx<S, WithJobs<Extra>>>) => unknown, options: CronOptions = {}): App<S, WithJobs<Extra>, Router & AdminSection<"jobs", AdminJobsRouter>> {
     this.#jobsPlugin().cron(name, expression, handler as never, options);
     return this as never;
   }
 
   /** Outgoing webhooks: each committed change on the endpoints' tables, delivered and signed (Standard Webhooks). */
-  webhooks(config: WebhooksConfig): App<S, WithJobs<Extra>, Router> {
+  webhooks(config: WebhooksConfig): App<S, WithJobs<Extra>, Router & AdminSection<"jobs", AdminJobsRouter>> {
     this.#jobsPlugin();
     this.kernel.use(webhooksPlugin(config));
     return this as never;
@@ -282,7 +285,7 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
    * the response. The transport is an SMTP URL, or the development outbox (the default outside
    * production) that keeps messages in the app's database and prints their links.
    */
-  mail(config: MailConfig): App<S, Extra & { mail: Mailer }, Router> {
+  mail(config: MailConfig): App<S, Extra & { mail: Mailer }, Router & AdminSection<"mail", AdminMailRouter>> {
     this.kernel.use(mailPlugin(config));
     return this as never;
   }
@@ -292,7 +295,7 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
    * PostgreSQL): `every` schedules them (through `.jobs()` when the app has it), `to` a directory
    * or `"storage"`, `keep` the newest N. Adds `context.backups` and `_admin.backups.*`.
    */
-  backups(config: BackupsConfig = {}): App<S, Extra & { backups: BackupsService }, Router> {
+  backups(config: BackupsConfig = {}): App<S, Extra & { backups: BackupsService }, Router & AdminSection<"backups", AdminBackupsRouter>> {
     this.kernel.use(backupsPlugin(config));
     return this as never;
   }

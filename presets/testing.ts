@@ -1,27 +1,43 @@
 /**
  * `trellis/testing`: test an app the way Trellis's own tests do, through its front door. A fresh
- * app per test on an in-memory embedded database (started from a prepared template, so about half
- * a second), users signed up or in through `/api/auth/**`, and for each of them a typed client and
- * a `fetch` that carry their session. `connect(url)` gives the same helpers against a served app,
- * for a script or a seed.
+ * app per test on its own in-memory embedded database, a copy of the app's migrated schema (a few
+ * milliseconds once the file's first test has migrated it, kernel/embedded/copies.ts), users signed
+ * up or in through `/api/auth/**`, and for each of them a typed client and a `fetch` that carry
+ * their session; the mail the app sent and its queued jobs, run now. `connect(url)` gives the same
+ * helpers against a served app, for a script or a seed.
  */
 import { randomBytes } from "node:crypto";
-import { embedded } from "../kernel/embedded/index.js";
+import { leaseDatabase, schemaKey } from "../kernel/embedded/copies.js";
 import type { AppStorage, DatabaseConfig } from "../kernel/index.js";
 import { memoryStorage } from "../kernel/storage/index.js";
+import { MailRows, type MailRow } from "../plugins/mail/outbox.js";
 import { App } from "./app.js";
 import { createClient } from "./client.js";
-import type { BuiltApp, ClientOf, InferRouter } from "./types.js";
+import type { BuiltApp, ClientOf } from "./types.js";
 
-/** What `testApp` hands the app factory: a fresh database, a random auth secret and a fresh in-memory store for files. */
+export type { MailRow } from "../plugins/mail/outbox.js";
+
+/** What `testApp` hands the app factory: a fresh database, a random auth secret and (always, from `testApp`) a fresh in-memory store for files. */
 export interface TestAppInput {
   db: DatabaseConfig;
   secret: string;
-  storage: AppStorage;
+  storage?: AppStorage;
 }
 
 type AnyApp = App<any, any, any>;
 type Handle = (request: Request) => Promise<Response>;
+
+/**
+ * The router of what a test names: an `App`, a built app, a factory returning either (as
+ * `typeof createApp`), or a router itself. `TestApp<typeof app>` and `TestApp<typeof createApp>` both work.
+ */
+export type RouterOf<T> = T extends (...args: any[]) => infer R
+  ? RouterOf<Awaited<R>>
+  : T extends { readonly "~router": infer R }
+    ? R
+    : T extends BuiltApp<infer R, any>
+      ? R
+      : T;
 
 /** The typed client of `Router`; `any` when the router is not known (`connect(url)` without a type). */
 type ClientFor<Router> = 0 extends 1 & Router ? any : ClientOf<Router>;
@@ -54,11 +70,19 @@ export interface Session<Router> {
   readonly anonymous: Omit<Actor<Router>, "user">;
 }
 
-export interface TestApp<Router> extends Session<Router> {
-  readonly app: BuiltApp<Router>;
+/** A test's app; `T` is the app, its factory (`typeof createApp`) or its router. */
+export interface TestApp<T> extends Session<RouterOf<T>> {
+  readonly app: BuiltApp<RouterOf<T>>;
   /** A new user holding the `admin` role (or `role`), signed in. */
-  asAdmin(input?: SignUpInput & { role?: string }): Promise<Actor<Router>>;
-  /** Closes the app and its database. */
+  asAdmin(input?: SignUpInput & { role?: string }): Promise<Actor<RouterOf<T>>>;
+  /**
+   * The mail the app sent (every message, whatever its state), newest first; `to` keeps one
+   * address's. Waits for messages still being queued (and runs queued mail jobs) first.
+   */
+  outbox(filter?: { to?: string }): Promise<MailRow[]>;
+  /** The app's jobs: `drain()` runs every job due now (and those they send) and resolves when none is left. */
+  readonly jobs: { drain(): Promise<void> };
+  /** Closes the app; its database goes back to the pool at the migrated state. */
   close(): Promise<void>;
 }
 
@@ -69,11 +93,18 @@ let counter = 0;
  * A fresh, migrated app for one test. `create` builds it from the database and secret given
  * (`(input) => createApp(input)`), or pass an `App` whose database you chose yourself.
  */
-export async function testApp<A extends AnyApp>(create: A | ((input: TestAppInput) => A | Promise<A>)): Promise<TestApp<InferRouter<A>>> {
-  const app = typeof create === "function" ? await create({ db: embedded({ dataDir: "memory://" }), secret: randomBytes(32).toString("base64"), storage: memoryStorage() }) : create;
-  const built = (await app.start()) as unknown as BuiltApp<InferRouter<A>>;
+export async function testApp<A extends AnyApp | ((input: TestAppInput) => AnyApp | Promise<AnyApp>)>(create: A): Promise<TestApp<A>> {
+  type Router = RouterOf<A>;
+  const built = (await startApp(create as AnyApp | ((input: TestAppInput) => AnyApp | Promise<AnyApp>))) as unknown as BuiltApp<Router>;
   const origin = baseOf(built);
-  const session = sessionOver<InferRouter<A>>(origin, (request) => built.handle(request), (headers) => built.client(headers) as ClientFor<InferRouter<A>>);
+  const session = sessionOver<Router>(origin, (request) => built.handle(request), (headers) => built.client(headers) as ClientFor<Router>);
+  const jobs = {
+    async drain() {
+      const service = built.sealed.service("jobs");
+      if (!service) throw new Error("t.jobs.drain(): this app has no jobs (.jobs(), .job() or a plugin that queues them)");
+      await service.drain();
+    },
+  };
   return {
     ...session,
     app: built,
@@ -84,8 +115,38 @@ export async function testApp<A extends AnyApp>(create: A | ((input: TestAppInpu
       await built.db.updateTable("user" as never).set({ role } as never).where("id" as never, "=", actor.user.id as never).execute();
       return { ...actor, user: { ...actor.user, role } };
     },
+    async outbox(filter = {}) {
+      const mail = built.sealed.service("mail");
+      if (!mail) throw new Error("t.outbox(): this app sends no mail (add .mail())");
+      await mail.flush();
+      if (built.sealed.service("jobs")) await jobs.drain();
+      return new MailRows(built.db).list({ to: filter.to, take: 1_000 });
+    },
+    jobs,
     close: () => built.close(),
   };
+}
+
+/** Builds the app on a leased copy of its schema's migrated database (or on its own database), then migrates. */
+async function startApp(create: AnyApp | ((input: TestAppInput) => AnyApp | Promise<AnyApp>)): Promise<BuiltApp<any>> {
+  if (typeof create !== "function") return create.start();
+  const lease = leaseDatabase();
+  let built: BuiltApp<any> | undefined;
+  try {
+    const app = await create({ db: lease.database, secret: randomBytes(32).toString("base64"), storage: memoryStorage() });
+    built = app.build() as unknown as BuiltApp<any>;
+    // The schema's versions and the plugins that add tables of their own name the template.
+    lease.key(schemaKey([built.sealed.schemas, built.describe().plugins.map((plugin) => plugin.name)]));
+    await built.sealed.ready();
+    const { error } = await built.migrator.migrateToLatest();
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    await lease.migrated();
+    return built;
+  } catch (error) {
+    await built?.close().catch(() => {});
+    await lease.release();
+    throw error;
+  }
 }
 
 /** The same helpers against an app served elsewhere (`url` its origin): for scripts and seeds. */

@@ -20,13 +20,14 @@ export const MEMORY = "memory://";
  * resolves once it runs and the `vector` extension exists; it is started at once, so
  * `create extension` is queued ahead of anything a caller sends.
  */
-export function openInstance(dataDir: string, sharedBuffers: string): { client: EmbeddedClient; started: Promise<void> } {
+export function openInstance(dataDir: string, sharedBuffers: string, from?: Blob): { client: EmbeddedClient; started: Promise<void> } {
   const client = new PGlite(dataDir, {
     ...pgliteTypeOptions,
     // The module compiled from bytes outside glibc's allocator (wasm-module.ts), before the extensions it loads.
     extensions: { wasmModule: compiledModule, vector: lazyVector, live },
     postgresqlconf: [`shared_buffers = ${sharedBuffers}`],
-    loadDataDir: dataDir === MEMORY ? new PendingBlob(memoryTemplate) : undefined,
+    // `from`: a dump to start from instead of the template (a migrated test database, copies.ts).
+    loadDataDir: dataDir === MEMORY ? (from ?? new PendingBlob(memoryTemplate)) : undefined,
     // A new data directory is unpacked from a dump of a fresh cluster as PGlite mounts it (fresh-cluster.ts).
     fs: dataDir !== MEMORY && isNewCluster(dataDir) ? new NewClusterFS(dataDir) : undefined,
   }) as EmbeddedClient;

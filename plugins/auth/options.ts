@@ -54,6 +54,10 @@ export function authOptions(
     verification: { ...config.verification, storeIdentifier: config.verification?.storeIdentifier ?? "hashed" },
     advanced: {
       ...config.advanced,
+      // The library turns its origin and callback-URL checks off when NODE_ENV is "test" or TEST is
+      // set (every test runner): on unless the app turns them off itself, so an app's tests run with
+      // the checks it has in production.
+      disableOriginCheck: config.advanced?.disableOriginCheck ?? false,
       // The schema is Trellis' own and migrated before the first request; better-auth's start-up
       // check would race the migration and report a false mismatch.
       database: { ...config.advanced?.database, validateSchema: false } as never,

@@ -167,6 +167,16 @@ export class JobsRuntime implements JobsService {
     return id;
   }
 
+  async drain(): Promise<void> {
+    await this.#started();
+    if (!this.deps.settings.work) throw new Error("jobs.drain(): this app does not run jobs (.jobs({ work: false }))");
+    // A handler may send jobs of another kind: passes go on until one runs nothing.
+    for (;;) {
+      const ran = await Promise.all([...this.#workers.values()].map((worker) => worker.drain()));
+      if (ran.every((count) => count === 0)) return;
+    }
+  }
+
   async #started(): Promise<PgBoss> {
     if (!this.#boss) await this.#sealed?.ready();
     if (!this.#boss) throw new Error("The jobs engine is not running (the app is closed or not ready)");

@@ -96,6 +96,11 @@ export interface JobsService {
    * `db.transact(...)`, the job exists only if that transaction commits.
    */
   send(name: string, data?: unknown, options?: SendOptions): Promise<string | null>;
+  /**
+   * Runs every job that is due now in this process (jobs they send included) and resolves once none
+   * is waiting or running; jobs scheduled for later stay queued. For tests and scripts (`t.jobs.drain()`).
+   */
+  drain(): Promise<void>;
   /** Cancels a job that has not finished; false when there is no such job or it already ended. */
   cancel(name: string, id: string): Promise<boolean>;
   /** Runs a failed job again; false when there is no such failed job. */

@@ -19,6 +19,9 @@ export class KindWorker {
   #stopping = false;
   #wake: (() => void) | undefined;
   #loop: Promise<void> | undefined;
+  /** Fetches begun so far, and `drain()`s waiting for one begun after they asked. */
+  #fetches = 0;
+  #waiting: { after: number; resolve: (fetched: number) => void }[] = [];
 
   constructor(
     private readonly engine: Fetcher,
@@ -38,11 +41,29 @@ export class KindWorker {
     setImmediate(() => this.#wake?.());
   }
 
+  /**
+   * Runs every job of this kind that is due now: wakes the loop, waits for a fetch begun after the
+   * call, lets the handlers settle, and again until a fetch finds none. Resolves how many ran.
+   */
+  async drain(): Promise<number> {
+    let ran = 0;
+    for (;;) {
+      const fetched = await new Promise<number>((resolve) => {
+        this.#waiting.push({ after: this.#fetches, resolve });
+        this.notify();
+      });
+      ran += fetched;
+      while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+      if (fetched === 0 || this.#stopping) return ran;
+    }
+  }
+
   /** Stops fetching, then resolves once every running handler has settled its job. */
   async stop(): Promise<void> {
     this.#stopping = true;
     this.#wake?.();
     await this.#loop;
+    for (const waiter of this.#waiting.splice(0)) waiter.resolve(0);
     while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
   }
 
@@ -55,6 +76,7 @@ export class KindWorker {
       const slots = this.definition.concurrency - this.#running.size;
       if (slots === 0) continue;
       this.#more = false;
+      const fetch = ++this.#fetches;
       let jobs: unknown[] = [];
       try {
         jobs = (await this.engine.fetch(this.definition.name, { batchSize: slots, includeMetadata: true })) ?? [];
@@ -63,6 +85,7 @@ export class KindWorker {
       }
       // Fetched jobs are active for this process: they run even when a stop began meanwhile.
       for (const job of jobs) this.#start(job as FetchedJob);
+      this.#waiting = this.#waiting.filter((waiter) => waiter.after >= fetch || void waiter.resolve(jobs.length));
       // A full fetch means more may be waiting: fetch again as soon as a slot is free.
       if (jobs.length === slots) this.#more = true;
     }

@@ -17,6 +17,9 @@ export type MailSummary = Omit<MailRow, "text" | "html">;
  * a role): the recent messages with their state and link, one message in full, and a password
  * reset sent to a user (the same message as the user asking for it themselves).
  */
+/** What `_admin.mail` holds (mounted when the app has `.admin()`); `.mail()` adds it to the app's router type. */
+export type AdminMailRouter = ReturnType<ReturnType<typeof mailAdminSection>>;
+
 export function mailAdminSection(deps: MailAdminDeps) {
   return (gated: ProcedureBase<AppRpcContext>) => ({
     outbox: gated

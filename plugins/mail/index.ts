@@ -16,7 +16,7 @@ export type { MailConfig, MailMessage, MailTransport, OutgoingMail, MailAuthOpti
 export type { Mailer } from "./mailer.js";
 export type { MailKind, MailTemplate, MailTemplateData, RenderedMail } from "./templates.js";
 export type { MailRow, MailState } from "./outbox.js";
-export type { MailSummary } from "./admin.js";
+export type { AdminMailRouter, MailSummary } from "./admin.js";
 export { escapeHtml, defaultTemplate } from "./templates.js";
 
 declare module "../../kernel/index.js" {

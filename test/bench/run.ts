@@ -32,6 +32,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void>; cases?: Recor
   // Resource hooks: empty hooks on a write (hooks-write.ts) and a relation filter against a join (relation-filter.ts).
   hooks: () => import("./hooks.js"),
   loops: () => import("./loops.js"),
+  testapp: () => import("./test-app.js"),
 };
 
 const wanted = process.argv.slice(2);

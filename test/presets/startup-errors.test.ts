@@ -2,18 +2,19 @@ import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { fileURLToPath } from "node:url";
 import { exitOf } from "../support/children.js";
+import { fixtureArgs } from "../support/fixture-child.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
  * A start-up error through the real process, as `node server.ts` (or `npm start`) shows it: one
  * block with the code, the message and the fix, exit status 1, and the stack only with DEBUG.
  */
-const fixture = fileURLToPath(new URL("./startup-child.fixture.ts", import.meta.url));
+const fixture = fileURLToPath(new URL("./startup-child.fixture.mjs", import.meta.url));
 
 function run(mode: string, env: Record<string, string> = {}, extra: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
   // The child runs as a user runs it, not as part of a test run (which keeps errors as rejections).
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(VITEST|JEST_WORKER_ID$|NODE_TEST_CONTEXT$|DEBUG$)/.test(key)));
-  const child = spawn(process.execPath, ["--import", "tsx", fixture, mode, ...extra], { env: { ...inherited, NODE_ENV: "development", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...fixtureArgs(fixture), mode, ...extra], { env: { ...inherited, NODE_ENV: "development", ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk) => (stdout += chunk));

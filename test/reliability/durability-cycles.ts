@@ -1,14 +1,18 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, watch } from "node:fs";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { fixtureArgs } from "../support/fixture-child.js";
 
 /**
  * Kill-and-reopen cycles on one embedded data directory. Each cycle starts a process that reports
- * what it finds, writes (or migrates), and is killed with SIGKILL at a random moment; the next
- * cycle's report is checked against what the dead one had acknowledged. Shared by the suite (20
- * cycles) and `npm run bench` (100).
+ * what it finds, writes (or migrates), and is killed with SIGKILL at a moment drawn at random among
+ * named ones (after its n-th acknowledged write, once it holds the data directory's lock during
+ * start-up, at the n-th change the migration makes to the directory), never after a pause, so a
+ * loaded machine moves the moments but not what they mean; the next cycle's report is checked
+ * against what the dead one had acknowledged. Shared by the suite (10 cycles) and `npm run bench` (100).
  */
-const CHILD = fileURLToPath(new URL("./durability-child.fixture.ts", import.meta.url));
+const CHILD = fileURLToPath(new URL("./durability-child.fixture.mjs", import.meta.url));
 
 export interface CycleReport {
   cycles: number;
@@ -24,16 +28,17 @@ export interface CycleReport {
 
 interface Child {
   lines: string[];
-  /** Resolves with the first line matching `pattern`. */
-  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** Resolves with the first line matching `pattern` (the `count`-th with `count`). */
+  waitFor(pattern: RegExp, timeoutMs?: number, count?: number): Promise<string>;
+  pid: number;
   kill(): Promise<void>;
   exited: Promise<number | null>;
 }
 
 function start(dataDir: string, mode: "write" | "migrate"): Child {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, dataDir, mode], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...fixtureArgs(CHILD), dataDir, mode], { stdio: ["ignore", "pipe", "pipe"] });
   const lines: string[] = [];
-  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  const waiters: { pattern: RegExp; left: number; resolve: (line: string) => void }[] = [];
   let buffered = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => {
@@ -43,7 +48,7 @@ function start(dataDir: string, mode: "write" | "migrate"): Child {
     for (const line of parts) {
       lines.push(line);
       for (const waiter of [...waiters]) {
-        if (waiter.pattern.test(line)) {
+        if (waiter.pattern.test(line) && --waiter.left === 0) {
           waiters.splice(waiters.indexOf(waiter), 1);
           waiter.resolve(line);
         }
@@ -55,12 +60,13 @@ function start(dataDir: string, mode: "write" | "migrate"): Child {
   return {
     lines,
     exited,
-    waitFor: (pattern, timeoutMs = 60_000) => {
-      const found = lines.find((line) => pattern.test(line));
-      if (found) return Promise.resolve(found);
+    pid: child.pid!,
+    waitFor: (pattern, timeoutMs = 60_000, count = 1) => {
+      const found = lines.filter((line) => pattern.test(line));
+      if (found.length >= count) return Promise.resolve(found[count - 1]!);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${pattern} within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
-        waiters.push({ pattern, resolve: (line) => (clearTimeout(timer), resolve(line)) });
+        const timer = setTimeout(() => reject(new Error(`no ${pattern} (${count}) within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+        waiters.push({ pattern, left: count - found.length, resolve: (line) => (clearTimeout(timer), resolve(line)) });
         void exited.then((code) => {
           clearTimeout(timer);
           reject(new Error(`process exited (${code}) before ${pattern}; stderr: ${stderr}`));
@@ -74,7 +80,30 @@ function start(dataDir: string, mode: "write" | "migrate"): Child {
   };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Resolves at the `count`-th change under `path` (a file created, written or renamed), or when
+ * `until` settles first (the process ended or reached a later step): a named moment, not a pause.
+ */
+function changes(path: string, count: number, until: Promise<unknown>, accept: () => boolean = () => true): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const watcher = watch(path, { recursive: true }, () => {
+      if (accept() && ++seen >= count) done();
+    });
+    const done = () => (watcher.close(), resolve());
+    void until.then(done, done);
+    if (accept() && count <= 0) done();
+  });
+}
+
+/** The lock file names `pid`: that process has opened the data directory and is starting on it. */
+const holds = (dataDir: string, pid: number) => {
+  try {
+    return JSON.parse(readFileSync(`${dataDir}.lock`, "utf8")).pid === pid;
+  } catch {
+    return false;
+  }
+};
 const staleLock = (dataDir: string) => existsSync(`${dataDir}.lock`) && JSON.parse(readFileSync(`${dataDir}.lock`, "utf8")).pid !== process.pid;
 
 /** Write cycles: every acknowledged row must be there at the next start. */
@@ -87,12 +116,15 @@ export async function writeCycles(dataDir: string, cycles: number, random = Math
     if (staleLock(dataDir)) report.staleLocks++;
     const child = start(dataDir, "write");
     try {
-      // Every fifth kill lands during start-up (opening the directory, taking the lock, migrating).
+      // Every fifth kill lands during start-up: once the process holds the lock (opening the
+      // directory, migrating), at one of its next few changes to the directory.
       if (cycle < cycles && cycle % 5 === 4) {
-        await sleep(200 + random() * 800);
-        const ready = child.lines.some((line) => line.startsWith("ROWS"));
+        const ready = child.waitFor(/^ROWS/).catch(() => undefined);
+        await changes(dirname(dataDir), 0, ready, () => holds(dataDir, child.pid));
+        await changes(dataDir, Math.floor(random() * 4), ready);
+        const isReady = child.lines.some((line) => line.startsWith("ROWS"));
         await child.kill();
-        if (!ready) {
+        if (!isReady) {
           report.killedStarting++;
           continue;
         }
@@ -100,9 +132,8 @@ export async function writeCycles(dataDir: string, cycles: number, random = Math
       const found = new Set((await child.waitFor(/^ROWS/)).slice(5).split(",").filter(Boolean).map(Number));
       for (const id of acknowledged) if (!found.has(id)) report.lost++;
       if (cycle === cycles) break;
-      // At least one acknowledged write per cycle, then a kill at a random moment among the next ones.
-      await child.waitFor(/^ACK /);
-      await sleep(random() * 300);
+      // At least one acknowledged write per cycle: the kill comes after the n-th, n from 1 to 20.
+      await child.waitFor(/^ACK /, 60_000, 1 + Math.floor(random() * 20));
       await child.kill();
       for (const line of child.lines) if (line.startsWith("ACK ")) acknowledged.add(Number(line.slice(4)));
     } finally {
@@ -134,7 +165,8 @@ export async function migrationCycles(dataDir: string, kills: number, random = M
         return { states, migrated: true };
       }
       await child.waitFor(/^MIGRATING$/);
-      await sleep(random() * 400);
+      // At one of the migration's first changes to the directory (or after it, should it finish first).
+      await changes(dataDir, 1 + Math.floor(random() * 6), child.waitFor(/^MIGRATED$/, 120_000).catch(() => undefined));
     } finally {
       await child.kill();
     }

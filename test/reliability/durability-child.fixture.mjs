@@ -1,24 +1,23 @@
 /**
- * One life of a process on an embedded data directory, ended by SIGKILL at a random moment
+ * One life of a process on an embedded data directory, ended by SIGKILL at a chosen moment
  * (durability-cycles.ts). `write`: reports the rows it finds (`ROWS <ids>`), then creates rows
  * through the front door forever, printing `ACK <id>` after each acknowledged write. `migrate`:
  * reports the applied versions and the tables it finds (`STATE <json>`), then migrates to a version
  * with many tables (`MIGRATING`, then `MIGRATED`).
  */
 import { sql } from "kysely";
-import { embedded } from "../../kernel/embedded/index.js";
-import { schema } from "../../kernel/schema/index.js";
-import { App } from "../../presets/trellis.js";
+import { App } from "trellis";
+import { embedded } from "trellis/embedded";
+import { schema } from "trellis/schema";
 
 const WIDE_TABLES = 120;
-const [dataDir, mode] = process.argv.slice(2) as [string, "write" | "migrate"];
+const [dataDir, mode] = process.argv.slice(2);
 const v1 = schema("1").table("entry", (t) => ({ id: t.serial().primaryKey(), payload: t.text() })).build();
 // Many tables, so the migration takes long enough for a kill to land inside it.
-let big: any = schema("2").extend(v1);
-for (let i = 0; i < WIDE_TABLES; i++) big = big.table(`wide_${i}`, (t: any) => ({ id: t.serial().primaryKey(), a: t.text().index(), b: t.integer().nullable().unique() }));
+let big = schema("2").extend(v1);
+for (let i = 0; i < WIDE_TABLES; i++) big = big.table(`wide_${i}`, (t) => ({ id: t.serial().primaryKey(), a: t.text().index(), b: t.integer().nullable().unique() }));
 const v2 = big.build();
-const print = (line: string) => process.stdout.write(`${line}\n`);
-
+const print = (line) => process.stdout.write(`${line}\n`);
 
 if (mode === "write") {
   const app = await new App({ db: embedded({ dataDir }), health: false, onError: () => {} }).schema(v1).resource("entry").start();
@@ -33,14 +32,14 @@ if (mode === "write") {
       }),
     );
     if (response.status !== 200) throw new Error(`write failed with ${response.status}: ${await response.text()}`);
-    const { json } = (await response.json()) as { json: { id: number } };
+    const { json } = await response.json();
     print(`ACK ${json.id}`);
   }
 } else {
   const built = new App({ db: embedded({ dataDir }), health: false, onError: () => {} }).schema(v1).schema(v2).build();
   const applied = (await built.sealed.migrations()).map((migration) => migration.name);
-  const { rows } = await sql<{ count: string }>`select count(*) as count from pg_tables where schemaname = current_schema() and tablename like 'wide_%'`.execute(built.db);
-  print(`STATE ${JSON.stringify({ applied, wide: Number(rows[0]!.count) })}`);
+  const { rows } = await sql`select count(*) as count from pg_tables where schemaname = current_schema() and tablename like 'wide_%'`.execute(built.db);
+  print(`STATE ${JSON.stringify({ applied, wide: Number(rows[0].count) })}`);
   print("MIGRATING");
   const { error } = await built.migrator.migrateToLatest();
   if (error) throw error;

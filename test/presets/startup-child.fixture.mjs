@@ -2,16 +2,19 @@
  * A small app that fails to start in the way `argv[2]` names, served by `serve()` as a user's
  * server.ts would be: the start-up error test reads what it prints and its exit status.
  */
-import { importPeer, definePlugin } from "../../kernel/index.js";
-import { postgresDialect } from "../../kernel/db/dialect/index.js";
-import { schema } from "../../kernel/schema/index.js";
-import { App } from "../../presets/trellis.js";
-import { serve } from "../../presets/node.js";
-import { sqliteMemory } from "../support/app.js";
+import Database from "better-sqlite3";
+import { App } from "trellis";
+import { importPeer, definePlugin } from "trellis/kernel";
+import { postgresDialect, sqliteDialect } from "trellis/db";
+import { schema } from "trellis/schema";
+import { serve } from "trellis/node";
 
 const [, , mode, port] = process.argv;
 const v1 = schema("1").auth().table("note", (t) => ({ id: t.serial().primaryKey(), text: t.text() })).build();
-const db = mode === "database" ? { kind: "postgres" as const, dialect: postgresDialect({ connectionString: "postgres://app@127.0.0.1:1/appdb" }) } : sqliteMemory();
+const db =
+  mode === "database"
+    ? { kind: "postgres", dialect: postgresDialect({ connectionString: "postgres://app@127.0.0.1:1/appdb" }) }
+    : { kind: "sqlite", dialect: sqliteDialect({ database: new Database(":memory:") }) };
 const secret = mode === "short-secret" ? "too-short" : mode === "no-secret" ? "" : "a-secret-that-is-long-enough-0123456789";
 let app = new App({ baseUrl: "http://localhost:3000", db }).schema(v1).auth({ secret, emailAndPassword: { enabled: true } }).resource("note");
 if (mode === "peer") {

@@ -1,0 +1,40 @@
+import { performance } from "node:perf_hooks";
+import { embedded } from "../../kernel/embedded/index.js";
+import { testApp } from "../../presets/testing.js";
+import { createBlog } from "../../examples/blog/app.js";
+
+/**
+ * A fresh test app with the blog's schema, ready to serve: `trellis/testing`'s copy of the migrated
+ * schema (an idle database put back to the migrated state) against the way it was before, a new
+ * in-memory database from the template, migrated, for every test. Each figure is from `testApp()`
+ * (or `start()`) called to its first answer, then `close()`, in the same process, medians of `runs`.
+ */
+export async function run(runs = 15): Promise<void> {
+  const ready = async (open: () => Promise<{ handle(request: Request): Promise<Response>; close(): Promise<void> }>) => {
+    const began = performance.now();
+    const app = await open();
+    const response = await app.handle(new Request("http://localhost/rpc/post/list", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }));
+    if (response.status !== 200) throw new Error(`post.list answered ${response.status}`);
+    const took = performance.now() - began;
+    await app.close();
+    return took;
+  };
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const kit = () => ready(async () => (await testApp(({ db }) => createBlog(db, { logger: false }))).app);
+  const before = () => ready(() => createBlog(embedded({ dataDir: "memory://", thread: "main" }), { logger: false }).start());
+
+  const first = await kit();
+  const fresh: number[] = [];
+  for (let i = 0; i < runs; i++) fresh.push(await kit());
+  const old: number[] = [];
+  for (let i = 0; i < Math.max(3, Math.floor(runs / 3)); i++) old.push(await before());
+  const ratio = median(old) / median(fresh);
+  console.log("\n## A fresh test app with the blog's schema (trellis/testing)");
+  console.log(`  first in this process (its schema's dump on disk, or migrated)   ${first.toFixed(0)} ms`);
+  console.log(`  each later one: a copy of the migrated schema                    ${median(fresh).toFixed(1)} ms median (target < 50: ${median(fresh) < 50 ? "OK" : "ABOVE"})`);
+  console.log(`  before: a new memory:// database, migrated, per test              ${median(old).toFixed(0)} ms median`);
+  console.log(`  ${ratio.toFixed(0)}x faster (target 20x: ${ratio >= 20 ? "OK" : "BELOW"})`);
+}
+
+/** `npm run bench -- testapp:fresh`; also the part a suite of edit-and-test loops can call. */
+export const cases = { fresh: () => run() };
