@@ -25,13 +25,16 @@ const DOCUMENT_PATH = "/openapi.json";
 /**
  * `.openapi()`: the plain-JSON REST surface under `/rest/**` and its OpenAPI 3.1 document at
  * `/openapi.json`, plus a reference page. Stage `surface`: routes are mounted for every procedure
- * that exists once features and user plugins built; the document is generated once, after the app
- * is sealed. Requests run procedures only through the kernel's gate.
+ * that exists once features and user plugins built; the document is generated once, at its first
+ * request, from the sealed app. Requests run procedures only through the kernel's gate.
  */
 export function openapiPlugin(config: OpenapiConfig = {}): AppPlugin {
   const docsPath = config.docs === false ? undefined : (typeof config.docs === "object" && config.docs.path) || "/docs";
   let runtime: RestRuntime | undefined;
-  let document: string | undefined;
+  // Made at the first request for it, then kept: most apps (and every test) never ask, and
+  // converting every procedure's schemas costs tens of milliseconds at start.
+  let document: Promise<string> | undefined;
+  let makeDocument: (() => Promise<string>) | undefined;
   return definePlugin({
     name: "openapi",
     stage: "surface",
@@ -51,26 +54,35 @@ export function openapiPlugin(config: OpenapiConfig = {}): AppPlugin {
       const operations = restOperations(ctx.procedures);
       let sealed: SealedApp | undefined;
       ctx.hooks.sealed.tap((app) => (sealed = app));
-      // The peers load asynchronously, so the runtime and the document are made in `ready`: once,
-      // after every plugin built, before the first request.
+      // The peers load asynchronously, in `ready` (once, after every plugin built, before the first
+      // request). The runtime is made at the first REST request and the document at the first request
+      // for it: an app, or a test, that never asks pays nothing for them at start.
+      let make: (() => RestRuntime) | undefined;
+      const rest = () => (runtime ??= make!());
       ctx.hooks.ready.tap(async () => {
-        if (runtime) return;
+        if (make) return;
         const [{ restRuntime }, { openapiDocument }, { authPaths }] = await Promise.all([import("./rest.js"), import("./document.js"), import("./auth-paths.js")]);
-        runtime = restRuntime(sealed!, operations);
-        const auth = await authPaths(sealed!, sealed!.schema.auth ? "session" : undefined);
-        document = JSON.stringify(openapiDocument(sealed!, operations, runtime.convert, auth));
+        make = () => restRuntime(sealed!, operations);
+        makeDocument = async () => JSON.stringify(openapiDocument(sealed!, operations, rest().convert, await authPaths(sealed!, sealed!.schema.auth ? "session" : undefined)));
       });
       // A multipart operation's route is its own plugin's (it streams the body); only the document lists it here.
       const routes: RouteDefinition[] = operations.filter((operation) => !operation.multipart).map((operation) => ({
         method: operation.method,
         path: operation.route,
-        handler: (event, context) => runtime!.handle(operation, event, context),
+        handler: (event, context) => rest().handle(operation, event, context),
       }));
       routes.push({
         method: "GET",
         path: DOCUMENT_PATH,
         context: false,
-        handler: () => new Response(document, { headers: { "content-type": "application/json" } }),
+        handler: async () => {
+          // A failed generation is not kept: the next request tries again (and reports its error).
+          document ??= makeDocument!().catch((error: unknown) => {
+            document = undefined;
+            throw error;
+          });
+          return new Response(await document, { headers: { "content-type": "application/json" } });
+        },
       });
       if (docsPath) routes.push(...docsRoutes(docsPath, DOCUMENT_PATH, ctx.resources.name ?? "trellis"));
       return { routes };
