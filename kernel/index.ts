@@ -61,7 +61,7 @@ export { mcp, type McpMeta, type McpTag, type McpToolOptions, type McpResourceOp
 export type { RateLimitCharge, RateLimitHit, RateLimitStore } from "./kv/counter-store.js";
 export type { AppDatabase } from "./db/database.js";
 // The one walk of `where`'s boolean shape: a plugin that refuses a column reads what it yields.
-export { narrowWhere, whereColumns, whereRelations, type WhereColumn, type WhereRelation } from "./db/where-walk.js";
+export { whereColumns, whereRelations, type WhereColumn, type WhereRelation } from "./db/where-walk.js";
 export type { QueryLimits } from "./db/query-limits.js";
 export { primaryKeyOf, COLUMN_TYPES } from "./schema/model.js";
 export type { SchemaModel, TableModel, ColumnModel, RelationModel, ColumnType } from "./schema/model.js";

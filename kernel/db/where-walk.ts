@@ -63,24 +63,6 @@ export function whereColumns(where: unknown, path = "where"): WhereColumn[] {
   return found;
 }
 
-type Where = Record<string, unknown>;
-
-/**
- * The caller's `where` narrowed by scopes the server adds (an owner, a rule's filter), ANDed so no
- * key of the caller's can widen them. The caller's keys stay where the caller put them, so an error
- * names the path the caller sent (`where.titel`, not `where.AND[0].titel`): the scopes join the
- * caller's own `AND` list, or start one.
- */
-export function narrowWhere(where: Where | undefined, ...scopes: (Where | undefined)[]): Where | undefined {
-  const added = scopes.filter((scope): scope is Where => scope !== undefined);
-  if (added.length === 0) return where;
-  if (where === undefined) return added.length === 1 ? added[0] : { AND: added };
-  // Not an object of columns: left for the compiler to refuse, with the scopes still ANDed.
-  if (!isPlainObject(where)) return { AND: [where, ...added] };
-  const own = where.AND;
-  return { ...where, AND: [...(own === undefined ? [] : Array.isArray(own) ? own : [own]), ...added] };
-}
-
 /** A relation filter `where` holds: the table it starts from, the relation's name and target. */
 export interface WhereRelation {
   readonly table: string;

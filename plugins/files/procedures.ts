@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RpcError, accessMeta, narrowWhere, whereColumns, type AppDatabase, type AppStorage, type ErrorSource, type ProcedureBase } from "../../kernel/index.js";
+import { RpcError, accessMeta, whereColumns, type AppDatabase, type AppStorage, type ErrorSource, type ProcedureBase } from "../../kernel/index.js";
 import { fileNotFound, type FileAccess } from "./access.js";
 import type { Attachment, Attachments } from "./attachments.js";
 import type { FileAction, FilePermission, FileRecord, ResolvedFilesConfig } from "./options.js";
@@ -87,17 +87,21 @@ export function fileProcedures(deps: FileProcedureDeps) {
       await access.check(rules.list, context);
       // A caller lists the files they could get: with `owner`, their own unless they hold a role.
       const owner = access.ownerScope(rules.list === "owner" ? "owner" : rules.get, context);
-      const where = narrowWhere(input.where, owner === undefined ? undefined : { userId: owner });
+      // The owner condition is the query's trusted scope, ANDed in SQL: the caller's where keeps its paths.
+      const scoped = (extra?: Record<string, unknown>) => {
+        const conditions = [owner === undefined ? undefined : { userId: owner }, extra].filter((condition) => condition !== undefined);
+        return { ...NO_RELATIONS, ...(conditions.length > 0 && { where: conditions.length === 1 ? conditions[0] : { AND: conditions } }) };
+      };
       const query = (db.query as Record<string, any>).file;
       if (!input.attachedTo || !entity) {
-        const found: Record<string, unknown>[] = await query.findMany({ where, orderBy: [{ createdAt: "desc" }], take, skip, scope: NO_RELATIONS });
+        const found: Record<string, unknown>[] = await query.findMany({ where: input.where, orderBy: [{ createdAt: "desc" }], take, skip, scope: scoped() });
         return found.map((row) => rows.fromDecoded(row).record);
       }
       await attachments.authorize("get", input.attachedTo.table, entity.id, context);
       const attached = await attachments.of(input.attachedTo.table, entity.id);
       if (attached.length === 0) return [];
       const inIds = { id: { in: [...new Set(attached.map((entry) => entry.fileId))] } };
-      const found: Record<string, unknown>[] = await query.findMany({ where: narrowWhere(where, inIds), scope: NO_RELATIONS });
+      const found: Record<string, unknown>[] = await query.findMany({ where: input.where, scope: scoped(inIds) });
       const byId = new Map(found.map((row) => [String(row.id), rows.fromDecoded(row).record]));
       return attached
         .filter((entry) => byId.has(entry.fileId))
