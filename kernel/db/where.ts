@@ -6,7 +6,7 @@ import { ValueError, encodeValue } from "./values.js";
 import { compare, likePattern, textMatch, type TextOperator } from "./where-text.js";
 import { MAX_WHERE_DEPTH, foldWhere } from "./where-walk.js";
 import { MAX_IN_VALUES, QueryBudget } from "./query-limits.js";
-import { relationFilter, type RelationScopes } from "./where-relations.js";
+import { relationFilter, type Predicate, type RelationScopes } from "./where-relations.js";
 
 export { WhereError } from "./query-error.js";
 export { MAX_IN_VALUES, MAX_QUERY_VALUES as MAX_WHERE_VALUES } from "./query-limits.js";
@@ -58,7 +58,6 @@ export interface WhereOptions {
 }
 
 /** Matches-everything and matches-nothing are kept apart so `AND`/`OR` can fold them away. */
-export type Predicate = RawBuilder<SqlBool> | true | false;
 
 const OPERATORS = new Set(["equals", "not", "in", "notIn", "lt", "lte", "gt", "gte", "contains", "startsWith", "endsWith", "isNull"]);
 const ORDERED_TYPES = new Set(["serial", "integer", "real", "bigint", "decimal", "timestamp", "date"]);
@@ -204,12 +203,12 @@ class WhereCompiler {
   }
 }
 
-export function negate(inner: Predicate): Predicate {
+function negate(inner: Predicate): Predicate {
   if (typeof inner === "boolean") return !inner;
   return sql<SqlBool>`not ${inner}`;
 }
 
-export function and(parts: Predicate[]): Predicate {
+function and(parts: Predicate[]): Predicate {
   if (parts.includes(false)) return false;
   const real = parts.filter((p): p is RawBuilder<SqlBool> => p !== true);
   if (real.length === 0) return true;

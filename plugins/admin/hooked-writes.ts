@@ -48,7 +48,6 @@ export function hookedWrites(db: AppDatabase<any>, kind: DatabaseKind, registry:
   const keep = (after: After[], work: After | undefined) => void (work && after.push(work));
 
   return {
-    hooksOf,
     async create(t: AdminTable, context: AppRpcContext, values: Row): Promise<Row> {
       const hooks = hooksOf(t);
       return run(t, context, hooks, new Map(), async (executor, after) => {
@@ -98,8 +97,4 @@ export function hookedWrites(db: AppDatabase<any>, kind: DatabaseKind, registry:
     for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
     return statement.returning(rowSelection(kind, t.model)).execute();
   }
-}
-
-export function notFound(t: AdminTable) {
-  return new RpcError("NOT_FOUND", { message: `No ${t.model.name} row matches` });
 }
