@@ -31,6 +31,12 @@ export interface FilesOptions<O extends boolean, X extends readonly string[]> {
    * @default []
    */
   attachTo?: X;
+  /**
+   * Adds `file.placeholder` (nullable text): a thumbhash of each uploaded image, which the files
+   * plugin fills when `.files({ images })` is configured. Add it in a new version to an existing app.
+   * @default false
+   */
+  placeholder?: boolean;
 }
 
 type Text = Of<"text", string>;
@@ -50,9 +56,9 @@ export type FileColumns = UnownedFileColumns & {
   userId: Of<"text", string, true>;
 };
 
-/** The `file` table `.files()` adds; `userId` only with `owner` (the default). */
-export type FileTables<O extends boolean = true> = {
-  file: O extends true ? FileColumns : UnownedFileColumns;
+/** The `file` table `.files()` adds; `userId` only with `owner` (the default), `placeholder` only with `placeholder`. */
+export type FileTables<O extends boolean = true, P extends boolean = false> = {
+  file: (O extends true ? FileColumns : UnownedFileColumns) & (P extends true ? { placeholder: Of<"text", string, true> } : {});
 };
 
 /** An `x_file` pivot; `E` is x's key column state, retyped as a plain foreign key. */
@@ -110,8 +116,11 @@ export type FileRelations<O extends boolean, X extends string> = Owned<
   file: Flat<Owned<O, { user: RelationState<"belongsTo", "user"> }> & { [K in X]: RelationState<"manyToMany", K> }>;
 } & { [K in X]: { files: RelationState<"manyToMany", "file"> } };
 
-export function fileTable(withOwner: boolean): ColumnModels {
-  return columnModels(withOwner ? owned(t) : unowned(t), "file");
+export function fileTable(withOwner: boolean, withPlaceholder = false): ColumnModels {
+  const columns = withOwner ? owned(t) : unowned(t);
+  if (!withPlaceholder) return columnModels(columns, "file");
+  const { createdAt, updatedAt, ...head } = columns;
+  return columnModels({ ...head, placeholder: t.text().nullable(), createdAt, updatedAt }, "file");
 }
 
 /** `entityId` takes the target's key type (serial as integer), so the foreign key is valid DDL. */

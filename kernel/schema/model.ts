@@ -97,7 +97,7 @@ export interface SchemaModel {
   /** Set by `.auth()`. */
   readonly auth?: { readonly roles?: readonly string[]; readonly apiKeys: boolean };
   /** Set by `.files()`. */
-  readonly files?: { readonly owner: boolean; readonly attachTo: readonly string[] };
+  readonly files?: { readonly owner: boolean; readonly attachTo: readonly string[]; readonly placeholder?: boolean };
 }
 
 /** The schema of an app that registered none: no tables. */

@@ -55,11 +55,11 @@ export interface SchemaBuilder<TTables, TRelations> {
     MergeTables<TRelations, AuthRelations>
   >;
   /** Adds the `file` table and, per `attachTo` entry, a pivot table and relations both ways. */
-  files<O extends boolean = true, const X extends readonly Names<TTables>[] = []>(
-    options?: FilesOptions<O, X>,
+  files<O extends boolean = true, const X extends readonly Names<TTables>[] = [], P extends boolean = false>(
+    options?: FilesOptions<O, X> & { placeholder?: P },
   ): SchemaBuilder<
     // The keys are resolved here, inline, so declaration files do not repeat the whole table map.
-    MergeTables<TTables, FileTables<O> & PivotTables<{ [K in X[number]]: EntityIdOf<TTables[K]> }>>,
+    MergeTables<TTables, FileTables<O, P> & PivotTables<{ [K in X[number]]: EntityIdOf<TTables[K]> }>>,
     MergeTables<TRelations, FileRelations<O, X[number]>>
   >;
   /** Validates the whole schema and returns it deeply frozen. */
@@ -164,7 +164,8 @@ class Builder {
     if (owner && attachTo.includes("user")) {
       throw new TypeError(`.files() cannot attach to "user" while owner is on: both would be named file.user`);
     }
-    const tables: Record<string, ColumnModels> = { file: fileTable(owner) };
+    const placeholder = options.placeholder ?? this.draft.files?.placeholder ?? false;
+    const tables: Record<string, ColumnModels> = { file: fileTable(owner, placeholder) };
     const targets: { table: string; key: string }[] = [];
     for (const target of attachTo) {
       checkName("table", target);
@@ -178,7 +179,7 @@ class Builder {
     return this.next({
       tables: mergeDeep(this.draft.tables, tables),
       relations: mergeDeep(this.draft.relations, named(fileRelations(owner, targets))),
-      files: { owner, attachTo },
+      files: { owner, attachTo, ...(placeholder ? { placeholder } : {}) },
     });
   }
 

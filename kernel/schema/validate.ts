@@ -28,7 +28,7 @@ export function checkName(kind: "table" | "column" | "relation", name: string): 
 function coreTables(draft: Draft): Record<string, ColumnModels> {
   return {
     ...(draft.auth ? authTables(draft.auth.apiKeys) : {}),
-    ...(draft.files ? { file: fileTable(draft.files.owner) } : {}),
+    ...(draft.files ? { file: fileTable(draft.files.owner, draft.files.placeholder) } : {}),
   };
 }
 

@@ -133,7 +133,7 @@ function fileAdminProcedures(gated: ProcedureBase<AppRpcContext>, deps: FilesAdm
       return rows.remove(trx, found.record.id);
     });
     if (!removed) throw fileNotFound();
-    await uploads.storage.delete(removed.key).catch((error) => uploads.report(error, "rpc"));
+    for (const key of [removed.key, ...(uploads.derivedKeys?.(removed.key) ?? [])]) await uploads.storage.delete(key).catch((error) => uploads.report(error, "rpc"));
     return removed.record;
   });
 

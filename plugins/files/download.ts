@@ -7,6 +7,17 @@ import { rendersInline } from "./media-type.js";
 import type { FilePermission } from "./options.js";
 import { matchesEtag, requestedRange } from "./ranges.js";
 import type { FileRows, StoredFile } from "./records.js";
+import { FILES_SIZE_NEEDS_SIGNATURE } from "./errors.js";
+import { parseFileRequest } from "./file-request.js";
+import { checkSignature } from "./signed-urls.js";
+import type { UrlSigner } from "./signing.js";
+import type { FileImages } from "./variants.js";
+
+/** What the route needs beyond the original's bytes: variants (when `images` is set) and the signer. */
+export interface MediaDeps {
+  images: FileImages | undefined;
+  signer: UrlSigner;
+}
 
 /** A stored file is never rewritten (a new upload gets a new key), so its key names its content. */
 function etagOf(key: string): string {
@@ -18,18 +29,33 @@ function etagOf(key: string): string {
  * With `owner`, everyone but the owner (and `roles`) gets 404, signed in or not, exactly as for an
  * id that does not exist.
  */
-export function downloadRoute(path: string, rule: FilePermission<any>, deps: ServeDeps & { access: FileAccess }): RouteDefinition {
-  const { rows, access } = deps;
+export function downloadRoute(path: string, rule: FilePermission<any>, deps: ServeDeps & { access: FileAccess; media: MediaDeps }): RouteDefinition {
+  const { rows, access, media } = deps;
   return {
     method: "GET",
     path,
     handler: async (event, context) => {
-      if (rule !== "owner") access.gate(rule, context);
-      const found = await rows.find(event.params.id ?? "", access.ownerScope(rule, context));
-      await access.check(rule, context, found?.record);
-      if (!found) throw fileNotFound();
-      // Public bytes may sit in shared caches for an hour; others only in the caller's, revalidated each time.
-      return serveFile(event, found, deps, rule === "public" ? "public, max-age=3600" : "private, no-cache");
+      const id = event.params.id ?? "";
+      const request = parseFileRequest(event.url, media.images?.images);
+      let found: StoredFile | undefined;
+      let cacheControl: string;
+      if (request.signature) {
+        // The signature is the permission: no session is read, and the URL may sit in a shared cache until it expires.
+        const remaining = checkSignature(media.signer, id, request);
+        found = await rows.find(id, undefined);
+        if (!found) throw fileNotFound();
+        cacheControl = `public, max-age=${remaining}`;
+      } else {
+        if (request.adHoc) throw new RpcError(FILES_SIZE_NEEDS_SIGNATURE, { status: 403, message: "Sizes other than the configured variants need a signed URL (file.sign or context.files.sign)" });
+        if (rule !== "owner") access.gate(rule, context);
+        found = await rows.find(id, access.ownerScope(rule, context));
+        await access.check(rule, context, found?.record);
+        if (!found) throw fileNotFound();
+        // Public bytes may sit in shared caches for an hour; others only in the caller's, revalidated each time.
+        cacheControl = rule === "public" ? "public, max-age=3600" : "private, no-cache";
+      }
+      if (request.resize) return media.images!.respond(event, found, request.resize, request.download, cacheControl);
+      return serveFile(event, found, deps, cacheControl);
     },
   };
 }

@@ -1,8 +1,8 @@
-import { TrellisError, definePlugin, type AppPlugin, type AppStorage, type RouteDefinition, type SealedApp } from "../../kernel/index.js";
+import { TrellisError, definePlugin, installLine, missingPeers, type AppPlugin, type AppStorage, type RouteDefinition, type SealedApp } from "../../kernel/index.js";
 import { FileAccess } from "./access.js";
 import { Attachments } from "./attachments.js";
 import { downloadRoute } from "./download.js";
-import { FILES_BAD_OPTION, FILES_BAD_PATH, FILES_NO_STORAGE, FILES_NO_TABLE, FILES_OWNER_WITHOUT_COLUMN } from "./errors.js";
+import { FILES_BAD_OPTION, FILES_BAD_PATH, FILES_NO_STORAGE, FILES_NO_TABLE, FILES_OWNER_WITHOUT_COLUMN, FILES_SHARP_MISSING } from "./errors.js";
 import { FILE_ACTIONS, resolveConfig, type FilesConfig } from "./options.js";
 import { ENVELOPE_BYTES, fileProcedures } from "./procedures.js";
 import { restUploadRoute } from "./rest-upload.js";
@@ -10,11 +10,27 @@ import { outageAware } from "./storage-outage.js";
 import { streamingUploads } from "./upload-request.js";
 import { FileRows } from "./records.js";
 import { filesAdminSection } from "./admin.js";
+import { imagesProblems } from "./image-options.js";
+import { placeholderOf } from "./placeholder.js";
+import { signProcedure } from "./sign-procedure.js";
+import { filesService, type FilesService } from "./signed-urls.js";
+import { MIN_KEY_LENGTH, UrlSigner } from "./signing.js";
+import { FileImages } from "./variants.js";
 
 export type { FileAction, FilePermission, FilePermissionFn, FileRecord, FilesConfig } from "./options.js";
 export type { Attachment } from "./attachments.js";
 export type { FileProcedures } from "./procedures.js";
 export type { AdminFile, AdminFilesRouter, FileLink } from "./admin.js";
+export type { ImagesConfig, VariantSpec, VariantFit } from "./image-options.js";
+export type { SigningConfig } from "./signing.js";
+export type { FilesService, SignOptions } from "./signed-urls.js";
+
+declare module "../../kernel/index.js" {
+  interface AppServices {
+    /** Signed download URLs: `context.files.sign(id, { expiresIn, variant?, download? })`. */
+    files: FilesService;
+  }
+}
 
 /** The largest `file.size` the column holds (a 32-bit integer on every family). */
 const MAX_FILE_BYTES = 2_147_483_647;
@@ -31,7 +47,7 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
     name: "files",
     stage: "feature",
     optionalDependencies: ["auth", "resources"],
-    provides: ["admin-section:files"],
+    provides: ["admin-section:files", "files"],
     validate(ctx) {
       const problems: TrellisError[] = [];
       const fail = (code: string, message: string) => problems.push(new TrellisError(code, message, { plugin: "files", hook: "validate" }));
@@ -53,6 +69,17 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
         }
         if (rule !== "public") ctx.requireSession(`files ${action} (permission ${typeof rule === "function" ? "a permission function" : `"${rule}"`})`);
       }
+      if (resolved.images) {
+        for (const problem of imagesProblems(resolved.images)) fail(FILES_BAD_OPTION, problem);
+        if (missingPeers(["sharp"]).length > 0) fail(FILES_SHARP_MISSING, `.files({ images }) needs the optional package "sharp", which is not installed. Install it: ${installLine(["sharp"])}`);
+        if (resolved.images.placeholder === true && table && !table.columns.placeholder) {
+          fail(FILES_BAD_OPTION, `.files() images.placeholder needs the column file.placeholder: add .files({ placeholder: true }) to the latest schema (version "${ctx.schema.version}")`);
+        }
+      }
+      const key = ctx.resources.secrets?.get(resolved.signing.secret ?? "FILES_SIGNING_KEY");
+      if (typeof key === "string" && key !== "" && key.length < MIN_KEY_LENGTH) fail(FILES_BAD_OPTION, `The files signing key (secret ${resolved.signing.secret ?? "FILES_SIGNING_KEY"}) must be at least ${MIN_KEY_LENGTH} characters`);
+      const { maxExpiresIn } = resolved.signing;
+      if (!Number.isSafeInteger(maxExpiresIn) || maxExpiresIn <= 0) fail(FILES_BAD_OPTION, `.files() signing.maxExpiresIn must be a positive number of seconds (got ${maxExpiresIn})`);
       ctx.reserve("file");
       if (problems.length === 1) throw problems[0];
       if (problems.length > 1) {
@@ -63,7 +90,19 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
       const { db, kind } = ctx.resources;
       const table = ctx.schema.tables.file!;
       const access = new FileAccess(resolved.roles, table.columns.userId !== undefined);
-      const rows = new FileRows(db, kind, table, resolved.path);
+      const routeStorage = outageAware(storage!, ctx.report, "route");
+      const images = resolved.images ? new FileImages(resolved.images, routeStorage) : undefined;
+      const hasVariants = images && Object.keys(images.images.variants).length > 0;
+      const rows = new FileRows(db, kind, table, resolved.path, hasVariants ? (record) => (images.accepts(record.type) ? { ...record, variants: images.variantUrls(record.url) } : record) : undefined);
+      const signer = UrlSigner.fromSecrets(ctx.resources.secrets, resolved.signing);
+      const service = filesService({ signer, images: resolved.images, path: resolved.path, baseUrl: ctx.resources.baseUrl, maxExpiresIn: resolved.signing.maxExpiresIn });
+      ctx.provide("files", service, { context: true });
+      // Placeholders when the schema has the column, unless `images.placeholder` is false.
+      const placeholders = images && table.columns.placeholder !== undefined && images.images.placeholder !== false;
+      const media = {
+        ...(placeholders ? { describe: async (key: string, type: string) => ({ placeholder: await placeholderOf(routeStorage, key, type, images.images, images.limit) }) } : {}),
+        ...(images ? { derivedKeys: (key: string) => images.cachedKeys(key) } : {}),
+      };
       const registry = ctx.want("resource-registry");
       const attachments = new Attachments(db, kind, ctx.schema, () => registry);
       const outageStorage = outageAware(storage!, ctx.report, "rpc");
@@ -76,9 +115,10 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
         attachments,
         base: ctx.base,
         report: (error, source) => ctx.report(error, source),
+        ...media,
       });
-      const routeStorage = outageAware(storage!, ctx.report, "route");
-      const routes: RouteDefinition[] = [downloadRoute(resolved.path, resolved.permissions.get, { rows, access, storage: routeStorage, report: ctx.report })];
+      const sign = signProcedure({ base: ctx.base, rule: resolved.permissions.get, access, rows, service });
+      const routes: RouteDefinition[] = [downloadRoute(resolved.path, resolved.permissions.get, { rows, access, storage: routeStorage, report: ctx.report, media: { images, signer } })];
       const limits = { fileBytes: resolved.maxBytes, fieldBytes: ENVELOPE_BYTES };
       // With the REST surface, uploads take plain multipart there too (the document lists the route).
       if (ctx.plugins.includes("openapi")) {
@@ -87,10 +127,10 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
         routes.push(restUploadRoute(limits, resolved.maxBytes + ENVELOPE_BYTES, () => sealed!));
       }
       // `_admin.files.*` when the app has `.admin()` (the admin plugin mounts it; unused otherwise).
-      const uploads = { storage: outageStorage, db, rows, maxBytes: resolved.maxBytes, accept: resolved.accept, report: ctx.report };
+      const uploads = { storage: outageStorage, db, rows, maxBytes: resolved.maxBytes, accept: resolved.accept, report: ctx.report, ...media };
       ctx.provide("admin-section:files", filesAdminSection({ db, schema: ctx.schema, rows, attachments, uploads, routeStorage, owned: access.owned }));
       return {
-        procedures: { file: procedures } as never,
+        procedures: { file: { ...procedures, sign } } as never,
         routes,
         middleware: [streamingUploads(ctx.plugins.includes("admin") ? ["/rpc/file/upload", "/rpc/_admin/files/upload"] : ["/rpc/file/upload"], limits)],
       };

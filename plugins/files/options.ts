@@ -1,4 +1,6 @@
 import type { AppRpcContext, AppStorage } from "../../kernel/index.js";
+import { resolveImages, type ImagesConfig, type ResolvedImages } from "./image-options.js";
+import { DEFAULT_MAX_EXPIRES_IN, type SigningConfig } from "./signing.js";
 
 export type FileAction = "upload" | "list" | "get" | "delete";
 export const FILE_ACTIONS: readonly FileAction[] = ["upload", "list", "get", "delete"];
@@ -45,6 +47,17 @@ export interface FilesConfig<Ctx = AppRpcContext> {
    * @default ["admin"]
    */
   roles?: string[];
+  /**
+   * Image variants, served as `GET <path>?variant=<name>`, and their bounds. Needs the optional
+   * package `sharp`.
+   * @default none
+   */
+  images?: ImagesConfig;
+  /**
+   * Where the keys that sign download URLs come from (the app's `secrets`).
+   * @default { secret: "FILES_SIGNING_KEY", previousSecret: "FILES_SIGNING_KEY_PREVIOUS", maxExpiresIn: 604800 }
+   */
+  signing?: SigningConfig;
 }
 
 /** What `file.*` return and the download URL serves: the storage key never leaves the server. */
@@ -61,6 +74,10 @@ export interface FileRecord {
   updatedAt: Date;
   /** The download URL's path, e.g. `/files/<id>`. */
   url: string;
+  /** A thumbhash (base64) of an image, when the schema has `.files({ placeholder: true })`. */
+  placeholder?: string | null;
+  /** URLs of the image's variants by name, when `images.variants` is configured. */
+  variants?: Record<string, string>;
   /** Only in `file.list` with `attachedTo`: the file's role and position on that row. */
   attachment?: { role: string | null; position: number };
 }
@@ -72,6 +89,8 @@ export interface ResolvedFilesConfig {
   permissions: Record<FileAction, FilePermission<any>>;
   path: string;
   roles: readonly string[];
+  images: ResolvedImages | undefined;
+  signing: SigningConfig & { maxExpiresIn: number };
 }
 
 export const DEFAULT_MAX_BYTES = 10 * 1024 * 1024;
@@ -84,5 +103,7 @@ export function resolveConfig(config: FilesConfig<any>): ResolvedFilesConfig {
     permissions: { upload: "authenticated", list: "authenticated", get: "owner", delete: "owner", ...config.permissions },
     path: config.path ?? "/files/:id",
     roles: config.roles ?? ["admin"],
+    images: config.images ? resolveImages(config.images) : undefined,
+    signing: { ...config.signing, maxExpiresIn: config.signing?.maxExpiresIn ?? DEFAULT_MAX_EXPIRES_IN },
   };
 }

@@ -4,6 +4,7 @@ import { fileNotFound, type FileAccess } from "./access.js";
 import type { Attachment, Attachments } from "./attachments.js";
 import type { FileAction, FilePermission, FileRecord, ResolvedFilesConfig } from "./options.js";
 import type { FileRows } from "./records.js";
+import type { signProcedure } from "./sign-procedure.js";
 import { admittedType, storeUpload, type UploadStore } from "./store-upload.js";
 
 /** Room for the RPC envelope around the file in a multipart body (field names, JSON, boundaries). */
@@ -40,12 +41,16 @@ export interface FileProcedureDeps {
   attachments: Attachments;
   base: ProcedureBase<any>;
   report(error: unknown, source: ErrorSource): void;
+  /** Keys stored beside a file's own (its cached variants), removed with it. */
+  derivedKeys?(key: string): string[];
+  /** Columns computed at upload from the stored bytes (an image's placeholder). */
+  describe?(key: string, type: string): Promise<Record<string, unknown>>;
 }
 
 /** `file.upload`, `file.list`, `file.get`, `file.delete`, `file.attach`, `file.detach`. */
 export function fileProcedures(deps: FileProcedureDeps) {
   const { config, storage, db, rows, access, attachments, base } = deps;
-  const uploads: UploadStore = { storage, db, rows, maxBytes: config.maxBytes, accept: config.accept, report: deps.report };
+  const uploads: UploadStore = { storage, db, rows, maxBytes: config.maxBytes, accept: config.accept, report: deps.report, ...(deps.describe ? { describe: deps.describe } : {}) };
   const rules = config.permissions;
   // Attaching changes what a file belongs to: only its owner (or `roles`) may, whatever `get` allows.
   const attachRule: FilePermission<any> = access.owned ? "owner" : rules.get;
@@ -130,7 +135,7 @@ export function fileProcedures(deps: FileProcedureDeps) {
       });
       if (!removed) throw fileNotFound();
       // After the commit: a failure here leaves an unreferenced blob, never a row without bytes.
-      await storage.delete(removed.key).catch((error) => deps.report(error, "rpc"));
+      for (const key of [removed.key, ...(deps.derivedKeys?.(removed.key) ?? [])]) await storage.delete(key).catch((error) => deps.report(error, "rpc"));
       return removed.record;
     });
 
@@ -166,7 +171,8 @@ export function fileProcedures(deps: FileProcedureDeps) {
   return { upload, list, get, delete: remove, attach, detach };
 }
 
-export type FileProcedures = ReturnType<typeof fileProcedures>;
+/** Every `file.*` procedure; `file.sign` is assembled beside the others (sign-procedure.ts). */
+export type FileProcedures = ReturnType<typeof fileProcedures> & { sign: ReturnType<typeof signProcedure> };
 
 /** `file.list` filters files by their own columns: a relation filter (into an attached table, say) is 400. */
 const NO_RELATIONS = Object.freeze({ related: Object.freeze({}) });

@@ -23,6 +23,8 @@ export class FileRows {
     readonly table: TableModel,
     /** The download route's pattern, for each record's `url`. */
     readonly path: string,
+    /** Adds what a record shows beyond its columns (an image's variant URLs). */
+    readonly decorate: (record: FileRecord) => FileRecord = (record) => record,
   ) {
     this.#columns = rowSelection(kind, table);
   }
@@ -45,10 +47,10 @@ export class FileRows {
   fromDecoded(row: Row): StoredFile {
     const { key, ...rest } = row as Row & { key: string };
     const record = { ...rest, url: this.path.replace(":id", encodeURIComponent(String(rest.id))) } as FileRecord;
-    return { record, key };
+    return { record: this.decorate(record), key };
   }
 
-  async insert(executor: AppDatabase<any>, values: { id: string; key: string; name: string; type: string; size: number; userId?: string | null }): Promise<StoredFile> {
+  async insert(executor: AppDatabase<any>, values: { id: string; key: string; name: string; type: string; size: number; userId?: string | null; placeholder?: string | null }): Promise<StoredFile> {
     const row = await executor.insertInto("file").values(values).returning(this.#columns).executeTakeFirstOrThrow();
     return this.toStored(row as Row);
   }

@@ -12,6 +12,10 @@ export interface UploadStore {
   maxBytes: number;
   accept: readonly string[] | undefined;
   report(error: unknown, source: ErrorSource, event?: RequestEvent): void;
+  /** Columns computed from the stored bytes before the row is written (an image's placeholder). */
+  describe?(key: string, type: string): Promise<Record<string, unknown>>;
+  /** Keys stored beside a file's own (its cached variants), removed with it. */
+  derivedKeys?(key: string): string[];
 }
 
 /** The type to store for `file`, or the refusal: 413 over `maxBytes` (when the size is known yet), 415 outside `accept`. */
@@ -61,7 +65,8 @@ export async function storeUpload(
     throw error;
   }
   const size = file instanceof StreamedFile ? file.received() : counted;
-  const values = { id, key, name: cleanName(file.name), type, size, ...owner };
+  const described = store.describe ? await store.describe(key, type) : {};
+  const values = { id, key, name: cleanName(file.name), type, size, ...owner, ...described };
   try {
     if (!link) return (await rows.insert(db, values)).record;
     return await db.transact(async (trx) => {

@@ -1,0 +1,142 @@
+import { createHash } from "node:crypto";
+import { RpcError, errorResponse, type AppStorage, type RequestEvent } from "../../kernel/index.js";
+import { FILES_BYTES_MISSING, FILES_IMAGES_BUSY, FILES_NOT_AN_IMAGE } from "./errors.js";
+import { contentDisposition } from "./file-name.js";
+import type { ImageFormat, ResolvedImages } from "./image-options.js";
+import { FORMAT_TYPES, negotiateFormat } from "./negotiate.js";
+import { matchesEtag, requestedRange } from "./ranges.js";
+import type { StoredFile } from "./records.js";
+import { essenceOf } from "./media-type.js";
+import { fallbackFormat, inspect, isTransformable, loadSharp, svgRefused, transform, type Resize } from "./transform.js";
+import { WorkLimit } from "./work-limit.js";
+
+/** The keys a variant can be cached under: the negotiated modern formats, or `auto` for the fallback. */
+const SLOTS = ["avif", "webp", "auto"] as const;
+
+/**
+ * Image variants over the file store: each made on first request, then kept in the same store
+ * under a key derived from the file's key, the variant's settings and the format, and served from
+ * there as an original is (ETag, conditional requests, ranges).
+ */
+export class FileImages {
+  readonly limit: WorkLimit;
+  /** Variants being made right now, by cache key: concurrent first requests share one transform. */
+  readonly #making = new Map<string, Promise<Uint8Array>>();
+
+  constructor(
+    readonly images: ResolvedImages,
+    readonly storage: AppStorage,
+  ) {
+    this.limit = new WorkLimit(images.concurrency, images.queue);
+  }
+
+  /** Whether variants can be made of this file at all. */
+  accepts(type: string): boolean {
+    return isTransformable(type, this.images);
+  }
+
+  /** The URL of each named variant of an image, for its record. */
+  variantUrls(url: string): Record<string, string> {
+    return Object.fromEntries(Object.keys(this.images.variants).map((name) => [name, `${url}?variant=${encodeURIComponent(name)}`]));
+  }
+
+  /** Every cache key a named variant of `key` can occupy, for removal with the file. */
+  cachedKeys(key: string): string[] {
+    return Object.entries(this.images.variants).flatMap(([name, spec]) => SLOTS.map((slot) => cacheKey(key, { ...spec, variant: name }, slot)));
+  }
+
+  /**
+   * The variant as a response. Named variants are cached; an ad-hoc size (only ever on a signed
+   * URL) is made each time, to be cached by the CDN or browser in front.
+   */
+  async respond(event: RequestEvent, found: StoredFile, resize: Resize & { variant?: string }, download: boolean, cacheControl: string): Promise<Response> {
+    const type = found.record.type;
+    if (!this.accepts(type)) {
+      if (essenceOf(type) === "image/svg+xml") throw svgRefused();
+      throw new RpcError(FILES_NOT_AN_IMAGE, { status: 415, message: `Variants are made from images; file ${found.record.id} is ${essenceOf(type)}` });
+    }
+    const modern = negotiateFormat(event.headers.get("accept"), this.images.formats, "auto" as ImageFormat);
+    const slot = modern === ("auto" as ImageFormat) ? "auto" : (modern as "avif" | "webp");
+    const key = cacheKey(found.key, resize, slot);
+    let bytes: Uint8Array | null = resize.variant ? await this.storage.get(key) : null;
+    if (!bytes) {
+      try {
+        bytes = await this.#make(key, found, resize, slot, resize.variant !== undefined);
+      } catch (error) {
+        if (error instanceof RpcError && error.code === FILES_IMAGES_BUSY) {
+          const response = errorResponse(error, false);
+          response.headers.set("retry-after", "1");
+          return response;
+        }
+        throw error;
+      }
+    }
+    return variantResponse(event, found, bytes, slot === "auto" ? sniffFormat(bytes) : slot, etagOf(key), download, cacheControl, this.images.formats.length > 0);
+  }
+
+  #make(key: string, found: StoredFile, resize: Resize, slot: (typeof SLOTS)[number], store: boolean): Promise<Uint8Array> {
+    const pending = this.#making.get(key);
+    if (pending) return pending;
+    const making = this.limit
+      .run(async () => {
+        const original = await this.storage.get(found.key);
+        if (!original) throw new RpcError(FILES_BYTES_MISSING, { status: 410, message: `The file ${found.record.id} is listed but its contents are no longer stored; upload it again` });
+        const sharp = await loadSharp();
+        const info = await inspect(sharp, original, this.images);
+        const out = await transform(sharp, original, info, resize, slot === "auto" ? fallbackFormat(info) : slot, this.images);
+        if (store) await this.storage.set(key, out);
+        return out;
+      })
+      .finally(() => this.#making.delete(key));
+    this.#making.set(key, making);
+    return making;
+  }
+}
+
+/** Settings are part of the key: changing a variant's size makes new variants rather than serving stale ones. */
+function cacheKey(fileKey: string, resize: Resize & { variant?: string }, slot: string): string {
+  const settings = createHash("sha256")
+    .update(JSON.stringify([resize.width ?? null, resize.height ?? null, resize.fit, resize.quality ?? null]))
+    .digest("hex")
+    .slice(0, 12);
+  return `${fileKey}/variants/${resize.variant ?? "size"}-${settings}.${slot}`;
+}
+
+function etagOf(key: string): string {
+  return `"${createHash("sha256").update(key).digest("base64url").slice(0, 27)}"`;
+}
+
+/** The fallback formats, told apart by their first bytes. */
+function sniffFormat(bytes: Uint8Array): ImageFormat {
+  if (bytes[0] === 0x89 && bytes[1] === 0x50) return "png";
+  if (bytes[0] === 0x47 && bytes[1] === 0x49) return "gif";
+  return "jpeg";
+}
+
+function variantResponse(event: RequestEvent, found: StoredFile, bytes: Uint8Array, format: ImageFormat, etag: string, download: boolean, cacheControl: string, negotiated: boolean): Response {
+  const name = found.record.name.replace(/\.[A-Za-z0-9]{1,5}$/, "") + `.${format === "jpeg" ? "jpg" : format}`;
+  const headers = new Headers({
+    "content-type": FORMAT_TYPES[format],
+    "content-disposition": contentDisposition(download ? "attachment" : "inline", name),
+    "x-content-type-options": "nosniff",
+    "content-security-policy": "default-src 'none'; sandbox",
+    etag,
+    "accept-ranges": "bytes",
+    "cache-control": cacheControl,
+  });
+  // The same URL answers AVIF, WebP or JPEG by `Accept`: caches must key on it.
+  if (negotiated) headers.set("vary", "Accept");
+  if (matchesEtag(event.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
+  const size = bytes.byteLength;
+  const range = requestedRange(event.headers.get("range"), event.headers.get("if-range"), etag, size);
+  if (range === "unsatisfiable") {
+    const response = errorResponse(new RpcError("RANGE_NOT_SATISFIABLE", { status: 416, message: `Range not satisfiable for ${size} bytes` }), false);
+    response.headers.set("content-range", `bytes */${size}`);
+    return response;
+  }
+  const body = range ? bytes.subarray(range.start, range.end + 1) : bytes;
+  if (range) headers.set("content-range", `bytes ${range.start}-${range.end}/${size}`);
+  headers.set("content-length", String(body.byteLength));
+  if (event.method === "HEAD") return new Response(null, { status: range ? 206 : 200, headers });
+  return new Response(body as Uint8Array<ArrayBuffer>, { status: range ? 206 : 200, headers });
+}
