@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { RpcError, errorResponse, type AppStorage, type RequestEvent } from "../../kernel/index.js";
+import { RpcError, errorResponse, readStream, type AppStorage, type RequestEvent } from "../../kernel/index.js";
 import { FILES_BYTES_MISSING, FILES_IMAGES_BUSY, FILES_NOT_AN_IMAGE } from "./errors.js";
 import { contentDisposition } from "./file-name.js";
 import type { ImageFormat, ResolvedImages } from "./image-options.js";
@@ -58,7 +58,7 @@ export class FileImages {
     const modern = negotiateFormat(event.headers.get("accept"), this.images.formats, "auto" as ImageFormat);
     const slot = modern === ("auto" as ImageFormat) ? "auto" : (modern as "avif" | "webp");
     const key = cacheKey(found.key, resize, slot);
-    let bytes: Uint8Array | null = resize.variant ? await this.storage.get(key) : null;
+    let bytes: Uint8Array | null = resize.variant ? await this.#read(key) : null;
     if (!bytes) {
       try {
         bytes = await this.#make(key, found, resize, slot, resize.variant !== undefined);
@@ -74,12 +74,22 @@ export class FileImages {
     return variantResponse(event, found, bytes, slot === "auto" ? sniffFormat(bytes) : slot, etagOf(key), download, cacheControl, this.images.formats.length > 0);
   }
 
+  /** Stored bytes as the store's stream gives them: a view, not a copy, from the memory store. */
+  async #read(key: string): Promise<Uint8Array | null> {
+    const stream = await readStream(this.storage, key);
+    if (!stream) return null;
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) chunks.push(chunk);
+    if (chunks.length === 1) return chunks[0]!;
+    return new Uint8Array(Buffer.concat(chunks));
+  }
+
   #make(key: string, found: StoredFile, resize: Resize, slot: (typeof SLOTS)[number], store: boolean): Promise<Uint8Array> {
     const pending = this.#making.get(key);
     if (pending) return pending;
     const making = this.limit
       .run(async () => {
-        const original = await this.storage.get(found.key);
+        const original = await this.#read(found.key);
         if (!original) throw new RpcError(FILES_BYTES_MISSING, { status: 410, message: `The file ${found.record.id} is listed but its contents are no longer stored; upload it again` });
         const sharp = await loadSharp();
         const info = await inspect(sharp, original, this.images);
@@ -93,13 +103,18 @@ export class FileImages {
   }
 }
 
+const settingsHashes = new Map<string, string>();
+
 /** Settings are part of the key: changing a variant's size makes new variants rather than serving stale ones. */
 function cacheKey(fileKey: string, resize: Resize & { variant?: string }, slot: string): string {
-  const settings = createHash("sha256")
-    .update(JSON.stringify([resize.width ?? null, resize.height ?? null, resize.fit, resize.quality ?? null]))
-    .digest("hex")
-    .slice(0, 12);
-  return `${fileKey}/variants/${resize.variant ?? "size"}-${settings}.${slot}`;
+  const settings = JSON.stringify([resize.width ?? null, resize.height ?? null, resize.fit, resize.quality ?? null]);
+  let hash = settingsHashes.get(settings);
+  if (hash === undefined) {
+    hash = createHash("sha256").update(settings).digest("hex").slice(0, 12);
+    // Named variants are few; ad-hoc sizes are bounded by what was signed, and the map by this cap.
+    if (settingsHashes.size < 10_000) settingsHashes.set(settings, hash);
+  }
+  return `${fileKey}/variants/${resize.variant ?? "size"}-${hash}.${slot}`;
 }
 
 function etagOf(key: string): string {

@@ -23,6 +23,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void>; cases?: Recor
   dashboard: () => import("./dashboard.js"),
   types: () => import("./types.js"),
   files: () => import("./files.js"),
+  images: () => import("./images.js"),
   memory: () => import("./memory.js"),
   jobs: () => import("./jobs.js"),
   mail: () => import("./mail.js"),

@@ -1,0 +1,127 @@
+import sharp from "sharp";
+import { schema } from "../../kernel/schema/index.js";
+import { memoryStorage } from "../../kernel/storage/index.js";
+import { memorySecrets } from "../../kernel/secrets/index.js";
+import { App } from "../../presets/trellis.js";
+import { sqliteMemory } from "../support/app.js";
+
+/**
+ * Images: a variant made through `GET /files/:id` (a signed ad-hoc size, made on every request)
+ * against sharp called directly with the same settings on the same bytes; a cached variant served
+ * against a plain download of a file of the same size; and the peak RSS while 8 large images
+ * transform at once (concurrency 8, then the default 2 with the rest queued). Candidates take turns
+ * op by op; ratios are of medians.
+ */
+
+const model = schema("1").files({ owner: false }).build();
+const ORIGIN = "http://localhost";
+const KEY = "bench-signing-key-0123456789-abcdefghijkl";
+const everyone = { upload: "public", list: "public", get: "public", delete: "public" } as const;
+
+function imagesApp(concurrency: number) {
+  return new App({ db: sqliteMemory(), storage: memoryStorage(), secrets: memorySecrets({ FILES_SIGNING_KEY: KEY }), health: false, baseUrl: ORIGIN })
+    .schema(model)
+    .files({ maxBytes: 64 * 1024 * 1024, permissions: everyone, images: { variants: { card: { width: 720 } }, concurrency, queue: 64 } })
+    .start();
+}
+
+/** A photo-like JPEG: noise over a gradient, so the encoder has real work (a flat colour compresses to nothing). */
+async function photo(width: number, height: number): Promise<Uint8Array> {
+  const raw = Buffer.alloc(width * height * 3);
+  let x = 7;
+  for (let i = 0; i < raw.length; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    raw[i] = (((i / 3) % width) * 200) / width + (x >>> 27);
+  }
+  return new Uint8Array(await sharp(raw, { raw: { width, height, channels: 3 } }).jpeg({ quality: 85 }).toBuffer());
+}
+
+async function upload(app: Awaited<ReturnType<typeof imagesApp>>, bytes: Uint8Array, name: string, type: string): Promise<{ id: string; url: string }> {
+  const form = new FormData();
+  form.set("data", JSON.stringify({ json: { file: {} }, maps: [["file"]] }));
+  form.set("0", new Blob([bytes as BlobPart], { type }), name);
+  const response = await app.handle(new Request(`${ORIGIN}/rpc/file/upload`, { method: "POST", body: form }));
+  if (response.status !== 200) throw new Error(`upload answered ${response.status}: ${await response.text()}`);
+  return (await response.json()).json;
+}
+
+async function fetched(app: Awaited<ReturnType<typeof imagesApp>>, url: string, accept = "image/jpeg"): Promise<Uint8Array> {
+  const response = await app.handle(new Request(new URL(url, ORIGIN), { headers: { accept } }));
+  if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${await response.text()}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+async function turns(candidates: { name: string; op: () => Promise<unknown> }[], count: number): Promise<{ name: string; median: number; min: number }[]> {
+  const samples = candidates.map(() => [] as number[]);
+  for (const { op } of candidates) for (let i = 0; i < 3; i++) await op();
+  for (let i = 0; i < count; i++) {
+    for (const [index, { op }] of candidates.entries()) {
+      const start = performance.now();
+      await op();
+      samples[index]!.push(performance.now() - start);
+    }
+  }
+  return candidates.map(({ name }, index) => {
+    const sorted = samples[index]!.sort((a, b) => a - b);
+    return { name, median: sorted[Math.floor(sorted.length / 2)]!, min: sorted[0]! };
+  });
+}
+
+function report(title: string, timed: { name: string; median: number; min: number }[], target: number): void {
+  console.log(`\n## ${title}`);
+  for (const t of timed) console.log(`  ${t.name.padEnd(52)} median ${t.median.toFixed(2).padStart(8)} ms   min ${t.min.toFixed(2).padStart(8)} ms`);
+  const [direct, through] = timed as [(typeof timed)[0], (typeof timed)[0]];
+  const ratio = direct.median / through.median;
+  console.log(`  ratio (speed, median): ${ratio.toFixed(2)}, min ${(direct.min / through.min).toFixed(2)} (target >= ${target}) ${ratio >= target ? "OK" : "BELOW TARGET"}`);
+}
+
+export async function run(): Promise<void> {
+  const app = await imagesApp(2);
+  try {
+    const bytes = await photo(2725, 2225);
+    const file = await upload(app, bytes, "photo.jpg", "image/jpeg");
+    const files = app.sealed.service("files")!;
+    // An ad-hoc size is never stored: each request makes the variant again.
+    const signed = files.sign(file.id, { expiresIn: 3600, variant: { width: 720 } });
+    const direct = () => sharp(bytes).autoOrient().resize({ width: 720, fit: "inside", withoutEnlargement: true }).jpeg({ quality: 80, mozjpeg: false }).toBuffer();
+    report("images: 2725 x 2225 JPEG to 720 wide JPEG", await turns([{ name: "sharp directly", op: direct }, { name: "GET /files/:id?w=720 (signed) through handle()", op: () => fetched(app, signed) }], 20), 0.9);
+    const webp = () => sharp(bytes).autoOrient().resize({ width: 720, fit: "inside", withoutEnlargement: true }).webp({ quality: 80 }).toBuffer();
+    report("images: the same, to WebP by Accept", await turns([{ name: "sharp directly", op: webp }, { name: "GET /files/:id?w=720 (signed, Accept WebP) through handle()", op: () => fetched(app, signed, "image/webp") }], 20), 0.9);
+
+    // A cached variant against a plain download of a file of exactly its size.
+    const variant = await fetched(app, `${file.url}?variant=card`);
+    const plain = await upload(app, variant, "same-size.bin", "application/octet-stream");
+    report(
+      `images: cached variant (${variant.byteLength} bytes) against a plain download of the same size`,
+      await turns([{ name: "GET /files/:id (plain file)", op: () => fetched(app, plain.url) }, { name: "GET /files/:id?variant=card (cached)", op: () => fetched(app, `${file.url}?variant=card`) }], 2000),
+      0.95,
+    );
+  } finally {
+    await app.close();
+  }
+  await peakRss(8);
+  await peakRss(2);
+}
+
+/** Peak RSS growth while 8 large images (6000 x 4000, 24 MP each) are asked for at once. */
+async function peakRss(concurrency: number): Promise<void> {
+  const app = await imagesApp(concurrency);
+  try {
+    const large = await photo(6000, 4000);
+    const stored = await Promise.all(Array.from({ length: 8 }, (_, i) => upload(app, large, `large-${i}.jpg`, "image/jpeg")));
+    (globalThis as { gc?: () => void }).gc?.();
+    const before = process.memoryUsage.rss();
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 5);
+    const start = performance.now();
+    await Promise.all(stored.map((file) => fetched(app, `${file.url}?variant=card`)));
+    const elapsed = performance.now() - start;
+    clearInterval(sampler);
+    peak = Math.max(peak, process.memoryUsage.rss());
+    const mb = (value: number) => (value / 1024 / 1024).toFixed(0);
+    console.log(`\n## images: 8 x 6000 x 4000 JPEG to 720 wide at once, concurrency ${concurrency}`);
+    console.log(`  RSS before ${mb(before)} MB, peak ${mb(peak)} MB, growth ${mb(peak - before)} MB; all 8 in ${elapsed.toFixed(0)} ms`);
+  } finally {
+    await app.close();
+  }
+}
