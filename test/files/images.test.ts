@@ -222,6 +222,24 @@ describe("image variants and signed URLs", () => {
   });
 });
 
+describe("placeholders added in a later schema version", () => {
+  it("migrates file.placeholder in and fills it for images uploaded after", async () => {
+    const plain = schema("1").auth().files().build();
+    const withPlaceholder = schema("2").extend(plain).files({ placeholder: true }).build();
+    const t = await testApp(({ db, secret, storage }: TestAppInput) =>
+      new App({ db, storage }).schema(plain).schema(withPlaceholder).auth({ secret, emailAndPassword: { enabled: true } }).files({ images: {} }),
+    );
+    try {
+      const user = await t.signUp();
+      const record = await user.client.file.upload({ file: new File([await pngWithAlpha()], "a.png", { type: "image/png" }) });
+      expect(record.placeholder).toMatch(/^[A-Za-z0-9+/]+=*$/);
+      expect(record.variants).toBeUndefined();
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe("image options at build", () => {
   const build = (files: Parameters<ReturnType<typeof createApp>["files"]>[0], model = v1, keys: Record<string, string> = {}) =>
     errorOf(() => new App({ db: sqliteMemory(), storage: memoryStorage(), secrets: memorySecrets(keys) }).schema(model).auth({ secret: "s".repeat(32) }).files(files).build());
