@@ -231,7 +231,7 @@ describe("placeholders added in a later schema version", () => {
     );
     try {
       const user = await t.signUp();
-      const record = await user.client.file.upload({ file: new File([await pngWithAlpha()], "a.png", { type: "image/png" }) });
+      const record = await user.client.file.upload({ file: new File([(await pngWithAlpha()) as Uint8Array<ArrayBuffer>], "a.png", { type: "image/png" }) });
       expect(record.placeholder).toMatch(/^[A-Za-z0-9+/]+=*$/);
       expect(record.variants).toBeUndefined();
     } finally {
@@ -241,11 +241,11 @@ describe("placeholders added in a later schema version", () => {
 });
 
 describe("image options at build", () => {
-  const build = (files: Parameters<ReturnType<typeof createApp>["files"]>[0], model = v1, keys: Record<string, string> = {}) =>
+  const build = (files: Parameters<ReturnType<typeof createApp>["files"]>[0], model: typeof v1 = v1, keys: Record<string, string> = {}) =>
     errorOf(() => new App({ db: sqliteMemory(), storage: memoryStorage(), secrets: memorySecrets(keys) }).schema(model).auth({ secret: "s".repeat(32) }).files(files).build());
 
   it("lists every bad variant, a placeholder without its column and a short signing key at once", () => {
-    const error = build({ images: { variants: { "no/slash": { width: 10 }, empty: {}, wide: { width: 10_000, fit: "squash" as never, quality: 0 } }, placeholder: true } }, schema("1").auth().files().build(), { FILES_SIGNING_KEY: "short" });
+    const error = build({ images: { variants: { "no/slash": { width: 10 }, empty: {}, wide: { width: 10_000, fit: "squash" as never, quality: 0 } }, placeholder: true } }, schema("1").auth().files().build() as never, { FILES_SIGNING_KEY: "short" });
     expect(error.code).toBe("FILES_BAD_OPTION");
     expect(error.message.split("; ")).toEqual([
       '.files() images.variants.no/slash: a variant name is 1 to 64 letters, digits, "_" or "-"',
