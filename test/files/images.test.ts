@@ -58,6 +58,8 @@ describe("image variants and signed URLs", () => {
     files.bomb = await put(bombPng(), "bomb.png", "image/png");
     files.svg = await put(SVG_WITH_SCRIPT, "drawing.svg", "image/svg+xml");
     files.text = await put("plain words", "notes.txt", "text/plain");
+    // A real JPEG header over pixels cut short.
+    files.truncated = await put(jpeg.subarray(0, 400), "cut.jpg", "image/jpeg");
   }, 60_000);
   afterAll(() => t?.close());
 
@@ -132,6 +134,8 @@ describe("image variants and signed URLs", () => {
     expect(await svg.json()).toMatchObject({ code: "FILES_SVG_REFUSED" });
     // The original SVG is still an attachment, never rendered in place.
     expect((await get(files.svg.url)).headers.get("content-disposition")).toMatch(/^attachment;/);
+    const truncated = await get(`${files.truncated.url}?variant=thumb`);
+    expect([truncated.status, (await truncated.json()).code]).toEqual([422, "FILES_IMAGE_UNREADABLE"]);
     const text = await get(`${files.text.url}?variant=thumb`);
     expect([text.status, (await text.json()).code]).toEqual([415, "FILES_NOT_AN_IMAGE"]);
     const unknown = await get(`${files.jpeg.url}?variant=huge`);
