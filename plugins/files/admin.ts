@@ -7,6 +7,9 @@ import type { FileRecord } from "./options.js";
 import { ENVELOPE_BYTES } from "./procedures.js";
 import type { FileRows } from "./records.js";
 import { admittedType, storeUpload, type UploadStore } from "./store-upload.js";
+import { parseFileRequest } from "./file-request.js";
+import type { FilesService } from "./signed-urls.js";
+import type { FileImages } from "./variants.js";
 
 /** A row that points at a file: through an attach pivot (`via` is `post_file`) or a column of its own (`via` is `profile.avatarId`). */
 export interface FileLink {
@@ -39,6 +42,12 @@ const listInput = z.object({
 });
 const idInput = z.object({ id: z.string().min(1).max(128) });
 const uploadInput = z.object({ file: z.file({ message: "expected a file" }) });
+const signInput = z.object({
+  id: z.string().min(1).max(128),
+  expiresIn: z.number().int().min(1).default(3600),
+  variant: z.string().max(64).optional(),
+  download: z.boolean().optional(),
+});
 
 export interface FilesAdminDeps {
   db: AppDatabase<any>;
@@ -49,6 +58,10 @@ export interface FilesAdminDeps {
   /** The store as the download route reads it (its failures reported as a route's). */
   routeStorage: AppStorage;
   owned: boolean;
+  /** Variants, when `.files({ images })` is configured: previews in the dashboard use them. */
+  images: FileImages | undefined;
+  /** Signs URLs for `_admin.files.sign`. */
+  signer: FilesService;
 }
 
 /**
@@ -62,8 +75,11 @@ export function filesAdminSection(deps: FilesAdminDeps) {
     method: "GET",
     path: "/files/:id",
     handler: async (event) => {
+      // Named variants only (`?variant=`): a signature or an ad-hoc size means nothing here.
+      const request = parseFileRequest(event.url, deps.images?.images);
       const found = await deps.rows.find(event.params.id ?? "", undefined);
       if (!found) throw fileNotFound();
+      if (request.resize && !request.adHoc && deps.images) return deps.images.respond(event, found, request.resize, request.download, "private, no-cache");
       return serveFile(event, found, { storage: deps.routeStorage, rows: deps.rows, report: deps.uploads.report }, "private, no-cache");
     },
   };
@@ -137,7 +153,15 @@ function fileAdminProcedures(gated: ProcedureBase<AppRpcContext>, deps: FilesAdm
     return removed.record;
   });
 
-  return { list, get, upload, delete: remove };
+  /** A signed URL for any file (admins reach every file), for the dashboard's "Copy signed URL". */
+  const sign = gated.input(signInput).handler(async ({ input }): Promise<{ url: string; expiresAt: Date }> => {
+    const found = await rows.find(input.id, undefined);
+    if (!found) throw fileNotFound();
+    const url = deps.signer.sign(found.record.id, { expiresIn: input.expiresIn, variant: input.variant, download: input.download });
+    return { url, expiresAt: new Date(Number(new URL(url, "http://localhost").searchParams.get("expires")) * 1000) };
+  });
+
+  return { list, get, upload, delete: remove, sign };
 }
 
 /** Every column of the schema that references `file.id`, the attach pivots' `fileId` among them. */

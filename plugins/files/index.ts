@@ -128,7 +128,7 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
       }
       // `_admin.files.*` when the app has `.admin()` (the admin plugin mounts it; unused otherwise).
       const uploads = { storage: outageStorage, db, rows, maxBytes: resolved.maxBytes, accept: resolved.accept, report: ctx.report, ...media };
-      ctx.provide("admin-section:files", filesAdminSection({ db, schema: ctx.schema, rows, attachments, uploads, routeStorage, owned: access.owned }));
+      ctx.provide("admin-section:files", filesAdminSection({ db, schema: ctx.schema, rows, attachments, uploads, routeStorage, owned: access.owned, images, signer: service }));
       return {
         procedures: { file: { ...procedures, sign } } as never,
         routes,

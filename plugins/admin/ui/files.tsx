@@ -3,6 +3,7 @@ import type { ClientOf } from "../../../presets/types.js";
 import type { AdminFile, AdminFilesRouter } from "../../files/index.js";
 import { client, messageOf } from "./api.js";
 import { display } from "./values.js";
+import { FileDetails } from "./file-details.js";
 
 /**
  * `_admin.files.*`, served when the app has `.files()` (its section of `_admin`), on the same
@@ -15,6 +16,13 @@ const PREVIEWS = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", 
 
 /** Where the bytes are: `<dashboard path>/files/<id>`, behind the same admin check. */
 const bytesUrl = (file: AdminFile) => `${location.pathname.replace(/\/+$/, "")}/files/${encodeURIComponent(file.id)}`;
+
+/** The preview: a variant when the files plugin makes them (`thumb` if there is one), else the original. */
+function previewUrl(file: AdminFile): string {
+  const names = Object.keys(file.variants ?? {});
+  const name = names.includes("thumb") ? "thumb" : names[0];
+  return name ? `${bytesUrl(file)}?variant=${encodeURIComponent(name)}` : bytesUrl(file);
+}
 
 function size(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
@@ -30,6 +38,7 @@ export function Files() {
   const [error, setError] = useState<string>();
   const [notice, setNotice] = useState<string>();
   const [confirming, setConfirming] = useState<string>();
+  const [open, setOpen] = useState<string>();
   const [busy, setBusy] = useState(false);
   // Searching again for the same text still asks the server again (files change underneath).
   const [asked, setAsked] = useState(0);
@@ -103,9 +112,9 @@ export function Files() {
                 <tr><th scope="col">Preview</th><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Size</th><th scope="col">Owner</th><th scope="col">Created</th><th scope="col">Attached to</th><th scope="col">Actions</th></tr>
               </thead>
               <tbody>
-                {page.data.map((file) => (
+                {page.data.map((file) => [
                   <tr key={file.id}>
-                    <td>{PREVIEWS.has(file.type.split(";")[0]!.trim().toLowerCase()) ? <img class="thumb" src={bytesUrl(file)} alt={`Preview of ${file.name}`} width={48} height={48} loading="lazy" /> : <span class="note">none</span>}</td>
+                    <td>{PREVIEWS.has(file.type.split(";")[0]!.trim().toLowerCase()) ? <img class="thumb" src={previewUrl(file)} alt={`Preview of ${file.name}`} width={48} height={48} loading="lazy" /> : <span class="note">none</span>}</td>
                     <td>{file.name}</td>
                     <td>{file.type}</td>
                     <td class="num">{size(file.size)}</td>
@@ -119,6 +128,9 @@ export function Files() {
                     <td>
                       <div class="row-actions">
                         <a href={`${bytesUrl(file)}?download`} download={file.name} aria-label={`Download ${file.name}`}>Download</a>
+                        <button type="button" aria-expanded={open === file.id} aria-label={`Details of ${file.name}`} onClick={() => setOpen(open === file.id ? undefined : file.id)}>
+                          Details
+                        </button>
                         {/* One button that asks again: focus stays on it, Escape takes the question back. */}
                         <button
                           type="button"
@@ -133,8 +145,15 @@ export function Files() {
                         </button>
                       </div>
                     </td>
-                  </tr>
-                ))}
+                  </tr>,
+                  open === file.id && (
+                    <tr key={`${file.id}-details`}>
+                      <td colSpan={8}>
+                        <FileDetails file={file} bytesUrl={bytesUrl(file)} sign={(input) => files.sign(input)} />
+                      </td>
+                    </tr>
+                  ),
+                ])}
               </tbody>
             </table>
           </div>
