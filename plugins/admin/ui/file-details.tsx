@@ -49,7 +49,7 @@ export function FileDetails(props: { file: AdminFile; bytesUrl: string; sign(inp
       )}
       <form class="filter" aria-label={`Sign a URL for ${file.name}`} onSubmit={sign}>
         <label>
-          Variant
+          Version
           <select name="variant">
             <option value="">original</option>
             {names.map((name) => <option key={name} value={name}>{name}</option>)}
