@@ -25,7 +25,7 @@ import { livePlugin } from "../plugins/live/index.js";
 import { openapiPlugin, type OpenapiConfig } from "../plugins/openapi/index.js";
 import { mcpPlugin, type McpConfig } from "../plugins/mcp/index.js";
 import { adminPlugin, type AdminConfig } from "../plugins/admin/index.js";
-import { filesPlugin, type AdminFilesRouter, type FileProcedures, type FilesConfig } from "../plugins/files/index.js";
+import { filesPlugin, type AdminFilesRouter, type FileProcedures, type FilesConfig, type FilesService } from "../plugins/files/index.js";
 import { jobsPlugin, type AdminJobsRouter, type JobDefinitionOptions, type JobRun, type JobsConfig, type JobsPlugin } from "../plugins/jobs/index.js";
 import { webhooksPlugin, type WebhooksConfig } from "../plugins/webhooks/index.js";
 import { mailPlugin, type AdminMailRouter, type MailConfig, type Mailer } from "../plugins/mail/index.js";
@@ -233,7 +233,7 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
    * File uploads and downloads over the schema's `.files()` tables: `file.upload/list/get/delete/
    * attach/detach` and `GET /files/:id`. Needs a storage (here or on the constructor).
    */
-  files(config: FilesConfig<Ctx<S, Extra>> = {}): App<S, Extra, Router & { file: FileProcedures } & AdminSection<"files", AdminFilesRouter>> {
+  files(config: FilesConfig<Ctx<S, Extra>> = {}): App<S, Extra & { files: FilesService }, Router & { file: FileProcedures } & AdminSection<"files", AdminFilesRouter>> {
     this.kernel.use(filesPlugin(config as FilesConfig<any>));
     return this as never;
   }

@@ -4,6 +4,7 @@ import { schema } from "trellis/schema";
 import { memorySecrets } from "trellis/secrets";
 import { memoryStorage } from "trellis/storage";
 import { errorOf, sqliteMemory } from "../support/app.js";
+import type { FilesConfig } from "../../plugins/files/index.js";
 import { testApp, type Actor, type TestApp, type TestAppInput } from "trellis/testing";
 import { animatedGif, bombPng, describe as read, jpegWithGps, pngWithAlpha, SVG_WITH_SCRIPT } from "./images.fixture.js";
 
@@ -245,7 +246,7 @@ describe("placeholders added in a later schema version", () => {
 });
 
 describe("image options at build", () => {
-  const build = (files: Parameters<ReturnType<typeof createApp>["files"]>[0], model: typeof v1 = v1, keys: Record<string, string> = {}) =>
+  const build = (files: FilesConfig<any>, model: typeof v1 = v1, keys: Record<string, string> = {}) =>
     errorOf(() => new App({ db: sqliteMemory(), storage: memoryStorage(), secrets: memorySecrets(keys) }).schema(model).auth({ secret: "s".repeat(32) }).files(files).build());
 
   it("lists every bad variant, a placeholder without its column and a short signing key at once", () => {

@@ -21,6 +21,19 @@ describe("files types", () => {
     expectTypeOf(client.file.upload).returns.resolves.toEqualTypeOf<FileRecord>();
     expectTypeOf(client.file.list).returns.resolves.toEqualTypeOf<FileRecord[]>();
     expectTypeOf(client.file.get).parameter(0).toEqualTypeOf<{ id: string }>();
+    expectTypeOf(client.file.sign).parameter(0).toMatchTypeOf<{ id: string; expiresIn?: number; variant?: string | { width?: number; height?: number }; download?: boolean }>();
+    expectTypeOf(client.file.sign).returns.resolves.toEqualTypeOf<{ url: string; expiresAt: Date }>();
+  });
+
+  it("types context.files.sign in procedures, and file.placeholder with .files({ placeholder: true })", () => {
+    app.procedure("avatar", (base) =>
+      base.handler(({ context }) => {
+        expectTypeOf(context.files.sign).returns.toEqualTypeOf<string>();
+        return context.files.sign("id", { expiresIn: 60, variant: "thumb" });
+      }),
+    );
+    const v2 = schema("2").extend(v1).files({ placeholder: true }).build();
+    expectTypeOf<NonNullable<(typeof v2)["~types"]>["tables"]["file"]["placeholder"]["nullable"]>().toEqualTypeOf<true>();
   });
 
   it("takes the S3 client and an unstorage Storage as they are", () => {
