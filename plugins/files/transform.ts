@@ -89,7 +89,7 @@ export async function transform(sharp: SharpFactory, bytes: Uint8Array, info: Im
     : format === "png" ? image.png()
     : image.gif();
   try {
-    return new Uint8Array(await encoded.toBuffer());
+    return await encoded.toBuffer();
   } catch {
     // A header that parsed over pixels that do not (a truncated or corrupt file): the file's fault, not the server's.
     throw new RpcError(FILES_IMAGE_UNREADABLE, { status: 422, message: "The image could not be decoded: the file is truncated or corrupt" });

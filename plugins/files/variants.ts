@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { RpcError, errorResponse, readStream, type AppStorage, type RequestEvent } from "../../kernel/index.js";
+import { RpcError, errorResponse, readStream, type AppStorage, type ByteRange, type RequestEvent } from "../../kernel/index.js";
 import { FILES_BYTES_MISSING, FILES_IMAGES_BUSY, FILES_NOT_AN_IMAGE } from "./errors.js";
 import { contentDisposition } from "./file-name.js";
 import type { ImageFormat, ResolvedImages } from "./image-options.js";
@@ -12,6 +12,7 @@ import { WorkLimit } from "./work-limit.js";
 
 /** The keys a variant can be cached under: the negotiated modern formats, or `auto` for the fallback. */
 const SLOTS = ["avif", "webp", "auto"] as const;
+const KNOWN_CAP = 50_000;
 
 /**
  * Image variants over the file store: each made on first request, then kept in the same store
@@ -22,6 +23,8 @@ export class FileImages {
   readonly limit: WorkLimit;
   /** Variants being made right now, by cache key: concurrent first requests share one transform. */
   readonly #making = new Map<string, Promise<Uint8Array>>();
+  /** Size and format of variants stored in this process's lifetime, by cache key. */
+  readonly #known = new Map<string, { size: number; format: ImageFormat }>();
 
   constructor(
     readonly images: ResolvedImages,
@@ -40,9 +43,11 @@ export class FileImages {
     return Object.fromEntries(Object.keys(this.images.variants).map((name) => [name, `${url}?variant=${encodeURIComponent(name)}`]));
   }
 
-  /** Every cache key a named variant of `key` can occupy, for removal with the file. */
+  /** Every cache key a named variant of `key` can occupy, for removal with the file; forgotten here at once. */
   cachedKeys(key: string): string[] {
-    return Object.entries(this.images.variants).flatMap(([name, spec]) => SLOTS.map((slot) => cacheKey(key, { ...spec, variant: name }, slot)));
+    const keys = Object.entries(this.images.variants).flatMap(([name, spec]) => SLOTS.map((slot) => cacheKey(key, { ...spec, variant: name }, slot)));
+    for (const cached of keys) this.#known.delete(cached);
+    return keys;
   }
 
   /**
@@ -58,6 +63,16 @@ export class FileImages {
     const modern = negotiateFormat(event.headers.get("accept"), this.images.formats, "auto" as ImageFormat);
     const slot = modern === ("auto" as ImageFormat) ? "auto" : (modern as "avif" | "webp");
     const key = cacheKey(found.key, resize, slot);
+    const etag = etagOf(key);
+    const negotiated = this.images.formats.length > 0;
+    // A variant served before: its size and format are known, so it streams from the store as an
+    // original does, and a 304 reads nothing.
+    const known = resize.variant ? this.#known.get(key) : undefined;
+    if (known) {
+      const response = await variantResponse(event, found, { size: known.size, read: (range) => readStream(this.storage, key, range) }, known.format, etag, download, cacheControl, negotiated);
+      if (response) return response;
+      this.#known.delete(key);
+    }
     let bytes: Uint8Array | null = resize.variant ? await this.#read(key) : null;
     if (!bytes) {
       try {
@@ -71,7 +86,17 @@ export class FileImages {
         throw error;
       }
     }
-    return variantResponse(event, found, bytes, slot === "auto" ? sniffFormat(bytes) : slot, etagOf(key), download, cacheControl, this.images.formats.length > 0);
+    const made = bytes;
+    const format = slot === "auto" ? sniffFormat(made) : slot;
+    if (resize.variant) this.#remember(key, { size: made.byteLength, format });
+    const body = { size: made.byteLength, read: async (range?: ByteRange) => (range ? made.subarray(range.start, range.end + 1) : made) };
+    return (await variantResponse(event, found, body, format, etag, download, cacheControl, negotiated))!;
+  }
+
+  #remember(key: string, entry: { size: number; format: ImageFormat }): void {
+    // Bounded: past the cap the oldest entry goes (it is read from the store again when asked for).
+    if (this.#known.size >= KNOWN_CAP) this.#known.delete(this.#known.keys().next().value!);
+    this.#known.set(key, entry);
   }
 
   /** Stored bytes as the store's stream gives them: a view, not a copy, from the memory store. */
@@ -128,7 +153,20 @@ function sniffFormat(bytes: Uint8Array): ImageFormat {
   return "jpeg";
 }
 
-function variantResponse(event: RequestEvent, found: StoredFile, bytes: Uint8Array, format: ImageFormat, etag: string, download: boolean, cacheControl: string, negotiated: boolean): Response {
+/**
+ * Headers, 304, ranges and HEAD as for an original; `body.read` gives the bytes (or the range of
+ * them). Null when the store no longer holds them, so the caller can make them again.
+ */
+async function variantResponse(
+  event: RequestEvent,
+  found: StoredFile,
+  body: { size: number; read(range?: ByteRange): Promise<ReadableStream<Uint8Array> | Uint8Array | null> },
+  format: ImageFormat,
+  etag: string,
+  download: boolean,
+  cacheControl: string,
+  negotiated: boolean,
+): Promise<Response | null> {
   const name = found.record.name.replace(/\.[A-Za-z0-9]{1,5}$/, "") + `.${format === "jpeg" ? "jpg" : format}`;
   const headers = new Headers({
     "content-type": FORMAT_TYPES[format],
@@ -142,16 +180,17 @@ function variantResponse(event: RequestEvent, found: StoredFile, bytes: Uint8Arr
   // The same URL answers AVIF, WebP or JPEG by `Accept`: caches must key on it.
   if (negotiated) headers.set("vary", "Accept");
   if (matchesEtag(event.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
-  const size = bytes.byteLength;
+  const { size } = body;
   const range = requestedRange(event.headers.get("range"), event.headers.get("if-range"), etag, size);
   if (range === "unsatisfiable") {
     const response = errorResponse(new RpcError("RANGE_NOT_SATISFIABLE", { status: 416, message: `Range not satisfiable for ${size} bytes` }), false);
     response.headers.set("content-range", `bytes */${size}`);
     return response;
   }
-  const body = range ? bytes.subarray(range.start, range.end + 1) : bytes;
   if (range) headers.set("content-range", `bytes ${range.start}-${range.end}/${size}`);
-  headers.set("content-length", String(body.byteLength));
-  if (event.method === "HEAD") return new Response(null, { status: range ? 206 : 200, headers });
-  return new Response(body as Uint8Array<ArrayBuffer>, { status: range ? 206 : 200, headers });
+  headers.set("content-length", String(range ? range.end - range.start + 1 : size));
+  const status = range ? 206 : 200;
+  if (event.method === "HEAD") return new Response(null, { status, headers });
+  const bytes = await body.read(range);
+  return bytes ? new Response(bytes as BodyInit, { status, headers }) : null;
 }
