@@ -1,3 +1,8 @@
+import { fork } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import sharp from "sharp";
 import { schema } from "../../kernel/schema/index.js";
 import { memoryStorage } from "../../kernel/storage/index.js";
@@ -9,7 +14,7 @@ import { sqliteMemory } from "../support/app.js";
  * Images: a variant made through `GET /files/:id` (a signed ad-hoc size, made on every request)
  * against sharp called directly with the same settings on the same bytes; a cached variant served
  * against a plain download of a file of the same size; and the peak RSS while 8 large images
- * transform at once (concurrency 8, then the default 2 with the rest queued). Candidates take turns
+ * transform at once (concurrency 8, then the default 2 with the rest queued), in child processes. Candidates take turns
  * op by op; ratios are of medians.
  */
 
@@ -85,6 +90,8 @@ function report(title: string, timed: Timed[], target: number): void {
   console.log(`  ratio (speed): median ${ratio.toFixed(2)}, min ${(direct.min / through.min).toFixed(2)}, CPU ${(direct.cpu / through.cpu).toFixed(2)} (target >= ${target}) ${ratio >= target ? "OK" : "BELOW TARGET"}`);
 }
 
+export const cases = { rss: () => peakRss() };
+
 export async function run(): Promise<void> {
   const app = await imagesApp(2);
   try {
@@ -109,29 +116,29 @@ export async function run(): Promise<void> {
   } finally {
     await app.close();
   }
-  await peakRss(8);
-  await peakRss(2);
+  await peakRss();
 }
 
-/** Peak RSS growth while 8 large images (6000 x 4000, 24 MP each) are asked for at once. */
-async function peakRss(concurrency: number): Promise<void> {
-  const app = await imagesApp(concurrency);
+/**
+ * Peak RSS growth while 8 large images are asked for at once, each run in a child process (its
+ * memory the app's alone): a 6000 x 4000 JPEG (libvips decodes JPEG shrunk on load) and a
+ * 4000 x 3000 PNG (decoded whole), at concurrency 8 and at the default 2.
+ */
+async function peakRss(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "trellis-bench-images-"));
   try {
-    const large = await photo(6000, 4000);
-    const stored = await Promise.all(Array.from({ length: 8 }, (_, i) => upload(app, large, `large-${i}.jpg`, "image/jpeg")));
-    (globalThis as { gc?: () => void }).gc?.();
-    const before = process.memoryUsage.rss();
-    let peak = before;
-    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 5);
-    const start = performance.now();
-    await Promise.all(stored.map((file) => fetched(app, `${file.url}?variant=card`)));
-    const elapsed = performance.now() - start;
-    clearInterval(sampler);
-    peak = Math.max(peak, process.memoryUsage.rss());
-    const mb = (value: number) => (value / 1024 / 1024).toFixed(0);
-    console.log(`\n## images: 8 x 6000 x 4000 JPEG to 720 wide at once, concurrency ${concurrency}`);
-    console.log(`  RSS before ${mb(before)} MB, peak ${mb(peak)} MB, growth ${mb(peak - before)} MB; all 8 in ${elapsed.toFixed(0)} ms`);
+    const jpeg = join(dir, "large.jpg");
+    const png = join(dir, "large.png");
+    await writeFile(jpeg, await photo(6000, 4000));
+    await writeFile(png, await sharp(await photo(4000, 3000)).png({ compressionLevel: 1 }).toBuffer());
+    for (const [label, path, type] of [["6000 x 4000 JPEG", jpeg, "image/jpeg"], ["4000 x 3000 PNG", png, "image/png"]] as const) {
+      console.log(`\n## images: 8 x ${label} to 720 wide at once, peak RSS`);
+      for (const concurrency of [8, 2]) {
+        const child = fork(fileURLToPath(new URL("./images-child.ts", import.meta.url)), [path, String(concurrency), type], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+        await new Promise<void>((resolve, reject) => child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`images-child exited with ${code}`)))));
+      }
+    }
   } finally {
-    await app.close();
+    await rm(dir, { recursive: true, force: true });
   }
 }
