@@ -4,6 +4,7 @@
  * variant of each at once (concurrency argv[3]) and prints the RSS growth over the baseline.
  */
 import { readFileSync } from "node:fs";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { schema } from "../../kernel/schema/index.js";
 import { memoryStorage } from "../../kernel/storage/index.js";
 import { App } from "../../presets/trellis.js";
@@ -29,11 +30,14 @@ await new Promise((resolve) => setTimeout(resolve, 200));
 const before = process.memoryUsage.rss();
 let peak = before;
 const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 2);
+const delay = monitorEventLoopDelay({ resolution: 5 });
+delay.enable();
 const start = performance.now();
 const statuses = await Promise.all(urls.map(async (url) => (await app.handle(new Request(`http://localhost${url}?variant=card`, { headers: { accept: "image/jpeg" } }))).status));
 const elapsed = performance.now() - start;
+delay.disable();
 clearInterval(sampler);
 peak = Math.max(peak, process.memoryUsage.rss());
 const mb = (value: number) => (value / 1024 / 1024).toFixed(0);
-console.log(`  concurrency ${concurrency}: RSS before ${mb(before)} MB, peak ${mb(peak)} MB, growth ${mb(peak - before)} MB; 8 variants in ${elapsed.toFixed(0)} ms (statuses ${[...new Set(statuses)].join(", ")})`);
+console.log(`  concurrency ${concurrency}: RSS before ${mb(before)} MB, peak ${mb(peak)} MB, growth ${mb(peak - before)} MB; 8 variants in ${elapsed.toFixed(0)} ms (statuses ${[...new Set(statuses)].join(", ")}); event-loop delay p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, max ${(delay.max / 1e6).toFixed(1)} ms`);
 await app.close();

@@ -16,9 +16,12 @@ const NEW_KEY = "a-brand-new-signing-key-0123456789-abcdefg";
 /** What the storage holds, so a test can see variants appear and count reads. */
 const storage = memoryStorage();
 const stored = new Set<string>();
+/** Every write, so a test can tell one transform stored from two storing the same key. */
+let writes = 0;
 const tracked = {
   get: (key: string) => storage.get(key),
   async set(key: string, bytes: Uint8Array) {
+    writes++;
     stored.add(key);
     await storage.set(key, bytes);
   },
@@ -102,6 +105,18 @@ describe("image variants and signed URLs", () => {
     // A zero quality refuses a format.
     expect((await get(`${files.jpeg.url}?variant=thumb`, { accept: "image/avif;q=0,image/webp" })).headers.get("content-type")).toBe("image/webp");
     expect(stored.size).toBe(before + 3);
+  });
+
+  it("makes a variant asked for twice at once only once, and answers HEAD without a body", async () => {
+    const [before, writesBefore] = [stored.size, writes];
+    const [one, two] = await Promise.all([get(`${files.gif.url}?variant=thumb`), get(`${files.gif.url}?variant=thumb`)]);
+    expect(writes).toBe(writesBefore + 1);
+    const body = new Uint8Array(await one.arrayBuffer());
+    expect(new Uint8Array(await two.arrayBuffer())).toEqual(body);
+    expect(stored.size).toBe(before + 1);
+    const head = await ada.fetch(`${files.gif.url}?variant=thumb`, { method: "HEAD" });
+    expect([head.status, head.headers.get("content-type"), await head.text()]).toEqual([200, "image/gif", ""]);
+    expect(Number(head.headers.get("content-length"))).toBe(body.byteLength);
   });
 
   it("keeps transparency in PNG, animation in GIF (frames capped), and answers ETag and Range as originals do", async () => {
