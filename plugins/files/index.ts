@@ -95,7 +95,7 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
       const hasVariants = images && Object.keys(images.images.variants).length > 0;
       const rows = new FileRows(db, kind, table, resolved.path, hasVariants ? (record) => (images.accepts(record.type) ? { ...record, variants: images.variantUrls(record.url) } : record) : undefined);
       const signer = UrlSigner.fromSecrets(ctx.resources.secrets, resolved.signing);
-      const service = filesService({ signer, images: resolved.images, path: resolved.path, baseUrl: ctx.resources.baseUrl, maxExpiresIn: resolved.signing.maxExpiresIn });
+      const service = filesService({ signer, images: resolved.images, path: resolved.path, baseUrl: ctx.resources.baseUrl, maxExpiresIn: resolved.signing.maxExpiresIn, secretName: resolved.signing.secret ?? "FILES_SIGNING_KEY" });
       ctx.provide("files", service, { context: true });
       // Placeholders when the schema has the column, unless `images.placeholder` is false.
       const placeholders = images && table.columns.placeholder !== undefined && images.images.placeholder !== false;

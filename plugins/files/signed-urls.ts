@@ -28,11 +28,11 @@ export interface FilesService {
  * Signs download URLs. It checks no permission: `file.sign` does, before calling it, and server code
  * calling `context.files.sign` decides for itself.
  */
-export function filesService(deps: { signer: UrlSigner; images: ResolvedImages | undefined; path: string; baseUrl: string | undefined; maxExpiresIn: number }): FilesService {
+export function filesService(deps: { signer: UrlSigner; images: ResolvedImages | undefined; path: string; baseUrl: string | undefined; maxExpiresIn: number; secretName: string }): FilesService {
   return {
     sign(id, options) {
       if (!deps.signer.enabled) {
-        throw new RpcError(FILES_SIGNING_OFF, { status: 501, message: "Signed URLs are off: set the secret FILES_SIGNING_KEY (32 characters or more) in the app's secrets" });
+        throw new RpcError(FILES_SIGNING_OFF, { status: 501, message: `Signed URLs are off: set the secret ${deps.secretName} (32 characters or more) in the app's secrets` });
       }
       if (!FileRows.plausibleId(id)) throw new RpcError("BAD_REQUEST", { message: "id is not a file id", data: { path: "id" } });
       const { expiresIn } = options;
