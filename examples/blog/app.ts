@@ -51,6 +51,9 @@ export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = 
       accept: ["image/*"],
       maxBytes: 5 * 1024 * 1024,
       permissions: { upload: "authenticated", list: "public", get: "public", delete: "owner" },
+      // Two sizes of each image, made on first request and kept beside it, in AVIF or WebP where the
+      // browser takes them: /files/<id>?variant=thumb. Set FILES_SIGNING_KEY in the secrets for signed URLs.
+      images: { variants: { thumb: { width: 320, height: 320, fit: "cover" }, large: { width: 1600 } } },
     })
     .procedure("me", (base) => base.handler(({ context }) => ({ id: context.user!.id, email: context.user!.email })), {
       permission: "authenticated",

@@ -66,6 +66,7 @@ describe("examples/blog: the App facade on the default preset, embedded database
     const post = await ada.client.post.create({ title: "With a picture", status: "published" });
     const image = await ada.client.file.upload({ file: new File([new Uint8Array([0x89, 0x50, 0x4e, 0x47])], "cover.png", { type: "image/png" }), attach: { table: "post", entityId: post.id, role: "cover" } });
     expect(image).toMatchObject({ name: "cover.png", type: "image/png", size: 4, userId: ada.user.id });
+    expect(image.variants).toEqual({ thumb: `/files/${image.id}?variant=thumb`, large: `/files/${image.id}?variant=large` });
     const listed = await t.anonymous.client.file.list({ attachedTo: { table: "post", entityId: post.id } });
     expect(listed.map((file) => file.id)).toEqual([image.id]);
     const draft = await ada.client.post.create({ title: "Draft" });
