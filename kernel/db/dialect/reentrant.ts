@@ -13,6 +13,7 @@ import {
   type TransactionSettings,
 } from "kysely";
 import { ChangeFeed, type ChangeEvent } from "../changes.js";
+import { applySetting, forgetSetting } from "../write-setting.js";
 import type { DatabaseAbout } from "../../contracts/resources.js";
 
 /**
@@ -68,6 +69,12 @@ class TrackedConnection implements DatabaseConnection {
   ) {}
 
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const setting = this.feed.writeSetting;
+    if (setting && this.feed.writes(query)) return applySetting(setting, this.inner).then(() => this.#record<R>(query));
+    return this.#record<R>(query);
+  }
+
+  #record<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (!this.feed.active) return this.inner.executeQuery<R>(query);
     return this.inner.executeQuery<R>(query).then((result) => {
       for (const change of this.feed.changesOf(query, result)) {
@@ -315,10 +322,12 @@ class ReentrantDriver implements Driver {
       await connection.executeQuery(CompiledQuery.raw(`release savepoint ${name}`));
       const pending = pendingOf(connection.target);
       if (pending) pending.length = Math.min(pending.length, connection.mark);
+      forgetSetting(innerOf(connection.target));
       return;
     }
     this.#close(connection);
     if (connection instanceof TrackedConnection) connection.pending = undefined;
+    forgetSetting(innerOf(connection));
     await this.inner.rollbackTransaction(innerOf(connection));
   }
 
@@ -339,6 +348,7 @@ class ReentrantDriver implements Driver {
   /** The changes made since the savepoint are undone with it. */
   async rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]): Promise<void> {
     await this.#need("rollbackToSavepoint")(connection, name, compile);
+    forgetSetting(innerOf(connection));
     const mark = connection instanceof TrackedConnection ? connection.marks.get(name) : undefined;
     if (mark !== undefined && connection instanceof TrackedConnection && connection.pending) connection.pending.length = Math.min(connection.pending.length, mark);
   }

@@ -1,0 +1,51 @@
+import type { CompiledQuery, DatabaseConnection } from "kysely";
+
+/**
+ * A value the database itself should see beside every write made through the app's database, so
+ * triggers can read it (the audit plugin's actor: `current_setting('trellis.audit')` on PostgreSQL,
+ * a one-row table on SQLite). Before a write, the dialect layer sends `statement(current())` on the
+ * write's connection when that connection does not hold the value yet, inside the write's
+ * transaction when it has one. A rollback forgets what the connection held (PostgreSQL undoes a
+ * `set_config` with the transaction), so the next write sets it again.
+ */
+export interface WriteSetting {
+  /** The value for writes made now (read from the caller's async context). */
+  current(): string;
+  /** The statement that hands `value` to the database. */
+  statement(value: string): CompiledQuery;
+}
+
+/** What each driver connection holds, so an unchanged value costs no statement. */
+const held = new WeakMap<DatabaseConnection, string>();
+
+/** Sends the setting before a write when the connection does not hold it yet. */
+export async function applySetting(setting: WriteSetting, connection: DatabaseConnection): Promise<void> {
+  const value = setting.current();
+  if (held.get(connection) === value) return;
+  await connection.executeQuery(setting.statement(value));
+  held.set(connection, value);
+}
+
+/** After a rollback the connection may hold an older value (or none). */
+export function forgetSetting(connection: DatabaseConnection): void {
+  held.delete(connection);
+}
+
+const INSTALL = Symbol("trellis.writeSetting");
+
+/** Attached to the app's database by the datastore: where `useWriteSetting` installs. */
+export function attachWriteSetting(db: object, install: (setting: WriteSetting) => void): void {
+  Object.defineProperty(db, INSTALL, { value: install, enumerable: false });
+}
+
+/**
+ * Installs `setting` on the app's database (`ctx.resources.db`): from now on every write through it
+ * is preceded by the setting when needed. One per app; false on a database without the dialect layer.
+ */
+export function useWriteSetting(db: object, setting: WriteSetting): boolean {
+  const install = (db as Record<symbol, ((setting: WriteSetting) => void) | undefined>)[INSTALL];
+  if (!install) return false;
+  install(setting);
+  return true;
+}
+
