@@ -1,4 +1,4 @@
-import type { CompiledQuery, DatabaseConnection } from "kysely";
+import type { CompiledQuery, DatabaseConnection, QueryResult } from "kysely";
 
 /**
  * A value the database itself should see beside every write made through the app's database, so
@@ -13,6 +13,33 @@ export interface WriteSetting {
   current(): string;
   /** The statement that hands `value` to the database. */
   statement(value: string): CompiledQuery;
+  /**
+   * PostgreSQL: an expression that sets the value for the rest of the write's transaction, given
+   * the placeholder of its parameter (`set_config('x', $3, true)`). A write built by Kysely then
+   * carries it in its own `RETURNING` (evaluated before the statement's AFTER triggers fire), which
+   * saves the round trip of `statement`; other writes (raw SQL) still get `statement`.
+   */
+  inline?(placeholder: string): string;
+}
+
+/** The column the inlined setting comes back as, taken off the rows before anyone reads them. */
+const INLINED = "trellis_write_setting";
+const INLINABLE = new Set(["InsertQueryNode", "UpdateQueryNode", "DeleteQueryNode"]);
+
+/** A Kysely write with the setting added to its `RETURNING`; undefined when it cannot carry it. */
+export function inlined(setting: WriteSetting, query: CompiledQuery): CompiledQuery | undefined {
+  const node = query.query as { kind: string; [key: string]: any };
+  // Kysely compiles RETURNING last unless one of these follows it (none is PostgreSQL's).
+  if (!setting.inline || !INLINABLE.has(node.kind) || node.orderBy || node.limit || node.endModifiers?.length || node.explain || node.output || node.top) return undefined;
+  const expression = `${setting.inline(`$${query.parameters.length + 1}`)} as "${INLINED}"`;
+  return { ...query, sql: node.returning ? `${query.sql}, ${expression}` : `${query.sql} returning ${expression}`, parameters: [...query.parameters, setting.current()] };
+}
+
+/** The result as the statement without the setting would have given it. */
+export function withoutInlined<R>(query: CompiledQuery, result: QueryResult<R>): QueryResult<R> {
+  if (!(query.query as { returning?: unknown }).returning) return { ...result, rows: [] };
+  for (const row of result.rows as Record<string, unknown>[]) delete row[INLINED];
+  return result;
 }
 
 /** What each driver connection holds, so an unchanged value costs no statement. */

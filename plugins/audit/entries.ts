@@ -22,7 +22,7 @@ export interface AuditEntry {
   source: string | null;
   job: string | null;
   organizationId: string | null;
-  /** The columns the change set (every column of an insert or a delete). */
+  /** The columns the change set (every column of an insert or a delete), in the row's order. */
   changed: string[];
   /** The row before (null for an insert) and after (null for a delete); secret values read `[redacted]`. */
   before: Record<string, unknown> | null;
@@ -105,6 +105,8 @@ export class AuditEntries {
 
   #decode(row: StoredEntry): AuditEntry {
     const json = (value: unknown) => (typeof value === "string" && this.kind === "sqlite" ? JSON.parse(value) : value);
+    const before = (json(row.before) as Record<string, unknown> | null) ?? null;
+    const after = (json(row.after) as Record<string, unknown> | null) ?? null;
     return {
       id: String(row.id),
       at: row.at,
@@ -116,9 +118,18 @@ export class AuditEntries {
       source: row.source,
       job: row.job,
       organizationId: row.organization_id,
-      changed: (json(row.changed) as string[] | null) ?? [],
-      before: (json(row.before) as Record<string, unknown> | null) ?? null,
-      after: (json(row.after) as Record<string, unknown> | null) ?? null,
+      changed: changedColumns(before, after, (json(row.changed) as string[] | null) ?? []),
+      before,
+      after,
     };
   }
+}
+
+/**
+ * Every column of an insert or a delete; for an update, those whose values differ, plus the secret
+ * ones the trigger saw change (their values both read `[redacted]`). In the row's column order.
+ */
+function changedColumns(before: Record<string, unknown> | null, after: Record<string, unknown> | null, noted: readonly string[]): string[] {
+  if (!before || !after) return Object.keys(after ?? before ?? {});
+  return Object.keys(after).filter((column) => noted.includes(column) || JSON.stringify(before[column]) !== JSON.stringify(after[column]));
 }

@@ -68,6 +68,7 @@ export function auditPlugin(config: AuditConfig = {}): AppPlugin {
         // From here on (SQLite's context table exists), every write tells the triggers who makes it.
         useWriteSetting(db, {
           current: currentActor,
+          inline: kind === "postgres" ? (placeholder) => `set_config('trellis.audit', ${placeholder}, true)` : undefined,
           statement:
             kind === "postgres"
               ? (value) => CompiledQuery.raw("select set_config('trellis.audit', $1, false)", [value])

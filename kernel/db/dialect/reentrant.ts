@@ -13,7 +13,7 @@ import {
   type TransactionSettings,
 } from "kysely";
 import { ChangeFeed, type ChangeEvent } from "../changes.js";
-import { applySetting, forgetSetting } from "../write-setting.js";
+import { applySetting, forgetSetting, inlined, withoutInlined } from "../write-setting.js";
 import type { DatabaseAbout } from "../../contracts/resources.js";
 
 /**
@@ -70,13 +70,17 @@ class TrackedConnection implements DatabaseConnection {
 
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const setting = this.feed.writeSetting;
-    if (setting && this.feed.writes(query)) return applySetting(setting, this.inner).then(() => this.#record<R>(query));
-    return this.#record<R>(query);
+    if (setting && this.feed.writes(query)) {
+      const carried = inlined(setting, query);
+      if (carried) return this.#record<R>(query, this.inner.executeQuery<R>(carried).then((result) => withoutInlined(query, result)));
+      return applySetting(setting, this.inner).then(() => this.#record<R>(query, this.inner.executeQuery<R>(query)));
+    }
+    return this.#record<R>(query, this.inner.executeQuery<R>(query));
   }
 
-  #record<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (!this.feed.active) return this.inner.executeQuery<R>(query);
-    return this.inner.executeQuery<R>(query).then((result) => {
+  #record<R>(query: CompiledQuery, executed: Promise<QueryResult<R>>): Promise<QueryResult<R>> {
+    if (!this.feed.active) return executed;
+    return executed.then((result) => {
       for (const change of this.feed.changesOf(query, result)) {
         if (this.pending) this.pending.push(change);
         else this.feed.emit(change);
