@@ -32,6 +32,9 @@ export async function createAuditTable(db: Kysely<any>, kind: DatabaseKind): Pro
   )`.execute(db);
   await sql`create index if not exists ${sql.id(`${AUDIT_TABLE}_row`)} on ${sql.table(AUDIT_TABLE)} (table_name, row_key, id)`.execute(db);
   await sql`create index if not exists ${sql.id(`${AUDIT_TABLE}_actor`)} on ${sql.table(AUDIT_TABLE)} (actor_id, id)`.execute(db);
-  await sql`create index if not exists ${sql.id(`${AUDIT_TABLE}_at`)} on ${sql.table(AUDIT_TABLE)} (at)`.execute(db);
+  // Entries arrive in time order, so on PostgreSQL a BRIN index (a few pages, next to nothing per
+  // write) serves the retention sweep and time filters; SQLite has only B-trees.
+  const at = kind === "postgres" ? sql`using brin (at)` : sql`(at)`;
+  await sql`create index if not exists ${sql.id(`${AUDIT_TABLE}_at`)} on ${sql.table(AUDIT_TABLE)} ${at}`.execute(db);
   if (kind === "sqlite") await sql`create table if not exists ${sql.table(CONTEXT_TABLE)} (id integer primary key, actor text)`.execute(db);
 }
