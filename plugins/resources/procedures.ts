@@ -28,7 +28,7 @@ import { liveProcedure } from "./live.js";
 import { assertBatchGates, batchProcedure } from "./batch.js";
 import type { RateLimitCharge } from "../../kernel/index.js";
 import { accessMeta, mcp } from "../../kernel/index.js";
-import type { CompiledQuery } from "kysely";
+import type { CompiledQuery, DeleteQueryBuilder } from "kysely";
 import { DELETED_AT, type SoftDelete } from "./soft-delete.js";
 
 /** Every generated procedure but `live`: what `mcp` may tag. */
@@ -239,7 +239,8 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
       rule = withAlive(checked.verdict ?? rule);
       if (hooks) await hooks.beforeDelete(executor, scope.caller, checked.row);
     }
-    let statement = alive ? (executor.updateTable(table.name).set(encode({ [DELETED_AT]: new Date() })) as unknown as ReturnType<typeof executor.deleteFrom>) : executor.deleteFrom(table.name);
+    // Soft: the same statement shape (where, returning) as an update stamping deletedAt.
+    let statement = (alive ? executor.updateTable(table.name).set(encode({ [DELETED_AT]: new Date() })) : executor.deleteFrom(table.name)) as DeleteQueryBuilder<any, string, {}>;
     for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
     if (rule) statement = statement.where(query().predicate(rule));
     const found = await statement.returning(columns).executeTakeFirst();
