@@ -8,6 +8,8 @@ import { App, RpcError, mcp } from "../../presets/trellis.js";
 import { request, rpc } from "../support/app.js";
 import { ORIGIN, signUp, type SignedIn } from "../support/auth.js";
 import { families, openDatabase, type TestDatabase } from "../support/databases.js";
+import { testApp } from "../../presets/testing.js";
+import type { DatabaseConfig } from "../../kernel/index.js";
 
 const SECRET = "a-test-secret-that-is-long-enough-0123456789";
 const v1 = schema("1")
@@ -16,11 +18,12 @@ const v1 = schema("1")
   .table("token", (t) => ({ id: t.serial().primaryKey(), label: t.text(), value: t.text().secret() }))
   .table("scratch", (t) => ({ id: t.serial().primaryKey(), note: t.text() }))
   .build();
+const METRICS_TOKEN = "a-metrics-token-long-enough";
 const PUBLIC = { list: "public", get: "public", create: "public", update: "public", delete: "public" } as const;
 const mcpHeaders = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" };
 
-function createApp(database: TestDatabase) {
-  return new App({ baseUrl: ORIGIN, db: { dialect: database.dialect, kind: database.kind }, onError: () => {} })
+function createApp(db: DatabaseConfig) {
+  return new App({ baseUrl: ORIGIN, db, onError: () => {}, telemetry: { metrics: { token: METRICS_TOKEN } } })
     .schema(v1)
     .auth({ secret: SECRET, emailAndPassword: { enabled: true } })
     .resource("post", { permissions: PUBLIC })
@@ -53,7 +56,8 @@ function createApp(database: TestDatabase) {
 }
 
 describe.each(families())("audit log on %s", (family) => {
-  let db: TestDatabase;
+  let db: TestDatabase | undefined;
+  let kind: DatabaseConfig["kind"];
   let admin: SignedIn;
   let alice: SignedIn;
   let app: Awaited<ReturnType<ReturnType<typeof createApp>["start"]>>;
@@ -65,8 +69,16 @@ describe.each(families())("audit log on %s", (family) => {
   };
 
   beforeAll(async () => {
-    db = await openDatabase(family);
-    app = await createApp(db).start();
+    // The embedded database from the test kit's pool (a migrated copy, no fresh start); the others their own.
+    if (family === "pglite") {
+      const t = await testApp((input) => createApp(input.db));
+      app = t.app as never;
+      kind = "postgres";
+    } else {
+      db = await openDatabase(family);
+      kind = db.kind;
+      app = await createApp({ dialect: db.dialect, kind: db.kind }).start();
+    }
     admin = await signUp(app, "admin@example.test");
     // A write outside any request: the system's.
     await app.db.updateTable("user").set({ role: "admin" }).where("id", "=", admin.userId).execute();
@@ -199,6 +211,17 @@ describe.each(families())("audit log on %s", (family) => {
     expect((await rpc(app, "_admin.audit.restore", { id: "999999999" }, as(admin))).status).toBe(404);
     expect((await rpc(app, "_admin.audit.list", {}, as(alice))).status).toBe(403);
     expect((await rpc(app, "_admin.audit.list", {})).status).toBe(401);
+  });
+
+  it("counts entries written at /metrics", async () => {
+    await rpc(app, "post.create", { title: "counted" }, as(alice));
+    const response = await app.handle(new Request("http://localhost/metrics", { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }));
+    const text = await response.text();
+    const count = Number(/trellis_audit_entries_total\{table="post",op="insert"\} (\d+)/.exec(text)?.[1]);
+    expect(count).toBeGreaterThan(0);
+    await rpc(app, "post.create", { title: "counted again" }, as(alice));
+    const again = await (await app.handle(new Request("http://localhost/metrics", { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }))).text();
+    expect(Number(/trellis_audit_entries_total\{table="post",op="insert"\} (\d+)/.exec(again)?.[1])).toBe(count + 1);
   });
 
   it("deletes entries older than retain", async () => {
