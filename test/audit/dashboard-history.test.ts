@@ -1,5 +1,5 @@
 /**
- * The dashboard's row panel with `.audit()`: a row's history as diffs, and "Restore this version",
+ * The dashboard's row panel with `.audit()`: a row's history as diffs, "Restore this version", and a user's activity,
  * in Chromium (as test/admin/dashboard.test.ts). Skips, saying why, without a browser.
  */
 import { rmSync } from "node:fs";
@@ -55,5 +55,14 @@ describe.skipIf(unavailable !== undefined)("a row's history in the dashboard", (
     await created!.getByRole("button", { name: "Restore this version" }).click();
     await panel.waitFor({ state: "detached" });
     expect((await running.app.db.selectFrom("post").select("title").where("id", "=", id).executeTakeFirstOrThrow()).title).toBe("first title");
+  });
+
+  it("shows what a user changed in their panel", async () => {
+    await page.getByRole("link", { name: "Users" }).click();
+    await page.getByRole("button", { name: "boss@example.test" }).click();
+    const activity = page.getByRole("complementary", { name: "User boss@example.test" }).getByRole("region", { name: "Activity" });
+    await activity.getByRole("listitem").first().waitFor();
+    // The restore above was the administrator's.
+    expect(await activity.getByRole("listitem").first().innerText()).toMatch(new RegExp(`^Updated post ${id} \\(.*title.*\\)`));
   });
 });

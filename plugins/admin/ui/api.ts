@@ -103,6 +103,8 @@ export const jobsAdmin = (client as unknown as {
 export interface AuditEntrySummary {
   id: string;
   at: string;
+  table: string;
+  key: string | null;
   op: "insert" | "update" | "delete";
   actor: { kind: string; userId: string | null; impersonatorId: string | null };
   source: string | null;

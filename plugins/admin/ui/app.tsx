@@ -118,7 +118,7 @@ export function App() {
       </nav>
       <main class="content">
         {view === "#/users" ? (
-          <Users passwordReset={mail} />
+          <Users passwordReset={mail} audit={meta.plugins.includes("audit")} />
         ) : view === "#/activity" ? (
           <Activity />
         ) : view === "#/schema" ? (

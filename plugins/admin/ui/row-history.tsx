@@ -66,3 +66,28 @@ function actorOf(entry: AuditEntrySummary): string {
   const who = userId ?? kind;
   return impersonatorId ? `${who} (impersonated by ${impersonatorId})` : kind === "user" ? who : `${who} (${kind})`;
 }
+
+/** A user's recent changes across the audited tables (what they did, or what was done impersonating them). */
+export function UserActivity({ userId }: { userId: string }) {
+  const [entries, setEntries] = useState<AuditEntrySummary[]>();
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    auditAdmin.list({ actor: userId, take: 20 }).then((page) => setEntries(page.entries), (e: unknown) => setError(messageOf(e)));
+  }, [userId]);
+  if (error) return <p role="alert" class="error">{error}</p>;
+  if (!entries) return null;
+  return (
+    <section aria-label="Activity">
+      <h3>Activity</h3>
+      {entries.length === 0 && <p class="note">No recorded changes.</p>}
+      <ul>
+        {entries.map((entry) => (
+          <li key={entry.id}>
+            {VERBS[entry.op]} {entry.table} {entry.key ?? ""} ({entry.changed.join(", ")}), {new Date(entry.at).toLocaleString()}
+            {entry.actor.impersonatorId === userId ? " while impersonating" : ""}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
