@@ -6,7 +6,8 @@ import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { rpc } from "../support/app.js";
 import { ORIGIN, signUp, type SignedIn } from "../support/auth.js";
-import { openJobsDatabase, waitFor } from "../jobs/support.js";
+import { waitFor } from "../jobs/support.js";
+import { testApp } from "../../presets/testing.js";
 
 const v1 = schema("1")
   .auth({ apiKeys: true })
@@ -14,7 +15,6 @@ const v1 = schema("1")
   .build();
 
 describe("audit actors: job, API key, impersonation (embedded)", () => {
-  let database: Awaited<ReturnType<typeof openJobsDatabase>>;
   let app: any;
   let admin: SignedIn;
   let alice: SignedIn;
@@ -23,26 +23,26 @@ describe("audit actors: job, API key, impersonation (embedded)", () => {
     app.handle(new Request(`${ORIGIN}${path}`, { method: "POST", headers: { "content-type": "application/json", origin: ORIGIN, cookie }, body: JSON.stringify(body) }));
 
   beforeAll(async () => {
-    database = await openJobsDatabase("pglite");
-    app = await new App({ baseUrl: ORIGIN, db: { dialect: database.dialect, kind: database.kind }, onError: () => {} })
-      .schema(v1)
-      .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
-      .jobs({ schema: database.jobsSchema, pollingInterval: 0.5 })
-      .job("note.write", { input: z.object({ title: z.string() }) }, async ({ data, context }) => {
-        await context.db.insertInto("note").values({ title: data.title }).execute();
-      })
-      .procedure("note.later", (base) => base.input(z.object({ title: z.string() })).handler(({ input, context }) => context.jobs.send("note.write", input)))
-      .resource("note", { permissions: { list: "public", get: "public", create: "authenticated", update: "authenticated", delete: "authenticated" } })
-      .audit({ retain: "30d" })
-      .admin()
-      .start();
+    const t = await testApp((input) =>
+      new App({ baseUrl: ORIGIN, db: input.db, onError: () => {} })
+        .schema(v1)
+        .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
+        .jobs({ pollingInterval: 0.5 })
+        .job("note.write", { input: z.object({ title: z.string() }) }, async ({ data, context }) => {
+          await context.db.insertInto("note").values({ title: data.title }).execute();
+        })
+        .procedure("note.later", (base) => base.input(z.object({ title: z.string() })).handler(({ input, context }) => context.jobs.send("note.write", input)))
+        .resource("note", { permissions: { list: "public", get: "public", create: "authenticated", update: "authenticated", delete: "authenticated" } })
+        .audit({ retain: "30d" })
+        .admin(),
+    );
+    app = t.app;
     admin = await signUp(app, "admin@example.test");
     await app.db.updateTable("user").set({ role: "admin" }).where("id", "=", admin.userId).execute();
     alice = await signUp(app, "alice@example.test");
   }, 60_000);
   afterAll(async () => {
     await app?.close();
-    await database?.close();
   });
 
   it("records a job's writes as the job's, under its name", async () => {

@@ -6,13 +6,15 @@ import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { rpc } from "../support/app.js";
 import { families, openDatabase, type TestDatabase } from "../support/databases.js";
+import { testApp } from "../../presets/testing.js";
+import type { DatabaseConfig } from "../../kernel/index.js";
 
 const v1 = schema("1")
   .table("note", (t) => ({ id: t.serial().primaryKey(), title: t.text(), deletedAt: t.timestamp().nullable() }))
   .build();
 
-function createApp(database: TestDatabase) {
-  return new App({ db: { dialect: database.dialect, kind: database.kind }, onError: () => {} })
+function createApp(db: DatabaseConfig) {
+  return new App({ db, onError: () => {} })
     .schema(v1)
     .resource("note", { softDelete: { purgeAfter: "1d" } })
     .audit()
@@ -23,11 +25,19 @@ function createApp(database: TestDatabase) {
 }
 
 describe.each(families())("soft delete on %s", (family) => {
-  let db: TestDatabase;
+  let db: TestDatabase | undefined;
+  let config: DatabaseConfig;
   let app: Awaited<ReturnType<ReturnType<typeof createApp>["start"]>>;
   beforeAll(async () => {
-    db = await openDatabase(family);
-    app = await createApp(db).start();
+    // The embedded database from the test kit's pool; the others their own.
+    if (family === "pglite") {
+      const t = await testApp((input) => createApp((config = input.db)));
+      app = t.app as never;
+    } else {
+      db = await openDatabase(family);
+      config = { dialect: db.dialect, kind: db.kind };
+      app = await createApp(config).start();
+    }
   });
   afterAll(async () => {
     await app?.close();
@@ -64,13 +74,13 @@ describe.each(families())("soft delete on %s", (family) => {
     await rpc(app, "note.delete", { where: { id: old.id } });
     await rpc(app, "note.delete", { where: { id: recent.id } });
     const stale = new Date(Date.now() - 2 * 86_400_000);
-    await app.db.updateTable("note").set({ deletedAt: db.kind === "sqlite" ? (stale.toISOString() as never) : stale }).where("id", "=", old.id).execute();
+    await app.db.updateTable("note").set({ deletedAt: config.kind === "sqlite" ? (stale.toISOString() as never) : stale }).where("id", "=", old.id).execute();
     expect((await rpc(app, "purge")).body).toBe(1);
     expect(await app.db.selectFrom("note").select("id").where("id", "in", [old.id, recent.id]).execute()).toEqual([{ id: recent.id }]);
   });
 
   it("refuses a table without a nullable deletedAt at build", () => {
     const bad = schema("1").table("note", (t) => ({ id: t.serial().primaryKey(), title: t.text() })).build();
-    expect(() => new App({ db: { dialect: db.dialect, kind: db.kind } }).schema(bad).resource("note", { softDelete: true }).build()).toThrow(/nullable timestamp column "deletedAt"/);
+    expect(() => new App({ db: config }).schema(bad).resource("note", { softDelete: true }).build()).toThrow(/nullable timestamp column "deletedAt"/);
   });
 });
