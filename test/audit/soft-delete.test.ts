@@ -11,6 +11,7 @@ import type { DatabaseConfig } from "../../kernel/index.js";
 
 const v1 = schema("1")
   .table("note", (t) => ({ id: t.serial().primaryKey(), title: t.text(), deletedAt: t.timestamp().nullable() }))
+  .search("note", { title: "A" })
   .build();
 
 function createApp(db: DatabaseConfig) {
@@ -44,7 +45,7 @@ describe.each(families())("soft delete on %s", (family) => {
     await db?.close();
   });
 
-  it("hides a deleted row from list, page, get, update and delete; restore brings it back", async () => {
+  it("hides a deleted row from list, search, page, get, update and delete; restore brings it back", async () => {
     const { body: kept } = await rpc(app, "note.create", { title: "kept" });
     const { body: gone } = await rpc(app, "note.create", { title: "gone" });
     const deleted = await rpc(app, "note.delete", { where: { id: gone.id } });
@@ -55,6 +56,8 @@ describe.each(families())("soft delete on %s", (family) => {
 
     expect((await rpc(app, "note.list", {})).body.map((note: any) => note.id)).toEqual([kept.id]);
     expect((await rpc(app, "note.page", {})).body.items.map((note: any) => note.id)).toEqual([kept.id]);
+    expect((await rpc(app, "note.list", { search: "gone" })).body).toEqual([]);
+    expect((await rpc(app, "note.list", { search: "kept" })).body.map((note: any) => note.id)).toEqual([kept.id]);
     expect((await rpc(app, "note.get", { where: { id: gone.id } })).status).toBe(404);
     expect((await rpc(app, "note.update", { where: { id: gone.id }, data: { title: "x" } })).status).toBe(404);
     expect((await rpc(app, "note.delete", { where: { id: gone.id } })).status).toBe(404);
@@ -64,6 +67,7 @@ describe.each(families())("soft delete on %s", (family) => {
     expect(restored.status).toBe(200);
     expect(restored.body).toMatchObject({ id: gone.id, title: "gone", deletedAt: null });
     expect((await rpc(app, "note.get", { where: { id: gone.id } })).body.title).toBe("gone");
+    expect((await rpc(app, "note.list", { search: "gone" })).body.map((note: any) => note.id)).toEqual([gone.id]);
     const history = (await rpc(app, "history")).body.filter((entry: any) => entry.row_key === String(gone.id)).map((entry: any) => entry.op);
     expect(history).toEqual(["insert", "update", "update"]);
   });
