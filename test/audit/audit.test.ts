@@ -142,6 +142,20 @@ describe.each(families())("audit log on %s", (family) => {
     expect(adminEntry).toMatchObject({ source: "admin", actor: { kind: "user", userId: admin.userId }, after: { title: "via admin" } });
   });
 
+  it("records a batch's writes under its one request, and nothing of a batch rolled back", async () => {
+    const { body: post } = await rpc(app, "post.create", { title: "batched" }, as(alice));
+    const done = await rpc(app, "post.batch", { create: [{ title: "b1" }, { title: "b2" }], update: [{ where: { id: post.id }, data: { title: "batched 2" } }] }, { ...as(alice), "x-request-id": "req-batch-1" });
+    expect(done.status).toBe(200);
+    const batched = (await entries({ table: "post", take: 10 })).filter((entry) => entry.requestId === "req-batch-1");
+    expect(batched.map((entry) => entry.op).sort()).toEqual(["insert", "insert", "update"]);
+    expect(batched.every((entry) => entry.source === "rpc" && entry.actor.userId === alice.userId)).toBe(true);
+
+    const count = (await entries({ table: "post", take: 200 })).length;
+    const refused = await rpc(app, "post.batch", { create: [{ title: "ghost" }], update: [{ where: { id: 999_999 }, data: { title: "nobody" } }] }, as(alice));
+    expect(refused.status).toBe(404);
+    expect((await entries({ table: "post", take: 200 })).length).toBe(count);
+  });
+
   it("records writes outside any request as the system's, and anonymous callers as anonymous", async () => {
     const [system] = await entries({ table: "user", key: admin.userId, op: "update" });
     expect(system).toMatchObject({ actor: { kind: "system", userId: null }, source: null, requestId: null, changed: expect.arrayContaining(["role"]) });
