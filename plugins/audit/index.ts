@@ -89,14 +89,17 @@ export function auditPlugin(config: AuditConfig = {}): AppPlugin {
   });
 }
 
-/** The sweep: a cron job through the jobs plugin (once per tick across replicas), else a timer here. */
+/** The sweep: a cron job through the jobs plugin (once per tick across replicas), else a sweep at start and a timer here. */
 function schedule(ctx: PluginContext, run: () => Promise<number>): void {
   const jobs = ctx.want("jobs") as JobsLike | undefined;
   if (jobs) return jobs.cron(RETAIN_JOB, RETAIN_CRON, run);
   let stop = () => {};
+  const report = (error: unknown) => ctx.report(error, "job");
   ctx.hooks.ready.tap(async () => {
-    stop = sweepHourly(run, (error) => ctx.report(error, "job"));
+    stop = sweepHourly(run, report);
   });
+  // The first sweep once the table surely exists (after this start's migrations), not at `ready`.
+  ctx.hooks.migrated.tap(async () => void run().catch(report));
   ctx.hooks.close.tap(async () => stop());
 }
 

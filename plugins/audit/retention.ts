@@ -11,11 +11,9 @@ export function sweep(entries: AuditEntries, retainMs: number, now = Date.now())
   return entries.deleteBefore(new Date(now - retainMs));
 }
 
-/** Without the jobs plugin: a sweep at start and every hour in this process (each replica sweeps; deleting twice is harmless). */
+/** Without the jobs plugin: a sweep every hour in this process (each replica sweeps; deleting twice is harmless). */
 export function sweepHourly(run: () => Promise<unknown>, report: (error: unknown) => void): () => void {
-  const tick = () => void run().catch(report);
-  tick();
-  const timer = setInterval(tick, HOUR_MS);
+  const timer = setInterval(() => void run().catch(report), HOUR_MS);
   timer.unref?.();
   return () => clearInterval(timer);
 }

@@ -19,11 +19,13 @@ const v1 = schema("1")
   .table("scratch", (t) => ({ id: t.serial().primaryKey(), note: t.text() }))
   .build();
 const METRICS_TOKEN = "a-metrics-token-long-enough";
+/** Unexpected failures reported to onError: none may happen (a sweep before the table exists was one). */
+const failures: unknown[] = [];
 const PUBLIC = { list: "public", get: "public", create: "public", update: "public", delete: "public" } as const;
 const mcpHeaders = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" };
 
 function createApp(db: DatabaseConfig) {
-  return new App({ baseUrl: ORIGIN, db, onError: () => {}, telemetry: { metrics: { token: METRICS_TOKEN } } })
+  return new App({ baseUrl: ORIGIN, db, onError: (error) => failures.push(error), telemetry: { metrics: { token: METRICS_TOKEN } } })
     .schema(v1)
     .auth({ secret: SECRET, emailAndPassword: { enabled: true } })
     .resource("post", { permissions: PUBLIC })
@@ -247,5 +249,9 @@ describe.each(families())("audit log on %s", (family) => {
     expect(swept.body).toBe(1);
     expect(await entries({ table: "post", key: String(post.id) })).toEqual([]);
     expect((await entries({ take: 200 })).length).toBe(fresh - 1);
+  });
+
+  it("reported no unexpected failure", () => {
+    expect(failures).toEqual([]);
   });
 });
