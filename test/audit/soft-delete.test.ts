@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { rpc } from "../support/app.js";
+import { localLive } from "../../kernel/db/dialect/entry.js";
+import { nextSnapshot as next } from "../support/snapshots.js";
 import { families, openDatabase, type TestDatabase } from "../support/databases.js";
 import { testApp } from "../../presets/testing.js";
 import type { DatabaseConfig } from "../../kernel/index.js";
@@ -86,5 +88,25 @@ describe.each(families())("soft delete on %s", (family) => {
   it("refuses a table without a nullable deletedAt at build", () => {
     const bad = schema("1").table("note", (t) => ({ id: t.serial().primaryKey(), title: t.text() })).build();
     expect(() => new App({ db: config }).schema(bad).resource("note", { softDelete: true }).build()).toThrow(/nullable timestamp column "deletedAt"/);
+  });
+});
+
+describe("soft delete and live queries (SQLite)", () => {
+  it("drops a soft-deleted row from an open stream and brings it back on restore", async () => {
+    const database = await openDatabase("sqlite");
+    const app: any = await new App({ db: { dialect: database.dialect, kind: database.kind, live: localLive() } }).schema(v1).resource("note", { softDelete: true, live: true }).start();
+    try {
+      const { body: note } = await rpc(app, "note.create", { title: "watched" });
+      const stream = await app.client().note.live({});
+      expect((await next(stream)).value).toMatchObject([{ id: note.id }]);
+      await rpc(app, "note.delete", { where: { id: note.id } });
+      expect((await next(stream)).value).toEqual([]);
+      await rpc(app, "note.restore", { where: { id: note.id } });
+      expect((await next(stream)).value).toMatchObject([{ id: note.id, deletedAt: null }]);
+      await stream.return();
+    } finally {
+      await app.close();
+      await database.close();
+    }
   });
 });
