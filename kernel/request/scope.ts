@@ -16,3 +16,18 @@ export function runInRequest<T>(event: RequestEvent, fn: () => T): T {
 export function requestInScope(): RequestEvent | undefined {
   return scope.getStore();
 }
+
+/** The event each `client()` call's context was made for. */
+const clientEvents = new WeakMap<object, RequestEvent>();
+
+/** Marks a `client()` call's context with its event; the interceptor below runs the call in its scope. */
+export function inClientScope<C extends object>(context: C, event: RequestEvent): C {
+  clientEvents.set(context, event);
+  return context;
+}
+
+/** `client()`'s interceptor: the procedure runs in its call's scope, as a served request's does. */
+export function clientScopeInterceptor<T>({ next, context }: { next: () => Promise<T>; context?: object }): Promise<T> {
+  const event = context && clientEvents.get(context);
+  return event ? runInRequest(event, next) : next();
+}

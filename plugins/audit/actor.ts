@@ -14,7 +14,7 @@ export interface AuditActor {
   /** The administrator behind an impersonated session (`session.impersonatedBy`). */
   impersonatorId: string | null;
   requestId: string;
-  /** The surface: `rpc`, `rest`, `mcp`, `admin` (`_admin.*`), `auth`, `route` or `job`. */
+  /** The surface: `rpc`, `rest`, `mcp`, `admin` (`_admin.*`), `auth`, `route`, `client` (`app.client()`) or `job`. */
   source: string;
   job: string | null;
   /**
@@ -62,6 +62,8 @@ function actorOf(event: RequestEvent, state: SessionState | undefined): AuditAct
 }
 
 function sourceOf(event: RequestEvent): string {
+  // Built in process: an `app.client()` call.
+  if (!event.served) return "client";
   const path = event.path;
   if (path.startsWith("/rpc/_admin/")) return "admin";
   if (path.startsWith("/rpc/")) return "rpc";

@@ -158,6 +158,12 @@ describe.each(families())("audit log on %s", (family) => {
     expect((await entries({ table: "post", take: 200 })).length).toBe(count);
   });
 
+  it("records an in-process client() call as its caller's, from the client", async () => {
+    const created = await (app.client({ cookie: alice.cookie }) as any).post.create({ title: "in process" });
+    const [entry] = await entries({ table: "post", key: String(created.id) });
+    expect(entry).toMatchObject({ source: "client", actor: { kind: "user", userId: alice.userId } });
+  });
+
   it("records writes outside any request as the system's, and anonymous callers as anonymous", async () => {
     const [system] = await entries({ table: "user", key: admin.userId, op: "update" });
     expect(system).toMatchObject({ actor: { kind: "system", userId: null }, source: null, requestId: null, changed: expect.arrayContaining(["role"]) });
