@@ -62,16 +62,18 @@ export function forgetSetting(connection: DatabaseConnection): void {
 const INSTALL = Symbol("trellis.writeSetting");
 
 /** Attached to the app's database by the datastore: where `useWriteSetting` installs. */
-export function attachWriteSetting(db: object, install: (setting: WriteSetting) => void): void {
+export function attachWriteSetting(db: object, install: (setting: WriteSetting | undefined) => void): void {
   Object.defineProperty(db, INSTALL, { value: install, enumerable: false });
 }
 
 /**
  * Installs `setting` on the app's database (`ctx.resources.db`): from now on every write through it
- * is preceded by the setting when needed. One per app; false on a database without the dialect layer.
+ * is preceded by the setting when needed; `undefined` removes it (at `close()`: a dialect may be
+ * handed to another app, as the test kit's pool does). One per app; false on a database without the
+ * dialect layer.
  */
-export function useWriteSetting(db: object, setting: WriteSetting): boolean {
-  const install = (db as Record<symbol, ((setting: WriteSetting) => void) | undefined>)[INSTALL];
+export function useWriteSetting(db: object, setting: WriteSetting | undefined): boolean {
+  const install = (db as Record<symbol, ((setting: WriteSetting | undefined) => void) | undefined>)[INSTALL];
   if (!install) return false;
   install(setting);
   return true;

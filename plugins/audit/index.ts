@@ -75,6 +75,8 @@ export function auditPlugin(config: AuditConfig = {}): AppPlugin {
               : (value) => CompiledQuery.raw(`insert into "${CONTEXT_TABLE}" (id, actor) values (1, nullif(?, '')) on conflict (id) do update set actor = excluded.actor`, [value]),
         });
       });
+      // The dialect may outlive this app (handed to the next one): it stops sending the setting.
+      ctx.hooks.close.tap(async () => void useWriteSetting(db, undefined));
       const run = () => (retainMs === undefined ? Promise.resolve(0) : sweep(entries, retainMs));
       ctx.provide("audit", { sweep: run }, { context: true });
       if (retainMs !== undefined) schedule(ctx, run);
