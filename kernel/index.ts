@@ -24,6 +24,8 @@ export type { AppServices, ProvideOptions, ServiceOf } from "./services.js";
 export type { ResourceInfo, ResourceRegistry, ResourceAction, ResourceWriteHooks } from "./registry.js";
 export { attributeWrites, type ChangeEvent, type WriteActor, type WriteAttribution } from "./db/changes.js";
 export { writeActor } from "./db/write-actor.js";
+export { useWriteSetting, type WriteSetting } from "./db/write-setting.js";
+export { runInRequest, requestInScope } from "./request/scope.js";
 export { transactOnDemand } from "./db/database.js";
 export type { MigratedInfo } from "./hooks.js";
 export type { AppMigrator, AppliedMigration } from "./db/migrator.js";

@@ -13,6 +13,7 @@ import { createRpcHandler } from "./rpc.js";
 import { RESPOND, responseOf, type Respond } from "./request/respond.js";
 import { REQUEST_EVENT, callProcedure, gateInterceptor, judgeSchemaError, toRpcError, type ErrorRules } from "./gate.js";
 import { logRequest } from "./log/request-line.js";
+import { clientScopeInterceptor, inClientScope } from "./request/scope.js";
 import type { Logger } from "./log/logger.js";
 import { overview, type AppOverview } from "./introspection/overview.js";
 import type { AppMigrator } from "./db/migrator.js";
@@ -186,12 +187,13 @@ export class Running {
             try {
               await readiness.whenReady(self.#onError, "rpc");
               const resolved = typeof headers === "function" ? await headers() : headers;
-              return await self.createContext(self.#event(new Request("http://trellis.internal/", { headers: resolved })));
+              const event = self.#event(new Request("http://trellis.internal/", { headers: resolved }));
+              return inClientScope(await self.createContext(event), event);
             } catch (error) {
               throw toRpcError(error, self.#rules, "rpc");
             }
           },
-          interceptors: [gateInterceptor(self.#rules, "rpc")],
+          interceptors: [gateInterceptor(self.#rules, "rpc"), clientScopeInterceptor],
         }),
       migrator: readiness.migrator,
       sealed,

@@ -30,6 +30,7 @@ import { jobsPlugin, type AdminJobsRouter, type JobDefinitionOptions, type JobRu
 import { webhooksPlugin, type WebhooksConfig } from "../plugins/webhooks/index.js";
 import { mailPlugin, type AdminMailRouter, type MailConfig, type Mailer } from "../plugins/mail/index.js";
 import { backupsPlugin, type AdminBackupsRouter, type BackupsConfig, type BackupsService } from "../plugins/backups/index.js";
+import { auditPlugin, type AdminAuditRouter, type AuditConfig, type AuditService } from "../plugins/audit/index.js";
 import { defaultPreset, type PresetOptions } from "./default.js";
 import { RATE_LIMITED_PATHS } from "../plugins/rate-limit/index.js";
 import type { CronOptions, JobOutput, WithJob, WithJobs } from "./job-types.js";
@@ -297,6 +298,17 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
    */
   backups(config: BackupsConfig = {}): App<S, Extra & { backups: BackupsService }, Router & AdminSection<"backups", AdminBackupsRouter>> {
     this.kernel.use(backupsPlugin(config));
+    return this as never;
+  }
+
+  /**
+   * The audit log: who inserted, updated or deleted which row of the audited tables, when, through
+   * which surface, with the columns before and after (secrets redacted), written by database
+   * triggers in the same transaction. Adds `_admin.audit.*` (list, get, restore) and
+   * `GET /_admin/audit/export`; `retain` deletes older entries hourly. See docs/audit.md.
+   */
+  audit(config: AuditConfig = {}): App<S, Extra & { audit: AuditService }, Router & AdminSection<"audit", AdminAuditRouter>> {
+    this.kernel.use(auditPlugin(config));
     return this as never;
   }
 

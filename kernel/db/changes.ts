@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { CompiledQuery, QueryResult } from "kysely";
 import { cascadesOf, type Reach, type Reference } from "./change-cascades.js";
+import type { WriteSetting } from "./write-setting.js";
 
 /**
  * Who made a write, as far as the app knows: the signed-in user (a session cookie or bearer token),
@@ -69,8 +70,16 @@ export class ChangeFeed {
   /** The foreign keys referencing each table, so writes they carry on are reported too (change-cascades.ts). */
   references: ReadonlyMap<string, readonly Reference[]> = new Map();
 
+  /** Sent before writes so triggers can read it (write-setting.ts); undefined until a plugin installs one. */
+  writeSetting: WriteSetting | undefined;
+
   get active(): boolean {
     return this.#listeners.length > 0;
+  }
+
+  /** Whether a statement writes (a Kysely insert, update, delete or merge, or a raw write). */
+  writes(query: CompiledQuery): boolean {
+    return writesOf(query).length > 0;
   }
 
   listen(listener: (change: ChangeEvent) => void): void {

@@ -14,6 +14,7 @@ import { readVersions, type VersionRecord } from "./version-record.js";
 import { observedDialect, type Instrumentation } from "../observe/index.js";
 import { resolveQueryLimits } from "./query-limits.js";
 import { touchUpdatedAt } from "./touch-updated-at.js";
+import { attachWriteSetting } from "./write-setting.js";
 
 /** The app's database: the typed `db`, its migrator, committed changes, and shutdown. */
 export interface Datastore {
@@ -48,6 +49,7 @@ export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaMo
     return model ? primaryKeyOf(model) : undefined;
   };
   wrapped.changes.references = referencesOf(latest);
+  attachWriteSetting(db, (setting) => (wrapped.changes.writeSetting = setting));
   // Kysely's Migrator looks for its tables in every schema unless told which: with several apps in
   // schemas of one PostgreSQL database it would find another app's lock table and then fail to
   // read its own. `ready` resolves the connection's schema, and the migrator is built for it.

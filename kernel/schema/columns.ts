@@ -101,6 +101,11 @@ export class Column<S extends ColumnState = ColumnState> {
     return this.with({ unique: true });
   }
 
+  /** Marks a credential (a token, a hash): the audit log records `[redacted]` instead of its values. */
+  secret(): Column<S> {
+    return this.with({ secret: true });
+  }
+
   /**
    * A non-unique index named `{table}_{column}_idx`; no effect on unique or primary-key columns. On a
    * vector column, an HNSW index over the column's distance, which `nearest` searches use.

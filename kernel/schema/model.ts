@@ -49,6 +49,8 @@ export interface ColumnModel {
   readonly enum?: { readonly values: readonly string[]; readonly multiple: boolean };
   /** Set on vector columns: their length and the distance `nearest` (and `.index()`, an HNSW index) use. */
   readonly vector?: { readonly dimensions: number; readonly distance: VectorDistance };
+  /** Set by `.secret()`: the value is a credential, redacted wherever Trellis records rows (the audit log). No DDL. */
+  readonly secret?: boolean;
 }
 
 export interface TableModel {

@@ -1,4 +1,4 @@
-import { RequestEvent, type AppRpcContext, type Logger, type SealedApp } from "../../kernel/index.js";
+import { RequestEvent, runInRequest, type AppRpcContext, type Logger, type SealedApp } from "../../kernel/index.js";
 import type { Definition } from "./registry.js";
 import type { StandardSchema } from "./options.js";
 import type { JobOutcome, JobsTelemetry } from "./telemetry.js";
@@ -44,10 +44,12 @@ async function attempt(definition: Definition, job: FetchedJob, deps: RunDeps): 
   deps.running.add(controller);
   try {
     const data = definition.input ? await parse(definition.input, job.data, definition.name) : job.data;
-    const context = await deps.sealed().createContext(new RequestEvent(new Request(`http://trellis.internal/jobs/${encodeURIComponent(definition.name)}`)));
+    const event = new RequestEvent(new Request(`http://trellis.internal/jobs/${encodeURIComponent(definition.name)}`));
+    const context = await deps.sealed().createContext(event);
     const info = { id: job.id, name: job.name, attempt: job.retryCount + 1, attempts: job.retryLimit + 1 };
     const result = await Promise.race([
-      Promise.resolve().then(() => definition.handler({ data, context: context as AppRpcContext, job: info, signal: controller.signal, logger: deps.logger })),
+      // In the run's scope, so what the handler writes is known to be this job's (the audit log reads it).
+      runInRequest(event, () => Promise.resolve().then(() => definition.handler({ data, context: context as AppRpcContext, job: info, signal: controller.signal, logger: deps.logger }))),
       aborted(controller.signal),
     ]);
     await deps.complete(definition.name, job.id, result ?? null);

@@ -19,3 +19,5 @@ export const RESOURCE_INCLUDE_UNSCOPABLE = "RESOURCE_INCLUDE_UNSCOPABLE";
 export const RESOURCE_INCLUDE_BYPASS = "RESOURCE_INCLUDE_BYPASS";
 /** A `hooks` option that is not an object of the known hook functions. */
 export const RESOURCE_HOOKS_INVALID = "RESOURCE_HOOKS_INVALID";
+/** `softDelete` on a table without a nullable `deletedAt` timestamp, or a bad `purgeAfter`. */
+export const RESOURCE_SOFT_DELETE = "RESOURCE_SOFT_DELETE";

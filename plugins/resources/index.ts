@@ -15,6 +15,7 @@ import {
   RESOURCE_RULE_INVALID,
 } from "./errors.js";
 import { isWhereRule, withUser } from "./user-where.js";
+import { schedulePurge, softDeleteOf, type SoftDelete } from "./soft-delete.js";
 
 export type {
   IncludableRelation,
@@ -27,6 +28,7 @@ export type {
 } from "./options.js";
 export type { ResourceMeta } from "./procedures.js";
 export type { ResourceHooks, HookCaller, BeforeHook } from "./hooks.js";
+export type { SoftDeleteOptions, SoftDeleteService } from "./soft-delete.js";
 
 interface Declared {
   name: string;
@@ -56,8 +58,8 @@ export function resourcesPlugin(): ResourcesPlugin {
   return {
     name: "resources",
     stage: "feature",
-    // A batch charges the rate limit one count per item, through its service.
-    optionalDependencies: ["rate-limit"],
+    // A batch charges the rate limit one count per item, through its service; soft deletes are purged by a cron job.
+    optionalDependencies: ["rate-limit", "jobs"],
     // A plain object rather than definePlugin's result: it carries `add` for the facade.
     add(name, options, base) {
       checkOptions(name, options);
@@ -130,6 +132,7 @@ export function resourcesPlugin(): ResourcesPlugin {
         procedures[spec.name] = resourceProcedures(spec, db, kind, () => sealed!, rateLimit);
         registry.set(spec.name, describe(spec, authorizer(spec, db)));
       }
+      schedulePurge(ctx, new Map(specs.filter((spec) => spec.softDelete).map((spec) => [spec.name, spec.softDelete!] as [string, SoftDelete])), db, kind);
       // Published for files (attach permissions), admin, REST and live, which must not reach in here.
       ctx.provide("resource-registry", registry);
       return { procedures: procedures as never };
@@ -167,6 +170,7 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
     mcp: options.mcp === true ? [...ACTIONS, "page", "batch"] : options.mcp || [],
     base: resource.base ?? fallbackBase,
     hooks: undefined,
+    softDelete: softDeleteOf(name, table, options.softDelete),
   };
 }
 
@@ -176,6 +180,7 @@ function describe(spec: ResourceSpec, authorize: ResourceInfo["authorize"]): Res
   ) as ResourceInfo["permissions"];
   const procedures: Record<string, string> = Object.fromEntries(ACTIONS.map((action) => [action, `${spec.name}.${action}`]));
   if (spec.live) procedures.live = `${spec.name}.live`;
+  if (spec.softDelete) procedures.restore = `${spec.name}.restore`;
   return Object.freeze({
     name: spec.name,
     table: spec.table,

@@ -1,5 +1,6 @@
 import { TrellisError, type AppRpcContext } from "../../kernel/index.js";
 import { checkHooks, type ResourceHooks } from "./hooks.js";
+import type { SoftDeleteOptions } from "./soft-delete.js";
 import {
   RESOURCE_LIVE_INVALID,
   RESOURCE_OWNER_COLUMN_MISSING,
@@ -109,6 +110,14 @@ export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unkno
    * @default {} (no hooks)
    */
   hooks?: ResourceHooks<Ctx, Row>;
+  /**
+   * Deleting stamps the row's `deletedAt` (a nullable timestamp column the table must have) instead
+   * of removing it: list, page, get, update, delete, live and search no longer see it,
+   * `{name}.restore` (under the delete permission) brings it back, and an hourly purge (a cron job
+   * with `.jobs()`) removes it for good after `purgeAfter`.
+   * @default false ({ purgeAfter: "30d" } when true)
+   */
+  softDelete?: boolean | SoftDeleteOptions;
 }
 
 export interface LiveLimits {

@@ -28,7 +28,8 @@ import { liveProcedure } from "./live.js";
 import { assertBatchGates, batchProcedure } from "./batch.js";
 import type { RateLimitCharge } from "../../kernel/index.js";
 import { accessMeta, mcp } from "../../kernel/index.js";
-import type { CompiledQuery } from "kysely";
+import type { CompiledQuery, DeleteQueryBuilder } from "kysely";
+import { DELETED_AT, type SoftDelete } from "./soft-delete.js";
 
 /** Every generated procedure but `live`: what `mcp` may tag. */
 export type ToolAction = ResourceAction | "page" | "batch";
@@ -66,6 +67,8 @@ export interface ResourceSpec {
   base: ProcedureBase<AppRpcContext>;
   /** Lifecycle hooks (`hooks` option), bound at build; undefined when none are declared. */
   hooks: BoundHooks | undefined;
+  /** Set when deleting stamps `deletedAt` (soft-delete.ts). */
+  softDelete: SoftDelete | undefined;
 }
 
 /** How a write is made: by whom, and where its after hooks and old rows go. */
@@ -94,7 +97,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
   // Every procedure carries what other surfaces need to know about it (REST paths, live, admin).
   // `live` is the list as a stream: it answers to the list permission.
   // `page` answers to the list rule too; `batch` is gated by the rule of each action its input names.
-  const gated = (action: ToolAction | "live") => {
+  const gated = (action: ToolAction | "live", tagged = true) => {
     const rule = action === "batch" ? "public" : permissions[action === "live" || action === "page" ? "list" : action];
     return (action === "batch"
       ? spec.base.use(({ context, next }, input) => {
@@ -110,10 +113,13 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     ).meta({
       // What every surface reports of the gate above (`trellis routes`, OpenAPI, MCP).
       ...accessMeta(action === "batch" ? batchRule(permissions) : rule),
-      resource: { table: table.name, action, key: pk },
-      ...(action !== "live" && spec.mcp.includes(action) && mcp.tool({ description: `${TOOL_TEXT[action]} ${spec.name}` })),
-    } satisfies ResourceMeta);
+      ...(tagged && { resource: { table: table.name, action, key: pk } }),
+      ...(tagged && action !== "live" && spec.mcp.includes(action) && mcp.tool({ description: `${TOOL_TEXT[action]} ${spec.name}` })),
+    } satisfies Partial<ResourceMeta>);
   };
+  // A soft-deleting resource sees only rows not deleted, on every action: one more condition in SQL.
+  const alive: Row | undefined = spec.softDelete ? { [DELETED_AT]: null } : undefined;
+  const withAlive = <T extends Row | undefined>(rule: T): Row | T => (alive ? (rule ? { AND: [rule, alive] } : alive) : rule);
   const isOwner = (action: ResourceAction) => permissions[action] === "owner";
   const ownerOf = (context: AppRpcContext) => context.user!.id;
   const encode = (data: Row) => {
@@ -153,7 +159,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     checkInclude(input.include);
     // The rule's `where` (the owner condition, a where rule, a function's answer) is ANDed in SQL, so
     // take and skip count only visible rows; the caller's relation filters read only what they may list.
-    const rule = await ruleWhere(permissions.list, ownerColumn, context, false);
+    const rule = withAlive(await ruleWhere(permissions.list, ownerColumn, context, false));
     const related = await relationScopes(spec.relationRules, table.name, input.where, context);
     const scope = rule ? { where: rule, related } : { related };
     return { where: input.where, scope, orderBy: input.orderBy, take, skip: input.skip, after: input.after, search: input.search, nearest: input.nearest, include: await includeArgs(input.include, spec.includable, context) };
@@ -169,7 +175,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
       checkInclude(input.include);
       const where = keyWhere(input.where, context, "get");
       const include = await includeArgs(input.include, spec.includable, context);
-      const rule = whereRule("get", context);
+      const rule = withAlive(whereRule("get", context));
       const find = (ruled: Row | undefined) => query().findFirst({ where, include, ...(ruled ? { scope: { where: ruled } } : {}) }) as Promise<Row | null>;
       let row = (include || rule ? ((await find(rule)) ?? undefined) : await byKey(db, where)) as Row | undefined;
       const verdict = await assertFunction(permissions.get, { context, row });
@@ -206,7 +212,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     const where = encode(keyWhere(input.where, context, "update"));
     let before: Row | undefined;
     // A where rule, or the `where` a function rule answers with, is ANDed into the write itself.
-    let rule = whereRule("update", context);
+    let rule = withAlive(whereRule("update", context));
     if (readsBefore()) {
       const checked = await checkRow(executor, "update", where, context, rule);
       before = checked.row;
@@ -227,13 +233,14 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
   };
   const deleteRow = async (executor: AppDatabase<any>, input: { where: Row }, context: AppRpcContext, scope: WriteScope) => {
     const where = encode(keyWhere(input.where, context, "delete"));
-    let rule = whereRule("delete", context);
+    let rule = withAlive(whereRule("delete", context));
     if (typeof permissions.delete === "function" || hooks?.has("beforeDelete")) {
       const checked = await checkRow(executor, "delete", where, context, rule);
-      rule = checked.verdict ?? rule;
+      rule = withAlive(checked.verdict ?? rule);
       if (hooks) await hooks.beforeDelete(executor, scope.caller, checked.row);
     }
-    let statement = executor.deleteFrom(table.name);
+    // Soft: the same statement shape (where, returning) as an update stamping deletedAt.
+    let statement = (alive ? executor.updateTable(table.name).set(encode({ [DELETED_AT]: new Date() })) : executor.deleteFrom(table.name)) as DeleteQueryBuilder<any, string, {}>;
     for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
     if (rule) statement = statement.where(query().predicate(rule));
     const found = await statement.returning(columns).executeTakeFirst();
@@ -334,7 +341,28 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
 
   const batch = batchProcedure(spec, gated("batch"), db, rateLimit, { create: createSchema, update: updateSchema, delete: deleteSchema }, { create: createRow, update: updateRow, delete: deleteRow }, writeScope);
 
-  const procedures = { list, get, create, update, delete: remove, page, batch };
+  // Brings a soft-deleted row back, under the delete permission (a row that is not deleted is a 404).
+  const restore = gated("delete", false)
+    .input(deleteSchema)
+    .handler(async ({ input, context }) =>
+      rows.one(
+        await writeOnce("delete", context, async (executor) => {
+          const where = encode(keyWhere(input.where, context, "delete"));
+          const rule = whereRule("delete", context);
+          let statement = executor.updateTable(table.name).set(encode({ [DELETED_AT]: null })).where(DELETED_AT, "is not", null);
+          for (const [column, value] of Object.entries(where)) statement = statement.where(column, "=", value);
+          if (rule) statement = statement.where(query().predicate(rule));
+          const found = await statement.returning(columns).executeTakeFirst();
+          if (!found) throw notFound(spec.name);
+          const row = decode(found);
+          // A function permission sees the row it brings back; refusing rolls the restore back (writeOnce's transaction).
+          await assertFunction(permissions.delete, { context, row });
+          return row;
+        }),
+      ),
+    );
+
+  const procedures = { list, get, create, update, delete: remove, page, batch, ...(alive && { restore }) };
   if (!spec.live) return procedures;
   return { ...procedures, live: liveProcedure(spec, gated("live"), { listArgs, query, sealed }) };
 }

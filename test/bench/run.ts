@@ -33,6 +33,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void>; cases?: Recor
   // Resource hooks: empty hooks on a write (hooks-write.ts) and a relation filter against a join (relation-filter.ts).
   hooks: () => import("./hooks.js"),
   loops: () => import("./loops.js"),
+  audit: () => import("./audit.js"),
   testapp: () => import("./test-app.js"),
 };
 

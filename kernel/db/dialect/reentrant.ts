@@ -13,6 +13,7 @@ import {
   type TransactionSettings,
 } from "kysely";
 import { ChangeFeed, type ChangeEvent } from "../changes.js";
+import { applySetting, forgetSetting, inlined, withoutInlined } from "../write-setting.js";
 import type { DatabaseAbout } from "../../contracts/resources.js";
 
 /**
@@ -68,8 +69,18 @@ class TrackedConnection implements DatabaseConnection {
   ) {}
 
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (!this.feed.active) return this.inner.executeQuery<R>(query);
-    return this.inner.executeQuery<R>(query).then((result) => {
+    const setting = this.feed.writeSetting;
+    if (setting && this.feed.writes(query)) {
+      const carried = inlined(setting, query);
+      if (carried) return this.#record<R>(query, this.inner.executeQuery<R>(carried).then((result) => withoutInlined(query, result)));
+      return applySetting(setting, this.inner).then(() => this.#record<R>(query, this.inner.executeQuery<R>(query)));
+    }
+    return this.#record<R>(query, this.inner.executeQuery<R>(query));
+  }
+
+  #record<R>(query: CompiledQuery, executed: Promise<QueryResult<R>>): Promise<QueryResult<R>> {
+    if (!this.feed.active) return executed;
+    return executed.then((result) => {
       for (const change of this.feed.changesOf(query, result)) {
         if (this.pending) this.pending.push(change);
         else this.feed.emit(change);
@@ -315,10 +326,12 @@ class ReentrantDriver implements Driver {
       await connection.executeQuery(CompiledQuery.raw(`release savepoint ${name}`));
       const pending = pendingOf(connection.target);
       if (pending) pending.length = Math.min(pending.length, connection.mark);
+      forgetSetting(innerOf(connection.target));
       return;
     }
     this.#close(connection);
     if (connection instanceof TrackedConnection) connection.pending = undefined;
+    forgetSetting(innerOf(connection));
     await this.inner.rollbackTransaction(innerOf(connection));
   }
 
@@ -339,6 +352,7 @@ class ReentrantDriver implements Driver {
   /** The changes made since the savepoint are undone with it. */
   async rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]): Promise<void> {
     await this.#need("rollbackToSavepoint")(connection, name, compile);
+    forgetSetting(innerOf(connection));
     const mark = connection instanceof TrackedConnection ? connection.marks.get(name) : undefined;
     if (mark !== undefined && connection instanceof TrackedConnection && connection.pending) connection.pending.length = Math.min(connection.pending.length, mark);
   }

@@ -98,3 +98,27 @@ export const jobsAdmin = (client as unknown as {
     };
   };
 })._admin.jobs;
+
+/** An entry as `_admin.audit.list` answers it. */
+export interface AuditEntrySummary {
+  id: string;
+  at: string;
+  table: string;
+  key: string | null;
+  op: "insert" | "update" | "delete";
+  actor: { kind: string; userId: string | null; impersonatorId: string | null };
+  source: string | null;
+  changed: string[];
+  before: Row | null;
+  after: Row | null;
+}
+
+/** `_admin.audit.*`, served when the app has `.audit()`; typed by its shape, as the jobs section is. */
+export const auditAdmin = (client as unknown as {
+  _admin: {
+    audit: {
+      list(input: { table?: string; key?: string; actor?: string; take?: number; cursor?: string }): Promise<{ entries: AuditEntrySummary[]; nextCursor: string | null }>;
+      restore(input: { id: string }): Promise<{ row: Row }>;
+    };
+  };
+})._admin.audit;

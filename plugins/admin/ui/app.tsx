@@ -118,7 +118,7 @@ export function App() {
       </nav>
       <main class="content">
         {view === "#/users" ? (
-          <Users passwordReset={mail} />
+          <Users passwordReset={mail} audit={meta.plugins.includes("audit")} />
         ) : view === "#/activity" ? (
           <Activity />
         ) : view === "#/schema" ? (
@@ -134,7 +134,7 @@ export function App() {
         ) : view === "#/backups" && meta.plugins.includes("backups") ? (
           <Backups />
         ) : current ? (
-          <Browse key={current.name} table={current} mail={mail} onChanged={load} />
+          <Browse key={current.name} table={current} mail={mail} audit={meta.plugins.includes("audit")} onChanged={load} />
         ) : (
           <Overview meta={meta} />
         )}

@@ -41,7 +41,7 @@ function exportHref(table: TableInfo, format: "csv" | "json", where: unknown, or
  * rank, which has no cursor, so it pages by `skip`, as does a table without a primary key. A nearest
  * query is one list of k rows, without pages or sorting.
  */
-export function Browse({ table, mail = false, onChanged }: { table: TableInfo; mail?: boolean; onChanged: () => void }) {
+export function Browse({ table, mail = false, audit = false, onChanged }: { table: TableInfo; mail?: boolean; audit?: boolean; onChanged: () => void }) {
   const [skip, setSkip] = useState(0);
   // The `after` of each page beyond the first, in the order they were reached: the last is this page's.
   const [cursors, setCursors] = useState<string[]>([]);
@@ -270,6 +270,7 @@ export function Browse({ table, mail = false, onChanged }: { table: TableInfo; m
           row={panel.mode === "edit" ? panel.row : undefined}
           rowKey={panel.mode === "edit" ? keyOf(table, panel.row) : undefined}
           mail={mail}
+          audit={audit}
           vectors={vectors}
           onSimilar={panel.mode === "edit" ? (column) => similar(panel.row, column) : undefined}
           onClose={() => setPanel(undefined)}

@@ -3,6 +3,7 @@ import { client, messageOf, type Column, type Row, type TableInfo } from "./api.
 import { display, parseField } from "./values.js";
 import { SendReset } from "./mail.js";
 import { usePanel } from "./panel.js";
+import { RowHistory } from "./row-history.js";
 
 interface Props {
   table: TableInfo;
@@ -14,12 +15,14 @@ interface Props {
   /** The table's vector columns: a row with a vector offers "Similar rows" by each. */
   vectors?: Column[];
   onSimilar?: (column: string) => void;
+  /** The app has `.audit()`: an existing row shows its history. */
+  audit?: boolean;
   onClose: () => void;
   onWritten: () => void;
 }
 
 /** The row side panel: a form built from the column types; read-only and redacted columns shown as such. */
-export function RowPanel({ table, row, rowKey, mail, vectors = [], onSimilar, onClose, onWritten }: Props) {
+export function RowPanel({ table, row, rowKey, mail, vectors = [], onSimilar, audit, onClose, onWritten }: Props) {
   const creating = row === undefined;
   const initial = Object.fromEntries(table.columns.map((c) => [c.name, fieldText(c, row?.[c.name])]));
   const [values, setValues] = useState<Record<string, string | boolean>>(initial);
@@ -90,6 +93,7 @@ export function RowPanel({ table, row, rowKey, mail, vectors = [], onSimilar, on
         {mail && table.name === "user" && !creating && typeof rowKey?.id === "string" && <SendReset userId={rowKey.id} />}
         {!table.primaryKey && !creating && <p class="note">This table has no primary key, so its rows cannot be edited here.</p>}
       </form>
+      {audit && !creating && rowKey && table.primaryKey && <RowHistory table={table.name} rowKey={String(Object.values(rowKey)[0])} onRestored={onWritten} />}
     </aside>
   );
 }

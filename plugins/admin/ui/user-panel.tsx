@@ -2,12 +2,13 @@ import { useEffect, useState } from "preact/hooks";
 import { client, mailAdmin, messageOf } from "./api.js";
 import { age, display } from "./values.js";
 import { usePanel } from "./panel.js";
+import { UserActivity } from "./row-history.js";
 
 type Detail = Awaited<ReturnType<typeof client._admin.users.get>>;
 
 
 /** One user: who they are, their sessions, keys and accounts, and the actions on them. */
-export function UserPanel({ id, passwordReset, onClose, onChanged }: { id: string; passwordReset: boolean; onClose: () => void; onChanged: () => void }) {
+export function UserPanel({ id, passwordReset, audit = false, onClose, onChanged }: { id: string; passwordReset: boolean; audit?: boolean; onClose: () => void; onChanged: () => void }) {
   const [user, setUser] = useState<Detail>();
   const [error, setError] = useState<string>();
   const [notice, setNotice] = useState<string>();
@@ -122,6 +123,7 @@ export function UserPanel({ id, passwordReset, onClose, onChanged }: { id: strin
           </ul>
         </>
       )}
+      {audit && <UserActivity userId={id} />}
     </aside>
   );
 }
