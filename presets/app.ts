@@ -30,6 +30,7 @@ import { jobsPlugin, type AdminJobsRouter, type JobDefinitionOptions, type JobRu
 import { webhooksPlugin, type WebhooksConfig } from "../plugins/webhooks/index.js";
 import { mailPlugin, type AdminMailRouter, type MailConfig, type Mailer } from "../plugins/mail/index.js";
 import { backupsPlugin, type AdminBackupsRouter, type BackupsConfig, type BackupsService } from "../plugins/backups/index.js";
+import { channelsPlugin, type ChannelDefinition, type ChannelParams, type ChannelsConfig, type ChannelsService } from "../plugins/channels/index.js";
 import { defaultPreset, type PresetOptions } from "./default.js";
 import { RATE_LIMITED_PATHS } from "../plugins/rate-limit/index.js";
 import type { CronOptions, JobOutput, WithJob, WithJobs } from "./job-types.js";
@@ -297,6 +298,20 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
    */
   backups(config: BackupsConfig = {}): App<S, Extra & { backups: BackupsService }, Router & AdminSection<"backups", AdminBackupsRouter>> {
     this.kernel.use(backupsPlugin(config));
+    return this as never;
+  }
+
+  /**
+   * Realtime channels: each key a pattern (`"room:{roomId}"`) with its `join` and `send` rules,
+   * `presence`, and a zod schema per event. Clients connect through `serve()`'s socket at
+   * `/channels` (or its SSE stream); procedures, jobs and hooks publish with
+   * `context.channels.publish(channel, event, payload)`. See docs/channels.md.
+   */
+  channels<const D extends { [P in keyof D & string]: ChannelDefinition<ChannelParams<P>, any> }>(
+    definitions: D,
+    config: ChannelsConfig = {},
+  ): App<S, Extra & { channels: ChannelsService<D> }, Router & { "~channels": D }> {
+    this.kernel.use(channelsPlugin(definitions as never, { ...config, origins: this.options.cors?.origins ?? [] }));
     return this as never;
   }
 

@@ -1,0 +1,76 @@
+import { callerBucket, type AppRpcContext, type RequestEvent } from "../../kernel/index.js";
+import type { Connection } from "./connection.js";
+import { CLOSE } from "./connection.js";
+
+/**
+ * Every connection of this process, counted per caller (the user, else the client address), with
+ * the two sweeps that need no timer per connection: the heartbeat (a ping; a connection silent for
+ * two intervals is cut and so leaves its channels) and the revalidation of rules.
+ */
+export class Connections {
+  readonly all = new Set<Connection>();
+  readonly #perCaller = new Map<string, number>();
+  readonly #byId = new Map<string, Connection>();
+  #timers: ReturnType<typeof setInterval>[] = [];
+  /** Connections that answer pings (sockets); an SSE stream lives as long as its request. */
+  readonly #pinged = new WeakSet<Connection>();
+  readonly counters = { opened: 0, slowDropped: 0, revoked: 0 };
+
+  constructor(readonly options: { heartbeatMs: number; revalidateMs: number; perCaller: number }) {}
+
+  start(): void {
+    const { heartbeatMs, revalidateMs } = this.options;
+    const ping = JSON.stringify({ type: "ping" });
+    this.#timers.push(
+      setInterval(() => {
+        const silentSince = Date.now() - 2 * heartbeatMs;
+        for (const connection of this.all) {
+          if (!this.#pinged.has(connection)) continue;
+          if (connection.lastSeen < silentSince) connection.close(CLOSE.gone, "No answer to heartbeats");
+          else connection.write(ping);
+        }
+      }, heartbeatMs),
+      setInterval(() => {
+        for (const connection of this.all) void connection.revalidate();
+      }, revalidateMs),
+    );
+    for (const timer of this.#timers) timer.unref?.();
+  }
+
+  stop(): void {
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#timers = [];
+    for (const connection of [...this.all]) connection.close(CLOSE.gone, "The server is shutting down");
+  }
+
+  /** Whether `caller` may open one more connection. */
+  admits(caller: string): boolean {
+    return (this.#perCaller.get(caller) ?? 0) < this.options.perCaller;
+  }
+
+  add(connection: Connection, pinged: boolean): void {
+    this.all.add(connection);
+    this.#byId.set(connection.id, connection);
+    this.counters.opened++;
+    if (pinged) this.#pinged.add(connection);
+    this.#perCaller.set(connection.caller, (this.#perCaller.get(connection.caller) ?? 0) + 1);
+  }
+
+  remove(connection: Connection): void {
+    if (!this.all.delete(connection)) return;
+    this.#byId.delete(connection.id);
+    const left = (this.#perCaller.get(connection.caller) ?? 1) - 1;
+    if (left > 0) this.#perCaller.set(connection.caller, left);
+    else this.#perCaller.delete(connection.caller);
+  }
+
+  byId(id: string): Connection | undefined {
+    return this.#byId.get(id);
+  }
+}
+
+/** Who holds a connection: the signed-in user, else the client address (the rate limit's rule). */
+export function callerOf(context: AppRpcContext, event: RequestEvent): string {
+  if (context.user) return `user:${context.user.id}`;
+  return `ip:${callerBucket(event) ?? "unknown"}`;
+}
