@@ -118,6 +118,10 @@ export function postgresBus(db: AppDatabase<any>, live: LiveProvider, channel: s
   };
 }
 
+/** The table of large payloads, created at start; serialised across replicas starting at once. */
 export async function createPayloadTable(db: AppDatabase<any>): Promise<void> {
-  await sql`create table if not exists ${sql.table(PAYLOAD_TABLE)} (id text primary key, body text not null, created_at timestamptz not null default now())`.execute(db);
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext('trellis_channels'))`.execute(trx);
+    await sql`create table if not exists ${sql.table(PAYLOAD_TABLE)} (id text primary key, body text not null, created_at timestamptz not null default now())`.execute(trx);
+  });
 }
