@@ -254,6 +254,20 @@ describe("revocation", () => {
     // A public channel stays joined.
     expect(socket.frames.some((f) => f.type === "left" && f.channel === "lobby")).toBe(false);
   });
+
+  it("ends it on a ban, and on a lost role, with the rule's own status", async () => {
+    const [bob, admin] = [await t.signUp(), await t.asAdmin()];
+    const bobSocket = await open({ cookie: cookieOf(bob) });
+    const adminSocket = await open({ cookie: cookieOf(admin) });
+    bobSocket.send({ type: "join", channel: "room:b" });
+    adminSocket.send({ type: "join", channel: "vip:b" });
+    await joined(bobSocket, "room:b");
+    await joined(adminSocket, "vip:b");
+    await t.app.db.updateTable("user" as never).set({ banned: true } as never).where("id" as never, "=", bob.user.id as never).execute();
+    await t.app.db.updateTable("user" as never).set({ role: "user" } as never).where("id" as never, "=", admin.user.id as never).execute();
+    expect(await bobSocket.next((f) => f.type === "left", 1_000, "the banned user's end")).toMatchObject({ channel: "room:b", status: 401 });
+    expect(await adminSocket.next((f) => f.type === "left", 1_000, "the demoted admin's end")).toMatchObject({ channel: "vip:b", status: 403, message: "Requires one of the roles: admin" });
+  });
 });
 
 describe("SSE and POST", () => {
