@@ -30,7 +30,7 @@ import { jobsPlugin, type AdminJobsRouter, type JobDefinitionOptions, type JobRu
 import { webhooksPlugin, type WebhooksConfig } from "../plugins/webhooks/index.js";
 import { mailPlugin, type AdminMailRouter, type MailConfig, type Mailer } from "../plugins/mail/index.js";
 import { backupsPlugin, type AdminBackupsRouter, type BackupsConfig, type BackupsService } from "../plugins/backups/index.js";
-import { channelsPlugin, type ChannelDefinition, type ChannelParams, type ChannelsConfig, type ChannelsService } from "../plugins/channels/index.js";
+import { channelsPlugin, type AdminChannelsRouter, type ChannelDefinition, type ChannelParams, type ChannelsConfig, type ChannelsService } from "../plugins/channels/index.js";
 import { defaultPreset, type PresetOptions } from "./default.js";
 import { RATE_LIMITED_PATHS } from "../plugins/rate-limit/index.js";
 import type { CronOptions, JobOutput, WithJob, WithJobs } from "./job-types.js";
@@ -310,7 +310,7 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
   channels<const D extends { [P in keyof D & string]: ChannelDefinition<ChannelParams<P>, any> }>(
     definitions: D,
     config: ChannelsConfig = {},
-  ): App<S, Extra & { channels: ChannelsService<D> }, Router & { "~channels": D }> {
+  ): App<S, Extra & { channels: ChannelsService<D> }, Router & { "~channels": D } & AdminSection<"channels", AdminChannelsRouter>> {
     this.kernel.use(channelsPlugin(definitions as never, { ...config, origins: this.options.cors?.origins ?? [] }));
     return this as never;
   }

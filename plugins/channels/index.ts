@@ -9,9 +9,11 @@ import { channelsService, type ChannelsService } from "./service.js";
 import { socketService, type ChannelSocketService } from "./socket.js";
 import { sseRoutes } from "./sse.js";
 import { channelMetrics } from "./metrics.js";
+import { channelsAdminSection } from "./admin.js";
 
 export type { ChannelDefinition, ChannelDefinitions, ChannelRule, ChannelRuleArgs, ChannelsConfig, ChannelLimits, ChannelParams, ChannelName, RedisLike } from "./options.js";
 export type { ChannelsService, ChannelStats } from "./service.js";
+export type { AdminChannelsRouter } from "./admin.js";
 export type { ChannelSocketService, SocketPeer } from "./socket.js";
 export type { ClientFrame, ServerFrame, PresenceFrame } from "./frames.js";
 
@@ -41,7 +43,7 @@ export function channelsPlugin(definitions: ChannelDefinitions, config: Channels
     name: "channels",
     stage: "feature",
     optionalDependencies: ["telemetry"],
-    provides: ["channels"],
+    provides: ["channels", "admin-section:channels"],
     validate(ctx) {
       if (patterns.some(({ definition }) => [definition.join ?? "authenticated", definition.send ?? definition.join ?? "authenticated"].some((rule) => rule !== "public" && rule !== false))) {
         ctx.requireSession("channels whose join or send rule is not \"public\"");
@@ -67,6 +69,7 @@ export function channelsPlugin(definitions: ChannelDefinitions, config: Channels
       };
       const service = channelsService(hub, patterns, connections, settings.limits.maxPayloadBytes);
       ctx.provide("channels", service, { context: true });
+      ctx.provide("admin-section:channels", channelsAdminSection(service));
       ctx.provide(
         "channel-sockets",
         socketService({ path: settings.path, maxFrameBytes: settings.limits.maxPayloadBytes * 2 + 65_536, origins: config.origins ?? [], connections, deps: () => deps, sealed: () => sealed! }),

@@ -10,13 +10,15 @@ import { openSocket, rawUpgrade, textFrame, type TestSocket } from "../support/c
 
 const v1 = schema("1").auth().build();
 
+const METRICS_TOKEN = "metrics-token-for-tests";
 const message = z.object({ text: z.string().min(1).max(500) });
 
 /** Short intervals and small limits, so each rule shows within a second. */
 function createApp({ db, secret }: TestAppInput) {
-  return new App({ db, baseUrl: "http://localhost:3000" })
+  return new App({ db, baseUrl: "http://localhost:3000", telemetry: { metrics: { token: METRICS_TOKEN } } })
     .schema(v1)
     .auth({ secret, emailAndPassword: { enabled: true } })
+    .admin({ ui: false })
     .channels(
       {
         "room:{roomId}": { join: "authenticated", presence: true, events: { message, typing: z.object({ on: z.boolean() }) } },
@@ -267,6 +269,24 @@ describe("revocation", () => {
     await t.app.db.updateTable("user" as never).set({ role: "user" } as never).where("id" as never, "=", admin.user.id as never).execute();
     expect(await bobSocket.next((f) => f.type === "left", 1_000, "the banned user's end")).toMatchObject({ channel: "room:b", status: 401 });
     expect(await adminSocket.next((f) => f.type === "left", 1_000, "the demoted admin's end")).toMatchObject({ channel: "vip:b", status: 403, message: "Requires one of the roles: admin" });
+  });
+});
+
+describe("visibility", () => {
+  it("lists channels in _admin and counts them in /metrics", async () => {
+    const admin = await t.asAdmin();
+    const socket = await open({ cookie: cookieOf(admin) });
+    socket.send({ type: "join", channel: "room:seen" });
+    await joined(socket, "room:seen");
+    const stats = await admin.client._admin.channels.list();
+    expect(stats.transport).toBe("local");
+    expect(stats.channels).toContainEqual({ channel: "room:seen", members: 1, presence: 0 });
+    expect(stats.connections).toBeGreaterThan(0);
+    await expect((await t.signUp()).client._admin.channels.list()).rejects.toMatchObject({ status: 403 });
+
+    const metrics = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    expect(metrics).toMatch(new RegExp(`^trellis_channel_connections ${stats.connections}$`, "m"));
+    expect(metrics).toMatch(/^trellis_channel_messages_delivered_total \d+$/m);
   });
 });
 
