@@ -13,8 +13,11 @@ type Input<S> = S extends z.ZodType ? z.input<S> : unknown;
 export interface ChannelHandle<Events = Record<string, z.ZodType>> {
   /** Resolves once joined; rejects with the refusal (`RpcError`: 401, 403, 404, 429). */
   readonly joined: Promise<void>;
-  /** Calls `fn` with each `event` payload from other members and the server; returns an unsubscribe. */
-  on<E extends keyof Events & string>(event: E, fn: (payload: Payload<Events[E]>) => void): () => void;
+  /**
+   * Calls `fn` with each `event` payload from other members and the server, and who sent it
+   * (`from`: the sender's connection key, as in `presence()`; absent from the server). Returns an unsubscribe.
+   */
+  on<E extends keyof Events & string>(event: E, fn: (payload: Payload<Events[E]>, meta: { from?: string }) => void): () => void;
   /** Sends an event to the other members; rejects with the refusal (400 invalid, 403, 413, 429). */
   send<E extends keyof Events & string>(event: E, payload: Input<Events[E]>): Promise<void>;
   /** Tracks this connection's presence state (kept across reconnects); updates are coalesced by the server. */
@@ -22,6 +25,8 @@ export interface ChannelHandle<Events = Record<string, z.ZodType>> {
   untrack(): Promise<void>;
   /** The presence state now: one entry per tracked connection, by key. */
   presence(): Record<string, unknown>;
+  /** This connection's key (its presence key and its messages' `from`), once the socket is open. */
+  key(): string | undefined;
   /** Calls `fn` after each presence change (`sync`, `join`, `leave`) with the whole state and the change. */
   onPresence(fn: (state: Record<string, unknown>, change: { event: "sync" | "join" | "leave"; key?: string; state?: unknown }) => void): () => void;
   /** Calls `fn` when the server ends this membership (a revoked session, a lost role). */
@@ -49,7 +54,7 @@ interface Pending {
 
 interface State {
   name: string;
-  listeners: Map<string, Set<(payload: unknown) => void>>;
+  listeners: Map<string, Set<(payload: unknown, meta: { from?: string }) => void>>;
   presence: Record<string, unknown>;
   presenceListeners: Set<(state: Record<string, unknown>, change: { event: "sync" | "join" | "leave"; key?: string; state?: unknown }) => void>;
   leftListeners: Set<(error: RpcError<string, unknown>) => void>;
@@ -75,6 +80,7 @@ export function channelClient(options: ChannelClientOptions) {
   let opening: Promise<void> | undefined;
   let delay = 250;
   let stopped = false;
+  let connectionKey: string | undefined;
 
   const url = () => {
     const base = new URL(options.path ?? "/channels", options.url.replace(/\/$/, "") + "/");
@@ -84,6 +90,7 @@ export function channelClient(options: ChannelClientOptions) {
 
   const onFrame = (frame: ServerFrame) => {
     if (frame.type === "ping") return raw({ type: "pong" });
+    if (frame.type === "ready") connectionKey = frame.id;
     const state = "channel" in frame && frame.channel ? channels.get(frame.channel) : undefined;
     const answer = "ref" in frame && typeof frame.ref === "number" ? pending.get(frame.ref) : undefined;
     switch (frame.type) {
@@ -103,7 +110,7 @@ export function channelClient(options: ChannelClientOptions) {
         else if (state && frame.ref === undefined) state.settleJoin?.reject(toError(frame));
         break;
       case "message":
-        for (const fn of state?.listeners.get(frame.event) ?? []) fn(frame.payload);
+        for (const fn of state?.listeners.get(frame.event) ?? []) fn(frame.payload, frame.from === undefined ? {} : { from: frame.from });
         break;
       case "presence": {
         if (!state) break;
@@ -198,7 +205,7 @@ export function channelClient(options: ChannelClientOptions) {
       on(event, fn) {
         let set = state.listeners.get(event);
         if (!set) state.listeners.set(event, (set = new Set()));
-        return add(set, fn as (payload: unknown) => void);
+        return add(set, fn as (payload: unknown, meta: { from?: string }) => void);
       },
       async send(event, payload) {
         await state.joined;
@@ -215,6 +222,7 @@ export function channelClient(options: ChannelClientOptions) {
         await call({ type: "untrack", channel: name });
       },
       presence: () => ({ ...state.presence }),
+      key: () => connectionKey,
       onPresence: (fn) => add(state.presenceListeners, fn),
       onLeft: (fn) => add(state.leftListeners, fn),
       leave() {

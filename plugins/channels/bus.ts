@@ -4,7 +4,7 @@ import type { AppDatabase, LiveProvider } from "../../kernel/index.js";
 import type { RedisLike } from "./options.js";
 
 /**
- * What crosses replicas: a message (`m`), a presence diff (`p`: joins and leaves, keyed per
+ * What crosses replicas: a message (`m`, with its sender's key `f` when a client sent it), a presence diff (`p`: joins and leaves, keyed per
  * connection), a request for presence (`w`, sent by a replica whose first member joined a
  * presence channel), a replica's heartbeat (`h`) and its orderly exit (`x`). `r` is the sender.
  */
@@ -14,6 +14,8 @@ export interface BusMessage {
   c?: string;
   e?: string;
   p?: unknown;
+  /** A message's sender: its connection key. */
+  f?: string;
   j?: Record<string, unknown>;
   l?: string[];
 }

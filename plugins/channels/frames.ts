@@ -1,7 +1,8 @@
 /**
  * The wire protocol, one JSON object per WebSocket message or SSE event. A client sends `join`,
  * `leave`, `send`, `track`, `untrack` and `pong` (each may carry a `ref` its answer repeats); the
- * server sends `ready` first, then `joined`, `ok`, `error`, `message`, `presence`, `left` and `ping`.
+ * server sends `ready` first (with the connection's key, which its presence and its messages'
+ * `from` carry), then `joined`, `ok`, `error`, `message`, `presence`, `left` and `ping`.
  */
 export type ClientFrame =
   | { type: "join"; channel: string; ref?: string | number }
@@ -22,7 +23,7 @@ export type ServerFrame =
   | { type: "joined"; channel: string; ref?: string | number }
   | { type: "ok"; channel?: string; ref?: string | number }
   | { type: "error"; channel?: string; ref?: string | number; code: string; status: number; message: string }
-  | { type: "message"; channel: string; event: string; payload: unknown }
+  | { type: "message"; channel: string; event: string; payload: unknown; from?: string }
   | PresenceFrame
   | { type: "left"; channel: string; code?: string; status?: number; message?: string }
   | { type: "ping" }

@@ -120,18 +120,21 @@ export class Hub {
     if (room?.presence?.has(member.id)) this.#change(channel, room, member.id, null, true);
   }
 
-  /** A message to every member of `channel` on every replica, but `except` (its sender). */
-  publish(channel: string, event: string, payload: unknown, except?: Member): void {
+  /**
+   * A message to every member of `channel` on every replica but `sender`, whose connection key
+   * (its presence key) the message names as `from`; none from the server.
+   */
+  publish(channel: string, event: string, payload: unknown, sender?: Member): void {
     this.counters.published++;
-    this.#deliver(channel, event, payload, except);
-    this.#send({ r: this.replica, k: "m", c: channel, e: event, p: payload });
+    this.#deliver(channel, event, payload, sender?.id, sender);
+    this.#send({ r: this.replica, k: "m", c: channel, e: event, p: payload, ...(sender ? { f: sender.id } : {}) });
   }
 
-  #deliver(channel: string, event: string, payload: unknown, except?: Member): void {
+  #deliver(channel: string, event: string, payload: unknown, from: string | undefined, except?: Member): void {
     const room = this.#rooms.get(channel);
     if (!room) return;
     // Serialised once per message, whatever the number of members.
-    const text = JSON.stringify({ type: "message", channel, event, payload });
+    const text = JSON.stringify(from ? { type: "message", channel, event, payload, from } : { type: "message", channel, event, payload });
     for (const member of room.members) {
       if (member === except) continue;
       this.counters.delivered++;
@@ -148,7 +151,7 @@ export class Hub {
     if (message.r === this.replica) return;
     this.counters.received++;
     this.#heard.set(message.r, Date.now());
-    if (message.k === "m" && message.c && message.e) return this.#deliver(message.c, message.e, message.p);
+    if (message.k === "m" && message.c && message.e) return this.#deliver(message.c, message.e, message.p, message.f);
     if (message.k === "x") return this.#forgetReplica(message.r);
     const room = message.c ? this.#rooms.get(message.c) : undefined;
     if (!room?.presence) return;

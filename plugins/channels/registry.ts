@@ -4,8 +4,9 @@ import { CLOSE } from "./connection.js";
 
 /**
  * Every connection of this process, counted per caller (the user, else the client address), with
- * the two sweeps that need no timer per connection: the heartbeat (a ping; a connection silent for
- * two intervals is cut and so leaves its channels) and the revalidation of rules.
+ * the two sweeps that need no timer per connection: the heartbeat (a ping every interval; a
+ * connection silent for two to three intervals is cut and so leaves its channels) and the
+ * revalidation of rules.
  */
 export class Connections {
   readonly all = new Set<Connection>();
@@ -14,21 +15,25 @@ export class Connections {
   #timers: ReturnType<typeof setInterval>[] = [];
   /** Connections that answer pings (sockets); an SSE stream lives as long as its request. */
   readonly #pinged = new WeakSet<Connection>();
-  readonly counters = { opened: 0, slowDropped: 0, revoked: 0 };
 
   constructor(readonly options: { heartbeatMs: number; revalidateMs: number; perCaller: number }) {}
 
   start(): void {
     const { heartbeatMs, revalidateMs } = this.options;
     const ping = JSON.stringify({ type: "ping" });
+    // A connection is cut when nothing came from it since the ping of two sweeps ago: it had a whole
+    // interval to answer that ping, so a busy process (answers waiting to be read) is not silence.
+    let pingedAt = Date.now();
+    let pingedBefore = 0;
     this.#timers.push(
       setInterval(() => {
-        const silentSince = Date.now() - 2 * heartbeatMs;
         for (const connection of this.all) {
           if (!this.#pinged.has(connection)) continue;
-          if (connection.lastSeen < silentSince) connection.close(CLOSE.gone, "No answer to heartbeats");
+          if (connection.lastSeen < pingedBefore) connection.close(CLOSE.gone, "No answer to heartbeats");
           else connection.write(ping);
         }
+        pingedBefore = pingedAt;
+        pingedAt = Date.now();
       }, heartbeatMs),
       setInterval(() => {
         for (const connection of this.all) void connection.revalidate();
@@ -51,7 +56,6 @@ export class Connections {
   add(connection: Connection, pinged: boolean): void {
     this.all.add(connection);
     this.#byId.set(connection.id, connection);
-    this.counters.opened++;
     if (pinged) this.#pinged.add(connection);
     this.#perCaller.set(connection.caller, (this.#perCaller.get(connection.caller) ?? 0) + 1);
   }

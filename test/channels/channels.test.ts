@@ -105,7 +105,8 @@ describe("channels over a real socket", () => {
     }
     a.send({ type: "send", channel: "room:send", event: "message", payload: { text: "hi" }, ref: 1 });
     expect(await a.next((f) => f.ref === 1)).toEqual({ type: "ok", channel: "room:send", ref: 1 });
-    expect(await b.next((f) => f.type === "message")).toEqual({ type: "message", channel: "room:send", event: "message", payload: { text: "hi" } });
+    // Named by the sender's connection key, the key its presence would carry.
+    expect(await b.next((f) => f.type === "message")).toEqual({ type: "message", channel: "room:send", event: "message", payload: { text: "hi" }, from: a.frames[0]!.id });
     // The sender does not hear its own message.
     expect(a.frames.some((f) => f.type === "message")).toBe(false);
 
@@ -128,9 +129,9 @@ describe("channels over a real socket", () => {
     const client = createClient<typeof t.app.router & { "~channels": any }>({ url: server.url, headers: { cookie: cookieOf(ada) }, channels: { WebSocket } }) as any;
     const room = client.channel("room:pub");
     await room.joined;
-    const got = new Promise((resolve) => room.on("message", resolve));
+    const got = new Promise((resolve) => room.on("message", (payload: unknown, meta: unknown) => resolve([payload, meta])));
     expect(await t.app.client(ada.headers).announce({ room: "pub", text: "from the server" })).toBe("sent");
-    expect(await got).toEqual({ text: "from the server" });
+    expect(await got).toEqual([{ text: "from the server" }, {}]);
     // An unknown event or an invalid payload is the server's bug: a 400 from publish.
     await expect(room.send("message", { text: "" })).rejects.toMatchObject({ status: 400 });
     await expect(client.channel("vip:9").joined).rejects.toBeInstanceOf(RpcError);
@@ -231,14 +232,18 @@ describe("limits", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     reader.socket.pause();
     let ended = false;
-    reader.socket.once("close", () => (ended = true));
-    const before = (t.app.sealed.service("channels")!.stats()).connections;
-    for (let i = 0; i < 4_000 && !ended; i++) {
-      t.app.sealed.service("channels")!.publish("news:flood", "story", { title: "y".repeat(1_500) });
-      if (i % 200 === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const closed = new Promise((resolve) => reader.socket.once("close", () => resolve((ended = true))));
+    const channels = t.app.sealed.service("channels")!;
+    const members = () => channels.stats().channels.find((room) => room.channel === "news:flood")?.members ?? 0;
+    expect(members()).toBe(1);
+    for (let i = 0; i < 4_000 && !ended && members() > 0; i++) {
+      channels.publish("news:flood", "story", { title: "y".repeat(1_500) });
+      if (i % 100 === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    expect(t.app.sealed.service("channels")!.stats().connections).toBe(before - 1);
-    reader.socket.destroy();
+    // Cut once its unsent bytes passed sendBufferBytes (64 KB here), long before 6 MB were queued for it.
+    expect(members()).toBe(0);
+    reader.socket.resume();
+    await closed;
   });
 });
 
@@ -330,7 +335,7 @@ describe("SSE and POST", () => {
     expect((await post({ type: "leave", channel: "room:s" }, cookieOf(await t.signUp()))).status).toBe(404);
 
     listener.send({ type: "send", channel: "room:s", event: "message", payload: { text: "to sse" } });
-    expect(await nextFrame()).toEqual({ type: "message", channel: "room:s", event: "message", payload: { text: "to sse" } });
+    expect(await nextFrame()).toEqual({ type: "message", channel: "room:s", event: "message", payload: { text: "to sse" }, from: listener.frames[0]!.id });
     controller.abort();
   });
 });

@@ -41,8 +41,8 @@ function acrossReplicas(servers: () => RunningServer[], bigText: number) {
     const [a, b] = servers();
     const onA = await join(a!, "room:x");
     const onB = await join(b!, "room:x");
-    onA.send({ type: "send", channel: "room:x", event: "message", payload: { text: "from a" } });
-    expect(await onB.next((f) => f.type === "message")).toEqual({ type: "message", channel: "room:x", event: "message", payload: { text: "from a" } });
+    onA.send({ type: "send", channel: "room:x", event: "message", payload: { text: "from a" }, from: onA.frames[0]!.id });
+    expect(await onB.next((f) => f.type === "message")).toEqual({ type: "message", channel: "room:x", event: "message", payload: { text: "from a" }, from: onA.frames[0]!.id });
     expect((await shout(b!, "x", "x".repeat(bigText))).status).toBe(200);
     expect((await onA.next((f) => f.type === "message")).payload.text).toHaveLength(bigText);
   });
