@@ -13,7 +13,7 @@ export class Connections {
   readonly #perCaller = new Map<string, number>();
   readonly #byId = new Map<string, Connection>();
   #timers: ReturnType<typeof setInterval>[] = [];
-  /** Connections that answer pings (sockets); an SSE stream lives as long as its request. */
+  /** Connections that answer pings (sockets). */
   readonly #pinged = new WeakSet<Connection>();
 
   constructor(readonly options: { heartbeatMs: number; revalidateMs: number; perCaller: number }) {}
@@ -27,9 +27,9 @@ export class Connections {
     let pingedBefore = 0;
     this.#timers.push(
       setInterval(() => {
+        // An SSE stream is pinged too (proxies close idle streams) but cannot answer: it lives as long as its request.
         for (const connection of this.all) {
-          if (!this.#pinged.has(connection)) continue;
-          if (connection.lastSeen < pingedBefore) connection.close(CLOSE.gone, "No answer to heartbeats");
+          if (this.#pinged.has(connection) && connection.lastSeen < pingedBefore) connection.close(CLOSE.gone, "No answer to heartbeats");
           else connection.write(ping);
         }
         pingedBefore = pingedAt;

@@ -318,7 +318,7 @@ describe("SSE and POST", () => {
       const event = buffer.slice(0, at);
       buffer = buffer.slice(at + 2);
       const frame = JSON.parse(event.replace(/^data: /, ""));
-      return frame.type === "presence" ? nextFrame() : frame;
+      return frame.type === "presence" || frame.type === "ping" ? nextFrame() : frame;
     };
     const ready = await nextFrame();
     expect(ready.type).toBe("ready");
