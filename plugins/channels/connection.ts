@@ -45,6 +45,8 @@ export class Connection implements Member {
   readonly channels = new Map<string, MatchedChannel>();
   context: AppRpcContext;
   lastSeen = Date.now();
+  /** When its rules were last checked (at join, then by the revalidation sweep). */
+  checkedAt = Date.now();
   closed = false;
   #windowStart = 0;
   #windowCount = 0;
@@ -100,6 +102,7 @@ export class Connection implements Member {
 
   /** Re-checks the join rule of every channel with a fresh session; a refused channel is left with a `left` frame. */
   async revalidate(): Promise<void> {
+    this.checkedAt = Date.now();
     if (this.closed || this.channels.size === 0) return;
     let fresh: AppRpcContext;
     try {

@@ -142,9 +142,18 @@ export class Hub {
     }
   }
 
+  /** Whether the last publish to the other replicas failed: an outage is reported once, at its first failure. */
+  #failing = false;
+
   #send(message: BusMessage): void {
     if (this.#bus.kind === "local") return;
-    this.#bus.publish(message).catch(this.#onError);
+    this.#bus.publish(message).then(
+      () => (this.#failing = false),
+      (error) => {
+        if (!this.#failing) this.#onError(error);
+        this.#failing = true;
+      },
+    );
   }
 
   #receive(message: BusMessage): void {

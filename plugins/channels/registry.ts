@@ -35,9 +35,12 @@ export class Connections {
         pingedBefore = pingedAt;
         pingedAt = Date.now();
       }, heartbeatMs),
+      // Each connection is checked `revalidateMs` after its last check, so connections that came at
+      // different times spread their session lookups instead of all running them at one tick.
       setInterval(() => {
-        for (const connection of this.all) void connection.revalidate();
-      }, revalidateMs),
+        const due = Date.now() - revalidateMs;
+        for (const connection of this.all) if (connection.checkedAt <= due) void connection.revalidate();
+      }, Math.min(revalidateMs, 1_000)),
     );
     for (const timer of this.#timers) timer.unref?.();
   }

@@ -18,7 +18,8 @@ const definitions = {
 
 /** A replica: the channels and a procedure that publishes from the server. */
 const replica = (db: ConstructorParameters<typeof App>[0]["db"], config: Parameters<App["channels"]>[1] = {}, name = "replicas") =>
-  new App({ name, db })
+  // The silent replica's failed publishes are reported; these tests read the frames instead.
+  new App({ name, db, onError: () => {} })
     .channels(definitions, { presenceFlushMs: 10, heartbeatMs: 200, ...config })
     .procedure("shout", (base) =>
       base.input(z.object({ room: z.string(), text: z.string() })).handler(({ input, context }) => void context.channels.publish(`room:${input.room}`, "message", { text: input.text })),
@@ -100,12 +101,27 @@ describe.runIf(hasRedis("channel replica tests on Redis"))("channels across Redi
       clients.push(redis);
       return serve(replica(sqliteMemory(), { redis }, name), { port: 0, hostname: "127.0.0.1", handleSignals: false });
     };
-    servers = await Promise.all([start(), start(), start()]);
+    servers = await Promise.all([start(), start(), start(), start()]);
   });
   afterAll(async () => {
     for (const socket of sockets) socket.close();
     await Promise.all(servers.map((server) => server.close()));
-    await Promise.all(clients.map((client) => client.quit()));
+    await Promise.allSettled(clients.map((client) => client.quit()));
   });
   acrossReplicas(() => servers, 100_000);
+
+  it("forgets the presence of a replica that dies without a word, after three of its heartbeats", async () => {
+    const [, b, , d] = servers;
+    const onD = await join(d!, "room:dead");
+    onD.send({ type: "track", channel: "room:dead", state: { name: "doomed" } });
+    const onB = await join(b!, "room:dead");
+    const seen = await onB.next((f) => f.type === "presence" && JSON.stringify(f).includes("doomed"), 3_000, "d's presence on b");
+    const key = seen.key ?? Object.keys(seen.state)[0];
+    // d can no longer publish (its heartbeats stop) but its socket and members stay: as a frozen process would.
+    clients[3]!.disconnect();
+    const cutAt = Date.now();
+    expect(await onB.next((f) => f.event === "leave" && f.key === key, 3_000, "the silent replica's entries leaving")).toBeTruthy();
+    // Three heartbeats of 200 ms, checked at b's own beat: between 600 and 1,000 ms.
+    expect(Date.now() - cutAt).toBeGreaterThanOrEqual(400);
+  });
 });
