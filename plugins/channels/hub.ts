@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Bus, BusMessage } from "./bus.js";
 import type { PresenceFrame } from "./frames.js";
+import type { MessageSpan } from "./tracing.js";
 
 /** A member as the hub sees it: an id unique across replicas and a way to hand it a frame. */
 export interface Member {
@@ -46,8 +47,10 @@ export class Hub {
   readonly #heartbeatMs: number;
   #beat: ReturnType<typeof setInterval> | undefined;
   readonly #onError: (error: unknown) => void;
+  readonly #span: MessageSpan | undefined;
 
-  constructor(options: { bus: Bus; flushMs: number; heartbeatMs: number; onError: (error: unknown) => void }) {
+  constructor(options: { bus: Bus; flushMs: number; heartbeatMs: number; onError: (error: unknown) => void; span?: MessageSpan }) {
+    this.#span = options.span;
     this.#bus = options.bus;
     this.#flushMs = options.flushMs;
     this.#heartbeatMs = options.heartbeatMs;
@@ -126,20 +129,26 @@ export class Hub {
    */
   publish(channel: string, event: string, payload: unknown, sender?: Member): void {
     this.counters.published++;
-    this.#deliver(channel, event, payload, sender?.id, sender);
+    const end = this.#span?.("channels.publish", channel, event);
+    const members = this.#deliver(channel, event, payload, sender?.id, sender);
+    end?.(members);
     this.#send({ r: this.replica, k: "m", c: channel, e: event, p: payload, ...(sender ? { f: sender.id } : {}) });
   }
 
-  #deliver(channel: string, event: string, payload: unknown, from: string | undefined, except?: Member): void {
+  /** Hands a message to this process's members of `channel`; returns how many. */
+  #deliver(channel: string, event: string, payload: unknown, from: string | undefined, except?: Member): number {
     const room = this.#rooms.get(channel);
-    if (!room) return;
+    if (!room) return 0;
     // Serialised once per message, whatever the number of members.
     const text = JSON.stringify(from ? { type: "message", channel, event, payload, from } : { type: "message", channel, event, payload });
+    let members = 0;
     for (const member of room.members) {
       if (member === except) continue;
-      this.counters.delivered++;
+      members++;
       member.write(text);
     }
+    this.counters.delivered += members;
+    return members;
   }
 
   /** Whether the last publish to the other replicas failed: an outage is reported once, at its first failure. */
@@ -160,7 +169,12 @@ export class Hub {
     if (message.r === this.replica) return;
     this.counters.received++;
     this.#heard.set(message.r, Date.now());
-    if (message.k === "m" && message.c && message.e) return this.#deliver(message.c, message.e, message.p, message.f);
+    if (message.k === "m" && message.c && message.e) {
+      if (!this.#rooms.has(message.c)) return;
+      const end = this.#span?.("channels.deliver", message.c, message.e);
+      end?.(this.#deliver(message.c, message.e, message.p, message.f));
+      return;
+    }
     if (message.k === "x") return this.#forgetReplica(message.r);
     const room = message.c ? this.#rooms.get(message.c) : undefined;
     if (!room?.presence) return;

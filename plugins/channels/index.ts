@@ -10,6 +10,7 @@ import { socketService, type ChannelSocketService } from "./socket.js";
 import { sseRoutes } from "./sse.js";
 import { channelMetrics } from "./metrics.js";
 import { channelsAdminSection } from "./admin.js";
+import { messageSpans } from "./tracing.js";
 
 export type { ChannelDefinition, ChannelDefinitions, ChannelRule, ChannelRuleArgs, ChannelsConfig, ChannelLimits, ChannelParams, ChannelName, RedisLike } from "./options.js";
 export type { ChannelsService, ChannelStats } from "./service.js";
@@ -56,7 +57,8 @@ export function channelsPlugin(definitions: ChannelDefinitions, config: Channels
         : kind === "postgres" && live?.listen
           ? postgresBus(db, live, BUS_CHANNEL)
           : localBus();
-      const hub = new Hub({ bus, flushMs: settings.presenceFlushMs, heartbeatMs: settings.heartbeatMs, onError: (error) => ctx.report(error, "route") });
+      const telemetry = ctx.want("telemetry");
+      const hub = new Hub({ bus, flushMs: settings.presenceFlushMs, heartbeatMs: settings.heartbeatMs, onError: (error) => ctx.report(error, "route"), span: messageSpans(telemetry) });
       const connections = new Connections({ heartbeatMs: settings.heartbeatMs, revalidateMs: settings.revalidateMs, perCaller: settings.limits.connectionsPerCaller });
       let sealed: SealedApp | undefined;
       ctx.hooks.sealed.tap((app) => (sealed = app));
@@ -74,7 +76,6 @@ export function channelsPlugin(definitions: ChannelDefinitions, config: Channels
         "channel-sockets",
         socketService({ path: settings.path, maxFrameBytes: settings.limits.maxPayloadBytes * 2 + 65_536, origins: config.origins ?? [], connections, deps: () => deps, sealed: () => sealed! }),
       );
-      const telemetry = ctx.want("telemetry");
       if (telemetry) channelMetrics(telemetry, service);
       ctx.hooks.ready.tap(async () => {
         // The table for large messages, before any is sent (an app that never migrates still gets it).
@@ -83,7 +84,7 @@ export function channelsPlugin(definitions: ChannelDefinitions, config: Channels
         connections.start();
       });
       ctx.hooks.close.tap(async () => {
-        connections.stop();
+        await connections.stop();
         await hub.close();
       });
       return { routes: sseRoutes({ path: settings.path, connections, deps: () => deps, bufferBytes: settings.limits.sendBufferBytes }) };

@@ -12,6 +12,7 @@ export class Connections {
   readonly all = new Set<Connection>();
   readonly #perCaller = new Map<string, number>();
   readonly #byId = new Map<string, Connection>();
+  readonly #checking = new Set<Promise<void>>();
   #timers: ReturnType<typeof setInterval>[] = [];
   /** Connections that answer pings (sockets). */
   readonly #pinged = new WeakSet<Connection>();
@@ -39,16 +40,22 @@ export class Connections {
       // different times spread their session lookups instead of all running them at one tick.
       setInterval(() => {
         const due = Date.now() - revalidateMs;
-        for (const connection of this.all) if (connection.checkedAt <= due) void connection.revalidate();
+        for (const connection of this.all) {
+          if (connection.checkedAt > due) continue;
+          const check = connection.revalidate().finally(() => this.#checking.delete(check));
+          this.#checking.add(check);
+        }
       }, Math.min(revalidateMs, 1_000)),
     );
     for (const timer of this.#timers) timer.unref?.();
   }
 
-  stop(): void {
+  /** Stops the sweeps, cuts every connection, and waits for the session lookups in flight (the database closes next). */
+  async stop(): Promise<void> {
     for (const timer of this.#timers) clearInterval(timer);
     this.#timers = [];
     for (const connection of [...this.all]) connection.close(CLOSE.gone, "The server is shutting down");
+    await Promise.allSettled([...this.#checking]);
   }
 
   /** Whether `caller` may open one more connection. */

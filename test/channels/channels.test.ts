@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { context as otelContext, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { z } from "zod";
 import { WebSocket } from "undici";
 import { App, RpcError } from "trellis";
@@ -58,7 +61,11 @@ const open = async (options: Parameters<typeof openSocket>[1] = {}) => {
 };
 const joined = (socket: TestSocket, channel: string) => socket.next((f) => (f.type === "joined" || f.type === "error") && f.channel === channel, 3_000, `join ${channel}`);
 
+const spans = new InMemorySpanExporter();
+
 beforeAll(async () => {
+  otelContext.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }));
   t = await testApp(createApp);
   server = await serve(t.app, { port: 0, hostname: "127.0.0.1", handleSignals: false });
 }, 60_000);
@@ -130,8 +137,14 @@ describe("channels over a real socket", () => {
     const room = client.channel("room:pub");
     await room.joined;
     const got = new Promise((resolve) => room.on("message", (payload: unknown, meta: unknown) => resolve([payload, meta])));
-    expect(await t.app.client(ada.headers).announce({ room: "pub", text: "from the server" })).toBe("sent");
+    const announced = await fetch(`${server.url}/rpc/announce`, { method: "POST", headers: { "content-type": "application/json", cookie: cookieOf(ada) }, body: JSON.stringify({ json: { room: "pub", text: "from the server" } }) });
+    expect(announced.status).toBe(200);
     expect(await got).toEqual([{ text: "from the server" }, {}]);
+    // A span for the publish, a child of the procedure's, naming the channel and the members it reached.
+    const published = spans.getFinishedSpans().find((span) => span.name === "channels.publish" && span.attributes["trellis.channel"] === "room:pub")!;
+    expect(published.attributes).toMatchObject({ "trellis.channel.event": "message", "trellis.channel.members": 1 });
+    const parent = spans.getFinishedSpans().find((span) => span.spanContext().spanId === published.parentSpanContext?.spanId);
+    expect(parent?.name).toBe("announce");
     // An unknown event or an invalid payload is the server's bug: a 400 from publish.
     await expect(room.send("message", { text: "" })).rejects.toMatchObject({ status: 400 });
     await expect(client.channel("vip:9").joined).rejects.toBeInstanceOf(RpcError);
