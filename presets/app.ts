@@ -311,7 +311,9 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
     definitions: D,
     config: ChannelsConfig = {},
   ): App<S, Extra & { channels: ChannelsService<D> }, Router & { "~channels": D } & AdminSection<"channels", AdminChannelsRouter>> {
-    this.kernel.use(channelsPlugin(definitions as never, { ...config, origins: this.options.cors?.origins ?? [] }));
+    // Pages that may open a socket with the caller's cookies: the app's own origin and the CORS origins.
+    const origins = [...(this.options.cors?.origins ?? []), ...(this.options.baseUrl ? [new URL(this.options.baseUrl).origin] : [])];
+    this.kernel.use(channelsPlugin(definitions as never, { ...config, origins }));
     return this as never;
   }
 

@@ -50,4 +50,5 @@ export function createClient<Router>(options: ClientOptions): ClientOf<Router> &
 }
 
 export type { ClientOf, InferRouter } from "./types.js";
+export type { ChannelHandle, ChannelsClient } from "./channel-client.js";
 export { RpcError, isRpcError, type RpcErrorCode } from "./rpc-error.js";

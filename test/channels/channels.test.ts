@@ -95,6 +95,10 @@ describe("channels over a real socket", () => {
     expect(await joined(socket, "team:blue")).toMatchObject({ status: 403, message: 'Permission denied on "team:blue"' });
     socket.send({ type: "join", channel: "team:red" });
     expect(await joined(socket, "team:red")).toMatchObject({ type: "joined" });
+    // A page of the app's own baseUrl may open a socket with the caller's cookie (a foreign one may not: see limits).
+    const fromBaseUrl = await rawUpgrade(server.url, { cookie: cookieOf(ada), origin: "http://localhost:3000" });
+    expect(fromBaseUrl.status).toBe(101);
+    fromBaseUrl.socket.destroy();
 
     const admin = await t.asAdmin();
     const adminSocket = await open({ cookie: cookieOf(admin) });
