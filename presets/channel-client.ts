@@ -154,6 +154,12 @@ export function channelClient(options: ChannelClientOptions) {
         opening = undefined;
         for (const answer of pending.values()) answer.reject(new RpcError("INTERNAL_SERVER_ERROR", { message: "The channel socket closed" }));
         pending.clear();
+        // Who is here is unknown until the rejoin's `sync`: nobody, rather than a stale list.
+        for (const state of channels.values()) {
+          if (Object.keys(state.presence).length === 0) continue;
+          state.presence = {};
+          for (const fn of state.presenceListeners) fn(state.presence, { event: "sync" });
+        }
         if (stopped || channels.size === 0) return;
         setTimeout(() => void reconnect(), delay);
         delay = Math.min(delay * 2, 10_000);
