@@ -62,8 +62,9 @@ export class Connection implements Member {
     this.#deps = deps;
   }
 
-  start(): void {
-    this.frame({ type: "ready", id: this.id, heartbeatMs: this.#deps.settings.heartbeatMs });
+  /** The first frame; `token` is an SSE stream's secret for its POSTs (the `id` is public: it keys presence). */
+  start(token?: string): void {
+    this.frame({ type: "ready", id: this.id, heartbeatMs: this.#deps.settings.heartbeatMs, ...(token ? { token } : {}) });
   }
 
   /** Hands the client a frame; a client that does not read is disconnected, never buffered without bound. */

@@ -19,7 +19,7 @@ export type PresenceFrame =
   | { type: "presence"; channel: string; event: "leave"; key: string };
 
 export type ServerFrame =
-  | { type: "ready"; id: string; heartbeatMs: number }
+  | { type: "ready"; id: string; heartbeatMs: number; token?: string }
   | { type: "joined"; channel: string; ref?: string | number }
   | { type: "ok"; channel?: string; ref?: string | number }
   | { type: "error"; channel?: string; ref?: string | number; code: string; status: number; message: string }

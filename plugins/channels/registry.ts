@@ -11,7 +11,6 @@ import { CLOSE } from "./connection.js";
 export class Connections {
   readonly all = new Set<Connection>();
   readonly #perCaller = new Map<string, number>();
-  readonly #byId = new Map<string, Connection>();
   readonly #checking = new Set<Promise<void>>();
   #timers: ReturnType<typeof setInterval>[] = [];
   /** Connections that answer pings (sockets). */
@@ -65,22 +64,17 @@ export class Connections {
 
   add(connection: Connection, pinged: boolean): void {
     this.all.add(connection);
-    this.#byId.set(connection.id, connection);
     if (pinged) this.#pinged.add(connection);
     this.#perCaller.set(connection.caller, (this.#perCaller.get(connection.caller) ?? 0) + 1);
   }
 
   remove(connection: Connection): void {
     if (!this.all.delete(connection)) return;
-    this.#byId.delete(connection.id);
     const left = (this.#perCaller.get(connection.caller) ?? 1) - 1;
     if (left > 0) this.#perCaller.set(connection.caller, left);
     else this.#perCaller.delete(connection.caller);
   }
 
-  byId(id: string): Connection | undefined {
-    return this.#byId.get(id);
-  }
 }
 
 /** Who holds a connection: the signed-in user, else the client address (the rate limit's rule). */

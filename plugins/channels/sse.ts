@@ -1,4 +1,5 @@
 import { RpcError, errorResponse, type RequestEvent, type RouteDefinition, type AppRpcContext } from "../../kernel/index.js";
+import { randomBytes } from "node:crypto";
 import { Connection, type ConnectionDeps } from "./connection.js";
 import { matchChannel } from "./patterns.js";
 import { callerOf, type Connections } from "./registry.js";
@@ -8,13 +9,16 @@ const encoder = new TextEncoder();
 
 /**
  * Channels for clients without sockets: `GET <path>/sse?channel=room:1&channel=...` opens an event
- * stream of the same frames (its first, `ready`, names the connection), and frames go up as
- * `POST <path>/sse/<id>` with one frame as the JSON body, answered `204` or with the frame's
+ * stream of the same frames (its first, `ready`, carries the stream's secret `token`; its `id` is
+ * public, the key other members see), and frames go up as `POST <path>/sse/<token>` with one frame
+ * as the JSON body, answered `204` or with the frame's
  * refusal as an HTTP status. The channels in the query are checked before the stream starts, so a
  * refusal is a real 401, 403 or 404. The stream is sticky: a POST reaches the replica holding it.
  */
 export function sseRoutes(options: { path: string; connections: Connections; deps: () => ConnectionDeps; bufferBytes: number }): RouteDefinition[] {
   const { connections } = options;
+  /** Open streams by their secret token. */
+  const streams = new Map<string, Connection>();
   const open = async (event: RequestEvent, context: AppRpcContext): Promise<Response> => {
     try {
       const deps = options.deps();
@@ -30,6 +34,7 @@ export function sseRoutes(options: { path: string; connections: Connections; dep
       const caller = callerOf(context, event);
       if (!connections.admits(caller)) throw new RpcError("TOO_MANY_REQUESTS", { message: `At most ${connections.options.perCaller} channel connections per caller` });
       let connection: Connection | undefined;
+      const token = randomBytes(18).toString("base64url");
       const stream = new ReadableStream<Uint8Array>(
         {
           start(controller) {
@@ -47,10 +52,11 @@ export function sseRoutes(options: { path: string; connections: Connections; dep
               },
               context,
               caller,
-              deps,
+              { ...deps, onClose: (closed) => (streams.delete(token), deps.onClose(closed)) },
             );
             connections.add(connection, false);
-            connection.start();
+            streams.set(token, connection);
+            connection.start(token);
             for (const channel of wanted) void connection.post({ type: "join", channel }).catch(() => {});
           },
           cancel() {
@@ -67,7 +73,7 @@ export function sseRoutes(options: { path: string; connections: Connections; dep
   };
   const post = async (event: RequestEvent, context: AppRpcContext): Promise<Response> => {
     try {
-      const connection = connections.byId(event.params.id ?? "");
+      const connection = streams.get(event.params.token ?? "");
       // Another caller's connection is as absent as a missing one.
       if (!connection || connection.caller !== callerOf(context, event)) throw new RpcError("NOT_FOUND", { message: "No channel stream with this id on this server" });
       let frame: unknown;
@@ -85,6 +91,6 @@ export function sseRoutes(options: { path: string; connections: Connections; dep
   };
   return [
     { method: "GET", path: `${options.path}/sse`, handler: open as never },
-    { method: "POST", path: `${options.path}/sse/:id`, handler: post as never },
+    { method: "POST", path: `${options.path}/sse/:token`, handler: post as never },
   ];
 }

@@ -342,14 +342,16 @@ describe("SSE and POST", () => {
     expect(await nextFrame()).toMatchObject({ type: "joined", channel: "room:s" });
 
     const post = (frame: unknown, cookie = cookieOf(ada)) =>
-      fetch(`${server.url}/channels/sse/${ready.id}`, { method: "POST", headers: { cookie, "content-type": "application/json" }, body: JSON.stringify(frame) });
+      fetch(`${server.url}/channels/sse/${ready.token}`, { method: "POST", headers: { cookie, "content-type": "application/json" }, body: JSON.stringify(frame) });
     expect((await post({ type: "send", channel: "room:s", event: "message", payload: { text: "over sse" } })).status).toBe(204);
     expect(await listener.next((f) => f.type === "message")).toMatchObject({ payload: { text: "over sse" } });
     const bad = await post({ type: "send", channel: "room:s", event: "message", payload: { text: 5 } });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ code: "BAD_REQUEST", message: 'Invalid payload for "message": text: Invalid input: expected string, received number' });
-    // Another caller cannot drive this stream.
+    // Another caller cannot drive this stream, and the public id (the presence key) is no way in.
     expect((await post({ type: "leave", channel: "room:s" }, cookieOf(await t.signUp()))).status).toBe(404);
+    const byId = await fetch(`${server.url}/channels/sse/${ready.id}`, { method: "POST", headers: { cookie: cookieOf(ada), "content-type": "application/json" }, body: JSON.stringify({ type: "leave", channel: "room:s" }) });
+    expect(byId.status).toBe(404);
 
     listener.send({ type: "send", channel: "room:s", event: "message", payload: { text: "to sse" } });
     expect(await nextFrame()).toEqual({ type: "message", channel: "room:s", event: "message", payload: { text: "to sse" }, from: listener.frames[0]!.id });

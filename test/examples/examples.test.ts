@@ -97,10 +97,10 @@ describe("examples/blog: the App facade on the default preset, embedded database
         text += decoder.decode((await reader.read()).value);
       }
     };
-    const { id } = await frame("ready");
+    const { id, token } = await frame("ready");
     expect(await frame("presence")).toEqual({ type: "presence", channel: "post:1", event: "sync", state: {} });
     const send = (actor: { fetch: typeof t.anonymous.fetch }, body: unknown) =>
-      actor.fetch(`/channels/sse/${id}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      actor.fetch(`/channels/sse/${token}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     expect((await send(t.anonymous, { type: "track", channel: "post:1", state: { name: "guest" } })).status).toBe(204);
     expect(await frame("presence")).toMatchObject({ event: "join", key: id, state: { name: "guest" } });
     const refused = await send(t.anonymous, { type: "send", channel: "post:1", event: "chat", payload: { text: "hi" } });
