@@ -1,4 +1,4 @@
-import type { AppDatabase, AppRpcContext, SessionUser } from "../../kernel/index.js";
+import { TrellisError, type AppDatabase, type AppRpcContext, type SessionUser } from "../../kernel/index.js";
 import type { z } from "zod";
 
 /** The parameters of a channel pattern: `"room:{roomId}"` gives `{ roomId: string }`. */
@@ -141,6 +141,6 @@ export function channelSettings(config: ChannelsConfig = {}): ChannelSettings {
     if (!positive(value)) problems.push(`${key} must be a whole number above 0, got ${String(value)}`);
   }
   if (!settings.path.startsWith("/")) problems.push(`path must start with "/", got "${settings.path}"`);
-  if (problems.length) throw new Error(`.channels(): ${problems.join("; ")}`);
+  if (problems.length) throw new TrellisError("CHANNELS_INVALID", `.channels(): ${problems.join("; ")}`, { plugin: "channels" });
   return settings;
 }

@@ -1,4 +1,7 @@
+import { TrellisError } from "../../kernel/index.js";
 import type { ChannelDefinition, ChannelDefinitions } from "./options.js";
+
+const invalid = (message: string) => new TrellisError("CHANNELS_INVALID", `.channels(): ${message}`, { plugin: "channels" });
 
 /** A channel name: letters, digits and `:_-.@` only, at most 200 characters. */
 const NAME = /^[A-Za-z0-9:_\-.@]{1,200}$/;
@@ -27,11 +30,11 @@ export function compilePatterns(definitions: ChannelDefinitions): ChannelPattern
         names.push(part);
         source += "([^:]+)";
       } else {
-        if (part && !NAME.test(part)) throw new Error(`.channels(): the pattern "${pattern}" may only hold letters, digits, ":_-.@" and {parameters}`);
+        if (part && !NAME.test(part)) throw invalid(`the pattern "${pattern}" may only hold letters, digits, ":_-.@" and {parameters}`);
         source += part.replace(/[.]/g, "\\.");
       }
     });
-    if (!definition || typeof definition.events !== "object") throw new Error(`.channels(): the channel "${pattern}" needs events: { name: zodSchema }`);
+    if (!definition || typeof definition.events !== "object") throw invalid(`the channel "${pattern}" needs events: { name: zodSchema }`);
     return { pattern, definition, regex: new RegExp(`^${source}$`), names };
   });
 }

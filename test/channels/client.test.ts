@@ -73,3 +73,15 @@ describe("the typed client's channels", () => {
     bob.closeChannels();
   });
 });
+
+describe(".channels() refuses a malformed definition at the call", () => {
+  it("names every problem under CHANNELS_INVALID", () => {
+    const app = () => new App({ db: sqliteMemory() });
+    const events = { note: z.string() };
+    expect(() => app().channels({ "room {id}": { events } })).toThrow(expect.objectContaining({ code: "CHANNELS_INVALID", message: '.channels(): the pattern "room {id}" may only hold letters, digits, ":_-.@" and {parameters}' }));
+    expect(() => app().channels({ "room:{id}": {} as never })).toThrow('.channels(): the channel "room:{id}" needs events: { name: zodSchema }');
+    expect(() => app().channels({ "room:{id}": { events } }, { heartbeatMs: 0, limits: { maxPayloadBytes: 1.5 } })).toThrow(
+      ".channels(): maxPayloadBytes must be a whole number above 0, got 1.5; heartbeatMs must be a whole number above 0, got 0",
+    );
+  });
+});
