@@ -1,9 +1,9 @@
 import type { z } from "zod";
-import type { ChannelDefinitions, ChannelName, ClientFrame, ServerFrame } from "../plugins/channels/index.js";
+import type { ChannelChange, ChannelDefinitions, ChannelName, ClientFrame, ServerFrame } from "../plugins/channels/index.js";
 import { RpcError } from "./rpc-error.js";
 
 type EventsOf<D, C extends string> = {
-  [P in keyof D & string]: C extends ChannelName<P> ? (D[P] extends { events: infer E } ? E : never) : never;
+  [P in keyof D & string]: C extends ChannelName<P> ? (D[P] extends { events: infer E } ? E & (D[P] extends { changes: object } ? { change: z.ZodType<ChannelChange> } : {}) : never) : never;
 }[keyof D & string];
 
 type Payload<S> = S extends z.ZodType ? z.output<S> : unknown;

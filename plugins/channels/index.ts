@@ -11,8 +11,9 @@ import { sseRoutes } from "./sse.js";
 import { channelMetrics } from "./metrics.js";
 import { channelsAdminSection } from "./admin.js";
 import { messageSpans } from "./tracing.js";
+import { checkChanges, publishChanges } from "./changes.js";
 
-export type { ChannelDefinition, ChannelDefinitions, ChannelRule, ChannelRuleArgs, ChannelsConfig, ChannelLimits, ChannelParams, ChannelName, RedisLike } from "./options.js";
+export type { ChannelChange, ChannelDefinition, ChannelDefinitions, ChannelRule, ChannelRuleArgs, ChannelsConfig, ChannelLimits, ChannelParams, ChannelName, RedisLike } from "./options.js";
 export type { ChannelsService, ChannelStats } from "./service.js";
 export type { AdminChannelsRouter } from "./admin.js";
 export type { ChannelSocketService, SocketPeer } from "./socket.js";
@@ -49,6 +50,7 @@ export function channelsPlugin(definitions: ChannelDefinitions, config: Channels
       if (patterns.some(({ definition }) => [definition.join ?? "authenticated", definition.send ?? definition.join ?? "authenticated"].some((rule) => rule !== "public" && rule !== false))) {
         ctx.requireSession("channels whose join or send rule is not \"public\"");
       }
+      checkChanges(patterns, ctx.schema);
     },
     build(ctx) {
       const { db, live, kind } = ctx.resources;
@@ -77,6 +79,8 @@ export function channelsPlugin(definitions: ChannelDefinitions, config: Channels
         socketService({ path: settings.path, maxFrameBytes: settings.limits.maxPayloadBytes * 2 + 65_536, origins: config.origins ?? [], connections, deps: () => deps, sealed: () => sealed! }),
       );
       if (telemetry) channelMetrics(telemetry, service);
+      const onChange = publishChanges(patterns, hub);
+      if (onChange) ctx.hooks.changed.tap(onChange);
       ctx.hooks.ready.tap(async () => {
         // The table for large messages, before any is sent (an app that never migrates still gets it).
         if (bus.kind === "postgres") await createPayloadTable(db);

@@ -52,6 +52,19 @@ export interface ChannelDefinition<Params = Record<string, string>, Events exten
   roles?: readonly string[];
   /** The events of the channel and their payload schemas (zod). */
   events: Events;
+  /**
+   * Committed writes to `table` (made through this app: resources, `_admin`, `db` in procedures
+   * and jobs) published as the event `change`, `{ op, row }` with only `columns`, on the channel
+   * its row names: each parameter of the pattern is the row's column of the same name
+   * (`"room:{roomId}"` takes `row.roomId`). The join rule decides who sees them.
+   */
+  changes?: { table: string; columns: readonly string[] };
+}
+
+/** The payload of a `change` event (`changes` on a channel). */
+export interface ChannelChange {
+  op: "insert" | "update" | "delete";
+  row: Record<string, unknown>;
 }
 
 /** The map `.channels()` takes: a pattern per key. */

@@ -85,3 +85,34 @@ describe(".channels() refuses a malformed definition at the call", () => {
     );
   });
 });
+
+describe("changes on a channel", () => {
+  it("publishes each committed row, with only the columns named, on the channel its row names", async () => {
+    const { schema } = await import("../../kernel/schema/index.js");
+    const v1 = schema("1").table("msg", (t) => ({ id: t.serial().primaryKey(), roomId: t.text(), body: t.text(), secret: t.text().nullable() })).build();
+    const app = new App({ db: sqliteMemory() })
+      .schema(v1)
+      .resource("msg", { permissions: { list: "public", get: "public", create: "public", update: "public", delete: "public" } })
+      .channels({ "room:{roomId}": { join: "public", events: {}, changes: { table: "msg", columns: ["id", "roomId", "body"] } } });
+    const server = await serve(app, { port: 0, hostname: "127.0.0.1", handleSignals: false, banner: false });
+    servers.push(server);
+    const client = createClient<InferRouter<typeof app>>({ url: server.url, channels: { WebSocket } });
+    const room = client.channel("room:a");
+    await room.joined;
+    const changes: unknown[] = [];
+    const arrived = new Promise<void>((resolve) => room.on("change", (change) => changes.push(change) === 2 && resolve()));
+    await client.msg.create({ roomId: "b", body: "elsewhere", secret: "x" });
+    const row = await client.msg.create({ roomId: "a", body: "here", secret: "never sent" });
+    await client.msg.update({ where: { id: row.id }, data: { body: "edited" } });
+    await within(arrived, 2_000, "the room's two changes");
+    expect(changes).toEqual([
+      { op: "insert", row: { id: row.id, roomId: "a", body: "here" } },
+      { op: "update", row: { id: row.id, roomId: "a", body: "edited" } },
+    ]);
+    client.closeChannels();
+
+    expect(() => new App({ db: sqliteMemory() }).schema(v1).channels({ "room:{room}": { events: {}, changes: { table: "msg", columns: ["id", "nope"] } } }).build()).toThrow(
+      '"room:{room}" names the column "nope", which "msg" lacks; "room:{room}" names the column "room", which "msg" lacks; "room:{room}": the parameter "room" must be among the columns sent',
+    );
+  });
+});
