@@ -29,7 +29,7 @@ export interface ChannelHandle<Events = Record<string, z.ZodType>> {
   key(): string | undefined;
   /** Calls `fn` after each presence change (`sync`, `join`, `leave`) with the whole state and the change. */
   onPresence(fn: (state: Record<string, unknown>, change: { event: "sync" | "join" | "leave"; key?: string; state?: unknown }) => void): () => void;
-  /** Calls `fn` when the server ends this membership (a revoked session, a lost role). */
+  /** Calls `fn` when the server ends this membership (a revoked session, a lost role, a rejoin refused after a reconnect). */
   onLeft(fn: (error: RpcError<string, unknown>) => void): () => void;
   leave(): void;
 }
@@ -61,6 +61,8 @@ interface State {
   tracked: { state: unknown } | undefined;
   joined: Promise<void>;
   settleJoin?: Pending;
+  /** Joined once: a later refusal (a rejoin after a reconnect) ends the membership instead. */
+  wasJoined?: boolean;
   handle?: ChannelHandle<any>;
 }
 
@@ -95,6 +97,7 @@ export function channelClient(options: ChannelClientOptions) {
     const answer = "ref" in frame && typeof frame.ref === "number" ? pending.get(frame.ref) : undefined;
     switch (frame.type) {
       case "joined":
+        if (state) state.wasJoined = true;
         state?.settleJoin?.resolve();
         if (state?.tracked) void call({ type: "track", channel: state.name, state: state.tracked.state }).catch(() => {});
         break;
@@ -107,7 +110,11 @@ export function channelClient(options: ChannelClientOptions) {
           answer.reject(toError(frame));
           pending.delete(frame.ref as number);
         }
-        else if (state && frame.ref === undefined) state.settleJoin?.reject(toError(frame));
+        else if (state && frame.ref === undefined && !state.wasJoined) state.settleJoin?.reject(toError(frame));
+        else if (state && frame.ref === undefined) {
+          channels.delete(state.name);
+          for (const fn of state.leftListeners) fn(toError(frame));
+        }
         break;
       case "message":
         for (const fn of state?.listeners.get(frame.event) ?? []) fn(frame.payload, frame.from === undefined ? {} : { from: frame.from });
