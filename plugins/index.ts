@@ -16,3 +16,4 @@ export { webhooksPlugin, DELIVERY_JOB, type WebhooksConfig, type WebhookEndpoint
 export { mailPlugin, escapeHtml, defaultTemplate, type MailConfig, type Mailer, type MailMessage, type MailTransport, type MailKind, type MailTemplate, type MailTemplateData } from "./mail/index.js";
 export { backupsPlugin, BACKUP_JOB, type BackupsConfig, type BackupsService, type BackupInfo, type BackupFailure, type BackupsOverview, type AdminBackupsRouter } from "./backups/index.js";
 export { auditPlugin, RETAIN_JOB, type AuditConfig, type AuditEntry, type AuditService, type AdminAuditRouter } from "./audit/index.js";
+export { channelsPlugin, type ChannelDefinition, type ChannelDefinitions, type ChannelRule, type ChannelsConfig, type ChannelLimits, type ChannelsService, type ChannelStats } from "./channels/index.js";

@@ -31,6 +31,7 @@ import { webhooksPlugin, type WebhooksConfig } from "../plugins/webhooks/index.j
 import { mailPlugin, type AdminMailRouter, type MailConfig, type Mailer } from "../plugins/mail/index.js";
 import { backupsPlugin, type AdminBackupsRouter, type BackupsConfig, type BackupsService } from "../plugins/backups/index.js";
 import { auditPlugin, type AdminAuditRouter, type AuditConfig, type AuditService } from "../plugins/audit/index.js";
+import { channelsPlugin, type AdminChannelsRouter, type ChannelDefinition, type ChannelParams, type ChannelsConfig, type ChannelsService } from "../plugins/channels/index.js";
 import { defaultPreset, type PresetOptions } from "./default.js";
 import { RATE_LIMITED_PATHS } from "../plugins/rate-limit/index.js";
 import type { CronOptions, JobOutput, WithJob, WithJobs } from "./job-types.js";
@@ -309,6 +310,22 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
    */
   audit(config: AuditConfig = {}): App<S, Extra & { audit: AuditService }, Router & AdminSection<"audit", AdminAuditRouter>> {
     this.kernel.use(auditPlugin(config));
+    return this as never;
+  }
+
+  /**
+   * Realtime channels: each key a pattern (`"room:{roomId}"`) with its `join` and `send` rules,
+   * `presence`, and a zod schema per event. Clients connect through `serve()`'s socket at
+   * `/channels` (or its SSE stream); procedures, jobs and hooks publish with
+   * `context.channels.publish(channel, event, payload)`. See docs/channels.md.
+   */
+  channels<const D extends { [P in keyof D & string]: ChannelDefinition<ChannelParams<P>, any> }>(
+    definitions: D,
+    config: ChannelsConfig = {},
+  ): App<S, Extra & { channels: ChannelsService<D> }, Router & { "~channels": D } & AdminSection<"channels", AdminChannelsRouter>> {
+    // Pages that may open a socket with the caller's cookies: the app's own origin and the CORS origins.
+    const origins = [...(this.options.cors?.origins ?? []), ...(this.options.baseUrl ? [new URL(this.options.baseUrl).origin] : [])];
+    this.kernel.use(channelsPlugin(definitions as never, { ...config, origins }));
     return this as never;
   }
 

@@ -9,6 +9,7 @@ import { assertPortFree } from "./port-check.js";
 import { startupErrorText } from "./startup-error.js";
 import { warnLocalBaseUrl } from "./production-checks.js";
 import { devSupervisor } from "./cli/dev/hook.js";
+import { mountSockets } from "./node-sockets.js";
 
 export interface ServeOptions {
   /** @default 3000 */
@@ -190,6 +191,14 @@ async function listen(app: Servable, options: ServeOptions): Promise<RunningServ
       () => resolve(created as Server),
     );
   });
+  // Channels' sockets, when the app has `.channels()`: on the upgrade event, closed first at close().
+  const sockets = built.sealed.service("channel-sockets");
+  const closeSockets = sockets
+    ? await mountSockets(server, sockets, (socket, headers) => {
+        const forwarded = headers["x-forwarded-for"];
+        return addressOf((socket as { remoteAddress?: string }).remoteAddress, Array.isArray(forwarded) ? forwarded.join(",") : (forwarded ?? null)) ?? "";
+      })
+    : undefined;
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   let closing: Promise<void> | undefined;
@@ -199,6 +208,7 @@ async function listen(app: Servable, options: ServeOptions): Promise<RunningServ
     (closing ??= (async () => {
       signals.forget(close);
       await control?.close();
+      closeSockets?.();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await drain.settled(DRAIN_MS);

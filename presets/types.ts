@@ -22,7 +22,7 @@ export type ClientOf<R> = R extends { readonly "~client": infer C }
     ? ProcedureClient<Record<never, never>, I, O, E>
     : R extends Lazy<infer U>
       ? ClientOf<U>
-      : { [K in keyof R]: ClientOf<R[K]> };
+      : { [K in keyof R as K extends "~channels" ? never : K]: ClientOf<R[K]> };
 
 /** `QueryApi<DB>`, or `any` over `any`, so that `BuiltApp<any>` accepts every app whatever its schema. */
 type DefaultQuery<DB> = 0 extends 1 & DB ? any : QueryApi<DB>;

@@ -82,6 +82,19 @@ export function createBlog(db: AppOptions["db"], options: Partial<AppOptions> = 
           context.db.query.post.findMany({ where: { status: "published" }, search: input.query, take: input.take ?? 10 }),
         ),
     )
+    // A chat room beside each post, with who is reading it: anyone joins (messages and presence),
+    // signed-in readers talk, and new comments on the post arrive as `change` events (comments are
+    // public, like the room). Over the socket at /channels (or GET /channels/sse?channel=post:1);
+    // client.channel("post:1").on("chat", fn), .send("chat", { text }), .track({ name }).
+    .channels({
+      "post:{postId}": {
+        join: "public",
+        send: "authenticated",
+        presence: { maxKeys: 500 },
+        events: { chat: z.object({ text: z.string().min(1).max(2_000) }), typing: z.object({ typing: z.boolean() }) },
+        changes: { table: "comment", columns: ["id", "postId", "authorId", "body", "createdAt"] },
+      },
+    })
     // GET /rest/post, GET /rest/post/{id}, ... with the document at /openapi.json and a reference at /docs.
     .openapi()
     .mcp({ instructions: "Trellis Blog: search published posts with post_search." })

@@ -15,7 +15,7 @@ import { assertRole, type AppRpcContext, type PluginContext, type ProcedureBase,
 export type AdminSection = ((gated: ProcedureBase<AppRpcContext>) => ProcedureTree) & { routes?: readonly RouteDefinition[] };
 
 /** Plugins whose admin sections are read, in this order. */
-export const SECTION_PLUGINS = ["mail", "jobs", "files", "backups", "audit"] as const;
+export const SECTION_PLUGINS = ["mail", "jobs", "files", "backups", "audit", "channels"] as const;
 
 export function adminSections(ctx: PluginContext, gated: ProcedureBase<AppRpcContext>, mount: { path: string; roles: readonly string[] }): { procedures: ProcedureTree; routes: RouteDefinition[] } {
   const procedures: ProcedureTree = {};

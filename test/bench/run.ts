@@ -15,6 +15,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void>; cases?: Recor
   query: () => import("./query.js"),
   rows: () => import("./rows.js"),
   live: () => import("./live.js"),
+  channels: () => import("./channels.js"),
   http: () => import("./http.js"),
   durability: () => import("./durability.js"),
   "rate-limit": () => import("./rate-limit.js"),

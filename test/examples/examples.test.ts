@@ -79,6 +79,40 @@ describe("examples/blog: the App facade on the default preset, embedded database
     await expect(bo.client.file.attach({ fileId: bos.id, table: "post", entityId: post.id })).rejects.toMatchObject({ status: 404 });
     await expect(bo.client.file.upload({ file: new File(["<p>"], "x.html", { type: "text/html" }) })).rejects.toMatchObject({ status: 415 });
   });
+
+  it("chats beside a post: anyone reads the room and who is there, only the signed-in talk, comments arrive", async () => {
+    const post = await ada.client.post.create({ title: "Talk about it", status: "published" });
+    const channel = `post:${post.id}`;
+    const stream = await t.anonymous.fetch(`/channels/sse?channel=${channel}`);
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    const frame = async (type: string): Promise<any> => {
+      for (;;) {
+        const at = text.indexOf("\n\n");
+        if (at >= 0) {
+          const parsed = JSON.parse(text.slice(6, at));
+          text = text.slice(at + 2);
+          if (parsed.type === type) return parsed;
+          continue;
+        }
+        text += decoder.decode((await reader.read()).value);
+      }
+    };
+    const { id, token } = await frame("ready");
+    expect(await frame("presence")).toEqual({ type: "presence", channel, event: "sync", state: {} });
+    const send = (actor: { fetch: typeof t.anonymous.fetch }, body: unknown) =>
+      actor.fetch(`/channels/sse/${token}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    expect((await send(t.anonymous, { type: "track", channel, state: { name: "guest" } })).status).toBe(204);
+    expect(await frame("presence")).toMatchObject({ event: "join", key: id, state: { name: "guest" } });
+    const refused = await send(t.anonymous, { type: "send", channel, event: "chat", payload: { text: "hi" } });
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ code: "UNAUTHORIZED", message: `Sign in to send on "${channel}"` });
+    const comment = await bo.client.comment.create({ postId: post.id, body: "Nice" });
+    expect(await frame("message")).toMatchObject({ channel, event: "change", payload: { op: "insert", row: { id: comment.id, postId: post.id, authorId: bo.user.id, body: "Nice" } } });
+    await reader.cancel();
+  });
 });
 
 describe("examples/custom-preset: a kernel with RPC and health only", () => {
