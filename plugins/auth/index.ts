@@ -12,6 +12,7 @@ import { assertNoNul } from "./nul-check.js";
 import { failureReporter } from "./failure-report.js";
 import { explainedOriginRefusal } from "./served-origin.js";
 import { authExtensions, type AuthExtensions } from "./extensions.js";
+import { missingSignInPeers, signInPlugins } from "./sign-in-methods.js";
 import { AUTH_SCHEMA_INCOMPLETE, AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING, AUTH_SECRET_TOO_SHORT } from "./errors.js";
 
 export type { AuthConfig, AuthAppOptions } from "./options.js";
@@ -63,6 +64,8 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
       if (ctx.schema.auth.apiKeys && missingPeers([API_KEY_PACKAGE]).length > 0) {
         throw fail(AUTH_PEER_MISSING, `The schema asks for API keys, so install the optional peer "${API_KEY_PACKAGE}": ${installLine([API_KEY_PACKAGE])}`);
       }
+      const signInPeers = missingSignInPeers(ctx.schema.auth);
+      if (signInPeers) throw fail(AUTH_PEER_MISSING, signInPeers);
       const env = processEnv();
       if (config.secret.length < 32) {
         // Anyone who guesses a short secret forges sessions: refused where it matters, warned elsewhere.
@@ -92,6 +95,8 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
           // your own apiKey() in `plugins` to configure it differently.
           extra.push(apiKey({ enableSessionForAPIKeys: true, rateLimit: { enabled: false } }));
         }
+        // Two-factor, passkeys and SSO: on when the schema declares their tables.
+        if (ctx.schema.auth) extra.push(...(await signInPlugins(ctx.schema.auth, typeof config.baseURL === "string" ? config.baseURL : app.baseUrl, app.name)));
         const reported = { ...config, onAPIError: reporter.options(config.onAPIError) };
         instance = betterAuth(extensions.apply(authOptions(reported, app, { db, type: kind }, extra))) as unknown as AuthInstance;
         ctx.provide("auth", instance, { context: true });

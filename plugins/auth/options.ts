@@ -15,6 +15,8 @@ export interface AuthConfig extends Omit<BetterAuthOptions, "database" | "secret
 /** What the facade knows about the app that the auth library needs. */
 export interface AuthAppOptions {
   baseUrl?: string;
+  /** The app's display name: the issuer authenticator apps show, the passkey relying party's name. */
+  name?: string;
   /** `cors.origins`: always trusted, whatever the call order (never `*`). */
   corsOrigins?: readonly string[];
   /**
