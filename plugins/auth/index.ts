@@ -13,9 +13,11 @@ import { failureReporter } from "./failure-report.js";
 import { explainedOriginRefusal } from "./served-origin.js";
 import { authExtensions, type AuthExtensions } from "./extensions.js";
 import { missingSignInPeers, signInPlugins } from "./sign-in-methods.js";
+import { oidcPlugins } from "./oidc.js";
 import { AUTH_SCHEMA_INCOMPLETE, AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING, AUTH_SECRET_TOO_SHORT } from "./errors.js";
 
 export type { AuthConfig, AuthAppOptions } from "./options.js";
+export type { OidcProvider } from "./oidc.js";
 export type { AuthExtensions } from "./extensions.js";
 
 declare module "../../kernel/index.js" {
@@ -97,7 +99,9 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
         }
         // Two-factor, passkeys and SSO: on when the schema declares their tables.
         if (ctx.schema.auth) extra.push(...(await signInPlugins(ctx.schema.auth, typeof config.baseURL === "string" ? config.baseURL : app.baseUrl, app.name)));
-        const reported = { ...config, onAPIError: reporter.options(config.onAPIError) };
+        const { oidc, ...own } = config;
+        extra.push(...(await oidcPlugins(oidc)));
+        const reported = { ...own, onAPIError: reporter.options(config.onAPIError) };
         instance = betterAuth(extensions.apply(authOptions(reported, app, { db, type: kind }, extra))) as unknown as AuthInstance;
         ctx.provide("auth", instance, { context: true });
       });

@@ -2,12 +2,13 @@ import type { BetterAuthOptions } from "better-auth";
 import { processEnv } from "../../kernel/index.js";
 import { CLIENT_ADDRESS_HEADER } from "./client-address.js";
 import { servedLoopbackOrigin } from "./served-origin.js";
+import type { OidcConfig } from "./oidc.js";
 
 /**
  * The auth library's options minus `database`, which Trellis wires to the app's own Kysely instance
  * and the tables of `schema().auth()`.
  */
-export interface AuthConfig extends Omit<BetterAuthOptions, "database" | "secret"> {
+export interface AuthConfig extends Omit<BetterAuthOptions, "database" | "secret">, OidcConfig {
   /** Signs and encrypts sessions, cookies and tokens: at least 32 random characters in production. */
   secret: string;
 }
