@@ -14,6 +14,7 @@ import { explainedOriginRefusal } from "./served-origin.js";
 import { authExtensions, type AuthExtensions } from "./extensions.js";
 import { missingSignInPeers, signInPlugins } from "./sign-in-methods.js";
 import { oidcPlugins } from "./oidc.js";
+import { landOnPages, pageRoutes, pagesSettings, signInMethods } from "./pages/index.js";
 import { AUTH_SCHEMA_INCOMPLETE, AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING, AUTH_SECRET_TOO_SHORT } from "./errors.js";
 
 export type { AuthConfig, AuthAppOptions } from "./options.js";
@@ -84,6 +85,7 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
       // A failure while close() runs is the shutdown (answered 503 by the kernel), not a bug.
       const reporter = failureReporter((error, event) => sealed?.state() !== "closed" && ctx.report(error, "route", event));
       const wantsApiKeys = ctx.schema.auth?.apiKeys ?? false;
+      const pages = pagesSettings(config.pages);
       // Plugins that build after this one (mail) add their callbacks here before the library exists.
       const extensions = authExtensions();
       ctx.provide("auth-options", extensions);
@@ -99,10 +101,11 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
         }
         // Two-factor, passkeys and SSO: on when the schema declares their tables.
         if (ctx.schema.auth) extra.push(...(await signInPlugins(ctx.schema.auth, typeof config.baseURL === "string" ? config.baseURL : app.baseUrl, app.name)));
-        const { oidc, ...own } = config;
+        const { oidc, pages: _pages, ...own } = config;
         extra.push(...(await oidcPlugins(oidc)));
         const reported = { ...own, onAPIError: reporter.options(config.onAPIError) };
-        instance = betterAuth(extensions.apply(authOptions(reported, app, { db, type: kind }, extra))) as unknown as AuthInstance;
+        const options = extensions.apply(authOptions(reported, app, { db, type: kind }, extra));
+        instance = betterAuth(pages ? landOnPages(options, pages) : options) as unknown as AuthInstance;
         ctx.provide("auth", instance, { context: true });
       });
       // A cached session may carry the user as they were: re-read the row so a ban applies at once.
@@ -130,6 +133,7 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
       return {
         middleware: [originCheck(trusted, typeof config.trustedOrigins === "function" ? config.trustedOrigins : undefined)],
         routes: [
+          ...(pages ? pageRoutes(pages, () => signInMethods(instance!.options)) : []),
           {
             method: "ALL",
             path: "/api/auth/**",

@@ -3,12 +3,13 @@ import { processEnv } from "../../kernel/index.js";
 import { CLIENT_ADDRESS_HEADER } from "./client-address.js";
 import { servedLoopbackOrigin } from "./served-origin.js";
 import type { OidcConfig } from "./oidc.js";
+import type { AuthPagesConfig } from "./pages/options.js";
 
 /**
  * The auth library's options minus `database`, which Trellis wires to the app's own Kysely instance
  * and the tables of `schema().auth()`.
  */
-export interface AuthConfig extends Omit<BetterAuthOptions, "database" | "secret">, OidcConfig {
+export interface AuthConfig extends Omit<BetterAuthOptions, "database" | "secret">, OidcConfig, AuthPagesConfig {
   /** Signs and encrypts sessions, cookies and tokens: at least 32 random characters in production. */
   secret: string;
 }

@@ -1,7 +1,7 @@
-import type { BetterAuthOptions } from "better-auth";
+import type { BetterAuthPlugin } from "better-auth";
 import { installLine, missingPeers, type SchemaModel } from "../../kernel/index.js";
 
-type Plugins = NonNullable<BetterAuthOptions["plugins"]>;
+type Plugins = BetterAuthPlugin[];
 type Flags = NonNullable<SchemaModel["auth"]>;
 
 const PEERS = { passkeys: "@better-auth/passkey", sso: "@better-auth/sso" } as const;

@@ -83,6 +83,17 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
     expect(Number(after.counter)).toBeGreaterThan(Number(before.counter));
   });
 
+  it("signs in from the sign-in page's passkey button, under its CSP, and lands on the callbackURL", async () => {
+    expect((await pageFetch(page, "/api/auth/sign-out", {})).status).toBe(200);
+    const refusals: string[] = [];
+    page.on("console", (message) => message.type() === "error" && refusals.push(message.text()));
+    await page.goto(`${url}/auth/sign-in?callbackURL=${encodeURIComponent("/health?from=sign-in")}`);
+    await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    await page.waitForURL(`${url}/health?from=sign-in`);
+    expect((await session())?.user.email).toBe("ada@example.test");
+    expect(refusals).toEqual([]);
+  });
+
   it("lists the user's passkeys and deletes one; the deleted one no longer signs in", async () => {
     const listed = await pageFetch(page, "/api/auth/passkey/list-user-passkeys");
     expect(listed.status).toBe(200);
