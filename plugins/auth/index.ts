@@ -14,7 +14,7 @@ import { explainedOriginRefusal } from "./served-origin.js";
 import { authExtensions, type AuthExtensions } from "./extensions.js";
 import { missingSignInPeers, signInPlugins } from "./sign-in-methods.js";
 import { oidcPlugins } from "./oidc.js";
-import { landOnPages, pageRoutes, pagesSettings, signInMethods } from "./pages/index.js";
+import { landOnPages, landings, pageRoutes, pagesSettings, signInMethods } from "./pages/index.js";
 import { AUTH_SCHEMA_INCOMPLETE, AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING, AUTH_SECRET_TOO_SHORT } from "./errors.js";
 
 export type { AuthConfig, AuthAppOptions } from "./options.js";
@@ -87,7 +87,7 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
       const wantsApiKeys = ctx.schema.auth?.apiKeys ?? false;
       const pages = pagesSettings(config.pages);
       // Plugins that build after this one (mail) add their callbacks here before the library exists.
-      const extensions = authExtensions();
+      const extensions = authExtensions(pages && landings(pages));
       ctx.provide("auth-options", extensions);
       ctx.hooks.ready.tap(async () => {
         extensions.seal();

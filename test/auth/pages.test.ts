@@ -98,6 +98,26 @@ describe("auth pages with mail", () => {
   });
 });
 
+describe("the reset landing when the app names one", () => {
+  it("mail's resetPasswordPage wins over the pages; without pages the landing stays /", async () => {
+    for (const [mail, auth, expected] of [
+      [{ auth: { resetPasswordPage: "/mine" } }, {}, "/mine"],
+      [{}, { pages: false }, "/"],
+    ] as const) {
+      const app = await mailApp(sqliteMemory(), mail, auth).start();
+      try {
+        expect((await post(app, "/api/auth/sign-up/email", signUpBody("lu@example.test"))).status).toBe(200);
+        expect((await post(app, "/api/auth/request-password-reset", { email: "lu@example.test" })).status).toBe(200);
+        await mailOf(app).flush();
+        const link = ((await get(app, "/_mail/latest?to=lu@example.test")).body as { link: string }).link;
+        expect(new URL(link).searchParams.get("callbackURL")).toBe(expected);
+      } finally {
+        await app.close();
+      }
+    }
+  });
+});
+
 describe("the sign-in page offers the configured methods", () => {
   it("password, providers (social and OpenID Connect) and passkeys; a magic link only when mail offers it", async () => {
     const app = await new App({ baseUrl: ORIGIN, db: sqliteMemory() })

@@ -1,23 +1,21 @@
 import type { BetterAuthOptions } from "better-auth";
 import type { PagesSettings } from "./options.js";
 
+/** The pages the links land on; the mail plugin reads `resetPassword` for its reset links. */
+export function landings(settings: PagesSettings) {
+  return { resetPassword: `${settings.path}/reset-password`, verified: `${settings.path}/verified`, signedIn: `${settings.path}/signed-in` };
+}
+
 /**
- * The links Trellis sends land on the pages unless the request named its own landing: a reset link
- * on `<path>/reset-password` (with `?token=`), a verification link on `<path>/verified`, instead of
- * `/`, which a new project does not serve. A landing the request chose (`redirectTo`,
- * `callbackURL`) is kept.
+ * A verification link lands on `<path>/verified` instead of `/`, which a new project does not
+ * serve, unless the request chose its own `callbackURL`. (Reset links get their landing from the
+ * mail plugin, which knows whether the app named its own page.)
  */
 export function landOnPages(options: BetterAuthOptions, settings: PagesSettings): BetterAuthOptions {
-  const next = { ...options };
-  const reset = options.emailAndPassword?.sendResetPassword;
-  if (reset) {
-    next.emailAndPassword = { ...options.emailAndPassword!, sendResetPassword: (data, request) => reset({ ...data, url: landing(data.url, `${settings.path}/reset-password`) }, request) };
-  }
   const verify = options.emailVerification?.sendVerificationEmail;
-  if (verify) {
-    next.emailVerification = { ...options.emailVerification, sendVerificationEmail: (data, request) => verify({ ...data, url: landing(data.url, `${settings.path}/verified`) }, request) };
-  }
-  return next;
+  if (!verify) return options;
+  const page = landings(settings).verified;
+  return { ...options, emailVerification: { ...options.emailVerification, sendVerificationEmail: (data, request) => verify({ ...data, url: landing(data.url, page) }, request) } };
 }
 
 /** The link with its `callbackURL` set to `page` when it had none or the library's default `/`. */
