@@ -32,7 +32,8 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
     url = `http://localhost:${port}`;
     const app = new App({ name: "Passkey Test", baseUrl: url, db: { dialect: db.dialect, kind: db.kind } })
       .schema(schema("1").auth({ passkeys: true }).build())
-      .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } });
+      .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
+      .admin();
     running = await serve(app, { port, hostname: "127.0.0.1", handleSignals: false });
     page = await context!.newPage();
     cdp = await context!.newCDPSession(page);
@@ -119,4 +120,24 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
     expect(refused.body.message).toMatch(/banned/i);
     expect(await session()).toBeNull();
   });
+
+  it("shows an admin the user's passkeys in the dashboard, and deletes one from there", async () => {
+    await cdp.send("WebAuthn.clearCredentials", { authenticatorId });
+    const carol = await pageFetch(page, "/api/auth/sign-up/email", { email: "carol@example.test", password: PASSWORD, name: "Carol" });
+    expect((await registerPasskey(page, "tablet")).status).toBe(200);
+    await pageFetch(page, "/api/auth/sign-out", {});
+    const boss = await pageFetch(page, "/api/auth/sign-up/email", { email: "boss@example.test", password: PASSWORD, name: "Boss" });
+    await running.app.db.updateTable("user").set({ role: "admin" }).where("id", "=", boss.body.user.id).execute();
+    await page.goto(`${url}/_admin`);
+    await page.getByRole("link", { name: "Users" }).click();
+    await page.getByRole("button", { name: "carol@example.test" }).click();
+    const panel = page.getByRole("complementary", { name: "User carol@example.test" });
+    const passkeys = panel.getByRole("list", { name: "passkeys" });
+    await passkeys.waitFor();
+    expect(await passkeys.textContent()).toContain("tablet");
+    await panel.getByRole("button", { name: "Delete passkey tablet" }).click();
+    await panel.getByRole("status").filter({ hasText: "Passkey deleted" }).waitFor();
+    await panel.getByText("No passkeys.").waitFor();
+    expect(await running.app.db.selectFrom("passkey").selectAll().where("userId", "=", carol.body.user.id).execute()).toEqual([]);
+  }, 60_000);
 });

@@ -11,12 +11,14 @@ import { ORIGIN, cookieOf } from "../support/auth.js";
 
 const v1 = schema("1").auth({ twoFactor: true }).build();
 const PASSWORD = "correct-horse-battery-staple";
+// The second factor is under test, not password hashing: a cheap stand-in keeps the many sign-ins fast.
+const FAST_HASH = { hash: async (password: string) => `plain:${password}`, verify: async ({ hash, password }: { hash: string; password: string }) => hash === `plain:${password}` };
 
 type Built = Awaited<ReturnType<typeof start>>;
 const start = () =>
   new App({ name: "Trellis Test", baseUrl: ORIGIN, db: embedded({ dataDir: "memory://" }) })
     .schema(v1)
-    .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
+    .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true, password: FAST_HASH } })
     .admin({ requireTwoFactor: true, ui: false })
     .start();
 
@@ -168,5 +170,26 @@ describe(".admin({ requireTwoFactor: true })", () => {
     expect((await rpc(app, "_admin.meta")).status).toBe(401);
     const up = await call("/sign-up/email", { email: "user@example.test", password: PASSWORD, name: "user" });
     expect((await rpc(app, "_admin.meta", undefined, { cookie: up.cookie })).status).toBe(403);
+  });
+});
+
+describe("the admin API on a user's second factor", () => {
+  it("shows whether two-factor is on, and resets it: the next sign-in asks only the password", async () => {
+    const { userId: adminId, totp: adminTotp } = await enrolled("chief@example.test");
+    await app.db.updateTable("user").set({ role: "admin" }).where("id", "=", adminId).execute();
+    const first = await passwordStep("chief@example.test");
+    const admin = (await call("/two-factor/verify-totp", { code: adminTotp.generate() }, first.cookie)).cookie;
+    const { userId } = await enrolled("lost-phone@example.test");
+    const before = await rpc(app, "_admin.users.get", { id: userId }, { cookie: admin });
+    expect(before.status).toBe(200);
+    expect(before.body.twoFactor).toEqual({ enabled: true });
+    expect(JSON.stringify(before.body)).not.toMatch(/secret|backupCodes/);
+    expect((await rpc(app, "_admin.users.resetTwoFactor", { id: userId }, { cookie: admin })).body).toEqual({ reset: true });
+    expect((await rpc(app, "_admin.users.get", { id: userId }, { cookie: admin })).body.twoFactor).toEqual({ enabled: false });
+    const plain = await passwordStep("lost-phone@example.test");
+    expect(plain.body.twoFactorRedirect).toBeUndefined();
+    expect(plain.body.user.id).toBe(userId);
+    expect(await app.db.selectFrom("twoFactor").selectAll().where("userId", "=", userId).execute()).toEqual([]);
+    expect((await rpc(app, "_admin.users.resetTwoFactor", { id: "nobody" }, { cookie: admin })).status).toBe(404);
   });
 });
