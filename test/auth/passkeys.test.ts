@@ -5,6 +5,7 @@
  * nobody in. Skips, saying why, when no browser can be started.
  */
 import { rmSync } from "node:fs";
+import * as OTPAuth from "otpauth";
 import type { CDPSession, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema } from "../../kernel/schema/index.js";
@@ -31,9 +32,9 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
     // localhost, not 127.0.0.1: a relying-party id must be a domain, never an IP address.
     url = `http://localhost:${port}`;
     const app = new App({ name: "Passkey Test", baseUrl: url, db: { dialect: db.dialect, kind: db.kind } })
-      .schema(schema("1").auth({ passkeys: true }).build())
+      .schema(schema("1").auth({ passkeys: true, twoFactor: true }).build())
       .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
-      .admin();
+      .admin({ requireTwoFactor: true });
     running = await serve(app, { port, hostname: "127.0.0.1", handleSignals: false });
     page = await context!.newPage();
     cdp = await context!.newCDPSession(page);
@@ -121,14 +122,24 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
     expect(await session()).toBeNull();
   });
 
-  it("shows an admin the user's passkeys in the dashboard, and deletes one from there", async () => {
+  it("signs an admin into the dashboard with a two-factor code, shows them a user's passkeys and deletes one", async () => {
     await cdp.send("WebAuthn.clearCredentials", { authenticatorId });
     const carol = await pageFetch(page, "/api/auth/sign-up/email", { email: "carol@example.test", password: PASSWORD, name: "Carol" });
     expect((await registerPasskey(page, "tablet")).status).toBe(200);
     await pageFetch(page, "/api/auth/sign-out", {});
     const boss = await pageFetch(page, "/api/auth/sign-up/email", { email: "boss@example.test", password: PASSWORD, name: "Boss" });
     await running.app.db.updateTable("user").set({ role: "admin" }).where("id", "=", boss.body.user.id).execute();
+    // The dashboard requires two-factor of admins: the boss enrols, then signs in through it with a code.
+    const enable = await pageFetch(page, "/api/auth/two-factor/enable", { password: PASSWORD });
+    const totp = OTPAuth.URI.parse(enable.body.totpURI) as OTPAuth.TOTP;
+    expect((await pageFetch(page, "/api/auth/two-factor/verify-totp", { code: totp.generate() })).status).toBe(200);
+    await pageFetch(page, "/api/auth/sign-out", {});
     await page.goto(`${url}/_admin`);
+    await page.getByLabel("Email").fill("boss@example.test");
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByLabel("Two-factor code").fill(totp.generate());
+    await page.getByRole("button", { name: "Verify" }).click();
     await page.getByRole("link", { name: "Users" }).click();
     await page.getByRole("button", { name: "carol@example.test" }).click();
     const panel = page.getByRole("complementary", { name: "User carol@example.test" });
