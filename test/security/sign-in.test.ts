@@ -1,12 +1,13 @@
 // Red team for the sign-in methods: an attacker tampers with the OAuth state and the PKCE challenge,
 // replays or injects authorization codes, aims callbackURL elsewhere, claims a victim's address at a
 // provider that did not verify it, guesses TOTP codes, and signs in while banned. A real OpenID
-// Connect provider (oidc-provider) on a loopback port; codes computed with otpauth.
+// Connect provider (oidc-provider) on a loopback port; codes computed with otpauth. On PostgreSQL
+// when DATABASE_URL is set, else on SQLite.
 import * as OTPAuth from "otpauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
-import { sqliteMemory } from "../support/app.js";
+import { openDatabase, type TestDatabase } from "../support/databases.js";
 import { ORIGIN, cookieOf } from "../support/auth.js";
 import { OAuthBrowser } from "../support/oauth-browser.js";
 import { startOidcServer, type OidcAccount, type OidcServer } from "../support/oidc-server.js";
@@ -18,9 +19,13 @@ const FAST_HASH = { hash: async (password: string) => `plain:${password}`, verif
 
 let idp: OidcServer;
 let app: any;
+let database: TestDatabase;
+/** `true` as the database stores it (SQLite keeps booleans as 1 and 0). */
+const yes = () => (database.kind === "sqlite" ? 1 : true) as never;
 beforeAll(async () => {
   idp = await startOidcServer([CALLBACK]);
-  app = await new App({ baseUrl: ORIGIN, db: sqliteMemory() })
+  database = await openDatabase(process.env.DATABASE_URL ? "postgres" : "sqlite");
+  app = await new App({ baseUrl: ORIGIN, db: { dialect: database.dialect, kind: database.kind } })
     .schema(schema("1").auth({ twoFactor: true }).build())
     .auth({
       secret: "a-test-secret-that-is-long-enough-0123456789",
@@ -31,6 +36,7 @@ beforeAll(async () => {
 }, 30_000);
 afterAll(async () => {
   await app?.close();
+  await database?.close();
   await idp?.close();
 });
 
@@ -144,8 +150,7 @@ describe("open redirects", () => {
 describe("account linking", () => {
   it("never hands a victim's account to a provider identity whose email is unverified", async () => {
     const up = await post("/sign-up/email", { email: "victim@corp.test", password: PASSWORD, name: "Victim" });
-    // SQLite keeps booleans as 1 and 0.
-    await app.db.updateTable("user").set({ emailVerified: 1 as never }).where("id", "=", up.body.user.id).execute();
+    await app.db.updateTable("user").set({ emailVerified: yes() }).where("id", "=", up.body.user.id).execute();
     const { browser, callback } = await codeFor(person({ email: "victim@corp.test", email_verified: false }));
     await expectRefused(browser, callback, "account_not_linked");
     const accounts = await app.db.selectFrom("account").select("providerId").where("userId", "=", up.body.user.id).execute();
@@ -203,7 +208,7 @@ describe("banned users", () => {
     const first = await codeFor(who);
     await first.browser.request(first.callback);
     const id = (await sessionOf(first.browser))!.user.id;
-    await app.db.updateTable("user").set({ banned: 1 as never }).where("id", "=", id).execute();
+    await app.db.updateTable("user").set({ banned: yes() }).where("id", "=", id).execute();
     const { browser, callback } = await codeFor(who);
     const response = await browser.request(callback);
     expect(response.headers.get("location")).toMatch(/banned/i);
@@ -214,7 +219,7 @@ describe("banned users", () => {
     const { userId, totp } = await withTotp("banned-2fa@corp.test");
     const challenge = await post("/sign-in/email", { email: "banned-2fa@corp.test", password: PASSWORD });
     expect(challenge.body.twoFactorRedirect).toBe(true);
-    await app.db.updateTable("user").set({ banned: 1 as never }).where("id", "=", userId).execute();
+    await app.db.updateTable("user").set({ banned: yes() }).where("id", "=", userId).execute();
     const verified = await post("/two-factor/verify-totp", { code: totp.generate() }, challenge.cookie);
     expect(verified.status).toBe(403);
     expect(verified.body.message).toMatch(/banned/i);
