@@ -133,7 +133,7 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
       return {
         middleware: [originCheck(trusted, typeof config.trustedOrigins === "function" ? config.trustedOrigins : undefined)],
         routes: [
-          ...(pages ? pageRoutes(pages, () => signInMethods(instance!.options)) : []),
+          ...(pages ? pageRoutes(pages, async () => signInMethods(instance!.options, (await instance!.$context).socialProviders)) : []),
           {
             method: "ALL",
             path: "/api/auth/**",

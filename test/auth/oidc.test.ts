@@ -66,6 +66,11 @@ async function session(browser: OAuthBrowser) {
 }
 
 describe("OpenID Connect sign-in", () => {
+  it("offers the provider, by its name, on the sign-in page", async () => {
+    const html = await (await app.handle(new Request(`${ORIGIN}/auth/sign-in`))).text();
+    expect(html).toContain('<button type="button" data-provider="idp">Continue with Loopback IdP</button>');
+  });
+
   it("sends the browser to the provider with state, nonce and an S256 PKCE challenge", async () => {
     const { body } = await begin();
     const url = new URL(body.url);

@@ -119,13 +119,13 @@ describe("the reset landing when the app names one", () => {
 });
 
 describe("the sign-in page offers the configured methods", () => {
-  it("password, providers (social and OpenID Connect) and passkeys; a magic link only when mail offers it", async () => {
+  it("password, social providers and passkeys; no button for a provider turned off or whose discovery failed; a magic link only when mail offers it", async () => {
     const app = await new App({ baseUrl: ORIGIN, db: sqliteMemory() })
       .schema(schema("1").auth({ passkeys: true }).build())
       .auth({
         secret: "a-test-secret-that-is-long-enough-0123456789",
         emailAndPassword: { enabled: true },
-        socialProviders: { github: { clientId: "id", clientSecret: "secret" } },
+        socialProviders: { github: { clientId: "id", clientSecret: "secret" }, google: { clientId: "", clientSecret: "", enabled: false } },
         oidc: [{ id: "corp", name: "Corp <SSO>", issuer: "http://127.0.0.1:9/none", clientId: "id", clientSecret: "secret" }],
         pages: { path: "/account/", stylesheet: "/brand.css" },
       })
@@ -134,7 +134,9 @@ describe("the sign-in page offers the configured methods", () => {
       const html = await (await app.handle(new Request(`${ORIGIN}/account/sign-in`))).text();
       expect(html).toContain('<form data-form="password">');
       expect(html).toContain('<button type="button" data-provider="github">Continue with GitHub</button>');
-      expect(html).toContain('<button type="button" data-provider="corp">Continue with Corp &lt;SSO&gt;</button>');
+      expect(html).not.toContain('data-provider="google"');
+      // Its issuer does not answer: the provider is skipped, so the page offers no button that cannot work.
+      expect(html).not.toContain('data-provider="corp"');
       expect(html).toContain("<button type=\"button\" data-passkey>Sign in with a passkey</button>");
       expect(html).not.toContain('data-form="magic-link"');
       expect(html).toContain('<link rel="stylesheet" href="/brand.css">');

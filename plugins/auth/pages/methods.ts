@@ -10,19 +10,17 @@ export interface SignInMethods {
   twoFactor: boolean;
 }
 
-const NAMES: Record<string, string> = { github: "GitHub", google: "Google", gitlab: "GitLab", microsoft: "Microsoft", apple: "Apple", discord: "Discord" };
-
-export function signInMethods(options: BetterAuthOptions): SignInMethods {
+/**
+ * `providers` are the library's own list once it started: social providers not turned off
+ * (`enabled: false`) and OpenID Connect providers whose discovery succeeded, so the page offers no
+ * button that cannot work.
+ */
+export function signInMethods(options: BetterAuthOptions, providers: readonly { id: string; name?: string }[]): SignInMethods {
   const plugins = options.plugins ?? [];
   const has = (id: string) => plugins.some((plugin) => plugin.id === id);
-  const social = Object.entries(options.socialProviders ?? {})
-    .filter(([, provider]) => provider && (provider as { enabled?: boolean }).enabled !== false)
-    .map(([id]) => ({ id, name: NAMES[id] ?? id }));
-  const generic = plugins.find((plugin) => plugin.id === "generic-oauth") as { options?: { config?: { providerId: string; name?: string }[] } } | undefined;
-  const oidc = (generic?.options?.config ?? []).map((provider) => ({ id: provider.providerId, name: provider.name ?? provider.providerId }));
   return {
     password: options.emailAndPassword?.enabled === true,
-    providers: [...social, ...oidc],
+    providers: providers.map((provider) => ({ id: provider.id, name: provider.name ?? provider.id })),
     passkey: has("passkey"),
     magicLink: has("magic-link"),
     twoFactor: has("two-factor"),

@@ -10,15 +10,15 @@ import { errorPage, landingPage, resetPasswordPage, signInPage, twoFactorPage } 
  * and what it does happens in the browser against `/api/auth/**`. An app's own `.route()` on the
  * same path wins (user routes come first), so any page can be replaced.
  */
-export function pageRoutes(settings: PagesSettings, methods: () => SignInMethods): RouteDefinition[] {
-  const at = (path: string, render: (url: URL) => Response): RouteDefinition => ({
+export function pageRoutes(settings: PagesSettings, methods: () => Promise<SignInMethods>): RouteDefinition[] {
+  const at = (path: string, render: (url: URL) => Response | Promise<Response>): RouteDefinition => ({
     method: "GET",
     path: `${settings.path}${path}`,
     context: false,
     handler: (event) => render(event.url),
   });
   return [
-    at("/sign-in", (url) => signInPage(settings, methods(), url)),
+    at("/sign-in", async (url) => signInPage(settings, await methods(), url)),
     at("/two-factor", (url) => twoFactorPage(settings, url)),
     at("/reset-password", (url) => resetPasswordPage(settings, url)),
     at("/verified", (url) => landingPage(settings, url, "Email verified", "Your email address is verified.")),
