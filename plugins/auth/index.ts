@@ -100,7 +100,7 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
           extra.push(apiKey({ enableSessionForAPIKeys: true, rateLimit: { enabled: false } }));
         }
         // Two-factor, passkeys and SSO: on when the schema declares their tables.
-        if (ctx.schema.auth) extra.push(...(await signInPlugins(ctx.schema.auth, typeof config.baseURL === "string" ? config.baseURL : app.baseUrl, app.name)));
+        if (ctx.schema.auth) extra.push(...(await signInPlugins(ctx.schema.auth, typeof config.baseURL === "string" ? config.baseURL : app.baseUrl, app.name, app.adminRoles ?? ["admin"])));
         const { oidc, pages: _pages, ...own } = config;
         extra.push(...(await oidcPlugins(oidc)));
         const reported = { ...own, onAPIError: reporter.options(config.onAPIError) };

@@ -1,5 +1,5 @@
 import type { BetterAuthPlugin } from "better-auth";
-import { installLine, missingPeers, type SchemaModel } from "../../kernel/index.js";
+import { hasRole, installLine, missingPeers, type SchemaModel } from "../../kernel/index.js";
 
 type Plugins = BetterAuthPlugin[];
 type Flags = NonNullable<SchemaModel["auth"]>;
@@ -19,7 +19,7 @@ export function missingSignInPeers(flags: Flags): string | undefined {
  * (`.auth({ twoFactor, passkeys, sso })`); a method the app configures itself in `plugins` is left
  * to it (the caller drops ours by id). Loaded in the `ready` hook: passkeys and SSO are optional peers.
  */
-export async function signInPlugins(flags: Flags, baseUrl: string | undefined, appName: string | undefined): Promise<Plugins> {
+export async function signInPlugins(flags: Flags, baseUrl: string | undefined, appName: string | undefined, adminRoles: readonly string[]): Promise<Plugins> {
   const plugins: Plugins = [];
   if (flags.twoFactor) {
     const { twoFactor } = await import("better-auth/plugins/two-factor");
@@ -35,7 +35,9 @@ export async function signInPlugins(flags: Flags, baseUrl: string | undefined, a
   }
   if (flags.sso) {
     const { sso } = await import(PEERS.sso);
-    plugins.push(sso());
+    // The library lets any signed-in user register up to ten providers, each claiming email
+    // domains: only admins may (the library's own limit of ten each), everyone else is refused (403).
+    plugins.push(sso({ providersLimit: (user: { role?: string | null }) => (hasRole(user, adminRoles) ? 10 : 0) }));
   }
   return plugins;
 }
