@@ -12,7 +12,7 @@ import { assertNoNul } from "./nul-check.js";
 import { failureReporter } from "./failure-report.js";
 import { explainedOriginRefusal } from "./served-origin.js";
 import { authExtensions, type AuthExtensions } from "./extensions.js";
-import { missingSignInPeers, signInPlugins } from "./sign-in-methods.js";
+import { flagHint, missingSignInPeers, signInPlugins } from "./sign-in-methods.js";
 import { oidcPlugins } from "./oidc.js";
 import { landOnPages, landings, pageRoutes, pagesSettings, signInMethods } from "./pages/index.js";
 import { AUTH_SCHEMA_INCOMPLETE, AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING, AUTH_SECRET_TOO_SHORT } from "./errors.js";
@@ -61,7 +61,7 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
       if (missing.length > 0) {
         throw fail(
           AUTH_SCHEMA_INCOMPLETE,
-          `The auth library (with its plugins) needs what the schema lacks: ${missing.join(", ")}. Declare them with .table(...) in the schema`,
+          `The auth library (with its plugins) needs what the schema lacks: ${missing.join(", ")}. Declare them with .table(...) in the schema${flagHint(missing)}`,
         );
       }
       if (ctx.schema.auth.apiKeys && missingPeers([API_KEY_PACKAGE]).length > 0) {

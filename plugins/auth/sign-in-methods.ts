@@ -49,3 +49,11 @@ function hostOf(baseUrl: string | undefined): string | undefined {
     return undefined;
   }
 }
+
+const FLAG_OF_TABLE: Record<string, string> = { twoFactor: "twoFactor", "user.twoFactorEnabled": "twoFactor", passkey: "passkeys", ssoProvider: "sso" };
+
+/** For missing tables a schema flag declares: the flags that would, as a sentence to append. */
+export function flagHint(missing: readonly string[]): string {
+  const flags = [...new Set(missing.map((entry) => FLAG_OF_TABLE[entry.replace(/^table "(.*)"$/, "$1")]).filter(Boolean))];
+  return flags.length ? `, or let .auth() on the schema declare them: schema(...).auth({ ${flags.map((flag) => `${flag}: true`).join(", ")} })` : "";
+}

@@ -100,3 +100,13 @@ describe.each(families())("turning the methods on in a later version (%s)", (fam
     expect(provider.userId).toBeNull();
   }, 30_000);
 });
+
+describe("a two-factor plugin without the flag", () => {
+  it("fails the build naming what is missing and the flag that declares it", async () => {
+    const { twoFactor: plugin } = await import("better-auth/plugins/two-factor");
+    const app = new App({ baseUrl: "http://localhost:3000", db: { dialect: (await openDatabase("sqlite")).dialect, kind: "sqlite" } })
+      .schema(schema("1").auth().build())
+      .auth({ secret: SECRET, plugins: [plugin()] });
+    expect(() => app.build()).toThrow(/user\.twoFactorEnabled.*table "twoFactor".*schema\(\.\.\.\)\.auth\(\{ twoFactor: true \}\)/s);
+  });
+});
