@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it, test } from "vitest";
 import { schema } from "../../kernel/schema/index.js";
 import type { ColumnType } from "../../kernel/schema/model.js";
 import { App } from "../../presets/trellis.js";
+import { sqliteMemory } from "../support/app.js";
 import { families, openDatabase, type TestDatabase } from "../support/databases.js";
 
 const SECRET = "a-test-secret-that-is-long-enough-0123456789";
@@ -104,7 +105,7 @@ describe.each(families())("turning the methods on in a later version (%s)", (fam
 describe("a two-factor plugin without the flag", () => {
   it("fails the build naming what is missing and the flag that declares it", async () => {
     const { twoFactor: plugin } = await import("better-auth/plugins/two-factor");
-    const app = new App({ baseUrl: "http://localhost:3000", db: { dialect: (await openDatabase("sqlite")).dialect, kind: "sqlite" } })
+    const app = new App({ baseUrl: "http://localhost:3000", db: sqliteMemory() })
       .schema(schema("1").auth().build())
       .auth({ secret: SECRET, plugins: [plugin()] });
     expect(() => app.build()).toThrow(/user\.twoFactorEnabled.*table "twoFactor".*schema\(\.\.\.\)\.auth\(\{ twoFactor: true \}\)/s);
