@@ -72,7 +72,7 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
       return {
         procedures: { _admin: { ...sections.procedures, ...procedures } } as never,
         // The export is part of the API: served with `ui: false` too.
-        routes: [exportRoute(settings.path, { db: ctx.resources.db, tables, settings, sealed: () => sealed! }), ...(settings.ui ? dashboardRoutes(settings.path) : []), ...sections.routes],
+        routes: [exportRoute(settings.path, { db: ctx.resources.db, tables, settings, sealed: () => sealed! }), ...(settings.ui ? dashboardRoutes(settings.path, (ctx.want("auth-options") as { pages?: { signIn: string } } | undefined)?.pages?.signIn) : []), ...sections.routes],
         middleware: recorder ? [recorder.middleware] : [],
       };
     },

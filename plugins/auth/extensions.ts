@@ -17,7 +17,7 @@ export interface AuthExtensions {
    */
   extend(step: (options: BetterAuthOptions) => BetterAuthOptions): void;
   /** Where the auth pages are, when the app serves them: the default landing of the links it sends. */
-  readonly pages?: { readonly resetPassword: string; readonly verified: string; readonly signedIn: string };
+  readonly pages?: { readonly signIn: string; readonly resetPassword: string; readonly verified: string; readonly signedIn: string };
 }
 
 export function authExtensions(pages?: AuthExtensions["pages"]): AuthExtensions & { apply(options: BetterAuthOptions): BetterAuthOptions; seal(): void } {

@@ -135,6 +135,8 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
     expect((await pageFetch(page, "/api/auth/two-factor/verify-totp", { code: totp.generate() })).status).toBe(200);
     await pageFetch(page, "/api/auth/sign-out", {});
     await page.goto(`${url}/_admin`);
+    // The other methods (providers, passkeys) are a link away, coming back here.
+    expect(await page.getByRole("link", { name: "Other ways to sign in" }).getAttribute("href")).toBe("/auth/sign-in?callbackURL=%2F_admin");
     await page.getByLabel("Email").fill("boss@example.test");
     await page.getByLabel("Password").fill(PASSWORD);
     await page.getByRole("button", { name: "Sign in" }).click();

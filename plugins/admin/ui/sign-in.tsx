@@ -44,6 +44,8 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         )}
         {error && <p role="alert" class="error">{error}</p>}
         <button type="submit" disabled={busy}>{codeStep ? "Verify" : "Sign in"}</button>
+        {/* The auth pages' sign-in, when the app serves them: providers and passkeys, back to here. */}
+        {!codeStep && document.body.dataset.signIn && <p><a href={document.body.dataset.signIn}>Other ways to sign in</a></p>}
       </form>
     </main>
   );

@@ -3,7 +3,7 @@ import type { PagesSettings } from "./options.js";
 
 /** The pages the links land on; the mail plugin reads `resetPassword` for its reset links. */
 export function landings(settings: PagesSettings) {
-  return { resetPassword: `${settings.path}/reset-password`, verified: `${settings.path}/verified`, signedIn: `${settings.path}/signed-in` };
+  return { signIn: `${settings.path}/sign-in`, resetPassword: `${settings.path}/reset-password`, verified: `${settings.path}/verified`, signedIn: `${settings.path}/signed-in` };
 }
 
 /**
