@@ -7,6 +7,7 @@ import * as OTPAuth from "otpauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
+import { sqliteMemory } from "../support/app.js";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
 import { ORIGIN, cookieOf } from "../support/auth.js";
 import { OAuthBrowser } from "../support/oauth-browser.js";
@@ -199,6 +200,34 @@ describe("TOTP guessing", () => {
     const wrong = await post("/two-factor/verify-totp", { code: "000000" }, challenge.cookie);
     expect(wrong.status).toBe(401);
     expect(wrong.cookie).not.toMatch(/session_token=[^;]+/);
+  });
+});
+
+describe("TOTP guessing with the library's rate limit on (as in production)", () => {
+  it("allows three two-factor attempts per ten seconds from one address, then 429", async () => {
+    const limited = await new App({ baseUrl: ORIGIN, db: sqliteMemory() })
+      .schema(schema("1").auth({ twoFactor: true }).build())
+      .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true, password: FAST_HASH }, rateLimit: { enabled: true } })
+      .start();
+    try {
+      const send = async (path: string, body: unknown, cookie = "", address = "192.0.2.50") => {
+        const response = await limited.handle(
+          new Request(`${ORIGIN}/api/auth${path}`, { method: "POST", headers: { "content-type": "application/json", origin: ORIGIN, ...(cookie && { cookie }) }, body: JSON.stringify(body) }),
+          { clientAddress: address },
+        );
+        return { status: response.status, body: (await response.json().catch(() => null)) as any, cookie: cookieOf(response) };
+      };
+      const up = await send("/sign-up/email", { email: "limited@corp.test", password: PASSWORD, name: "L" }, "", "192.0.2.60");
+      const enable = await send("/two-factor/enable", { password: PASSWORD }, up.cookie, "192.0.2.60");
+      const totp = OTPAuth.URI.parse(enable.body.totpURI) as OTPAuth.TOTP;
+      expect((await send("/two-factor/verify-totp", { code: totp.generate() }, `${up.cookie}; ${enable.cookie}`, "192.0.2.60")).status).toBe(200);
+      const challenge = await send("/sign-in/email", { email: "limited@corp.test", password: PASSWORD });
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await send("/two-factor/verify-totp", { code: String(300000 + i) }, challenge.cookie)).status);
+      expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    } finally {
+      await limited.close();
+    }
   });
 });
 
