@@ -175,7 +175,7 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
 
   /** Mounts the auth library at `/api/auth/**` and resolves `context.user` once per request. */
   auth(config: AuthConfig): this {
-    this.kernel.use(authPlugin(config, { baseUrl: this.options.baseUrl, corsOrigins: this.options.cors?.origins }));
+    this.kernel.use(authPlugin(config, { baseUrl: this.options.baseUrl, name: this.options.name, corsOrigins: this.options.cors?.origins }));
     return this;
   }
 

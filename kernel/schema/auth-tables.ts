@@ -15,8 +15,9 @@ import {
 } from "./columns.js";
 import { rel, type RelationDef } from "./relations.js";
 import type { RelationState } from "./types.js";
+import type { SignInOptions } from "./signin-tables.js";
 
-export interface AuthOptions {
+export interface AuthOptions extends SignInOptions {
   /**
    * The recognised role set, stored in the schema's `auth.roles`. A user may hold several roles, so
    * `user.role` stays a comma-separated `string | null` (read it with `parseSet`).

@@ -25,6 +25,7 @@ export type {
   AuthUserColumns,
   AuthVerificationColumns,
 } from "./auth-tables.js";
+export type { PasskeyColumns, PasskeyTables, SignInOptions, SsoProviderColumns, SsoTables, TwoFactorColumns, TwoFactorTables } from "./signin-tables.js";
 export type {
   EntityIdOf,
   FileColumns,

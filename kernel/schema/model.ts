@@ -97,7 +97,14 @@ export interface SchemaModel {
   /** Relations by source table, then by relation name. */
   readonly relations: Readonly<Record<string, Readonly<Record<string, RelationModel>>>>;
   /** Set by `.auth()`. */
-  readonly auth?: { readonly roles?: readonly string[]; readonly apiKeys: boolean };
+  readonly auth?: {
+    readonly roles?: readonly string[];
+    readonly apiKeys: boolean;
+    /** Sign-in methods whose tables the schema declares (signin-tables.ts). */
+    readonly twoFactor?: boolean;
+    readonly passkeys?: boolean;
+    readonly sso?: boolean;
+  };
   /** Set by `.files()`. */
   readonly files?: { readonly owner: boolean; readonly attachTo: readonly string[]; readonly placeholder?: boolean };
 }

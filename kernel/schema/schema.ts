@@ -16,6 +16,7 @@ import {
   type EntityIdOf,
   type PivotTables,
 } from "./files-tables.js";
+import { mergeSignIn, signInFlags, type SignInTables } from "./signin-tables.js";
 import { primaryKeyOf, type RelationModel, type SchemaModel, type TableModel } from "./model.js";
 import { searchModel, searchProblems, type SearchColumns, type SearchOptions } from "./search.js";
 import { rel, relationModel, type DescribeRelations, type RelationBuilder, type RelationDef } from "./relations.js";
@@ -48,10 +49,10 @@ export interface SchemaBuilder<TTables, TRelations> {
   /** Deep-merges an earlier version's tables and relations; this builder's columns and relations win. */
   extend<T2, R2>(previous: SchemaResult<T2, R2>): SchemaBuilder<MergeTables<T2, TTables>, MergeTables<R2, TRelations>>;
   /** Adds better-auth's tables (with the admin plugin's fields) and their relations. */
-  auth<A extends boolean = false>(
-    options?: AuthOptions & { apiKeys?: A },
+  auth<A extends boolean = false, T extends boolean = false, P extends boolean = false, O extends boolean = false>(
+    options?: AuthOptions & { apiKeys?: A; twoFactor?: T; passkeys?: P; sso?: O },
   ): SchemaBuilder<
-    MergeTables<TTables, A extends true ? AuthTables & ApiKeyTables : AuthTables>,
+    MergeTables<TTables, (A extends true ? AuthTables & ApiKeyTables : AuthTables) & SignInTables<T, P, O>>,
     MergeTables<TRelations, AuthRelations>
   >;
   /** Adds the `file` table and, per `attachTo` entry, a pivot table and relations both ways. */
@@ -150,11 +151,12 @@ class Builder {
 
   auth(options: AuthOptions = {}): Builder {
     const apiKeys = options.apiKeys === true || this.draft.auth?.apiKeys === true;
+    const signIn = signInFlags(options, this.draft.auth);
     const roles = options.roles === undefined ? this.draft.auth?.roles : checkRoles(options.roles);
     return this.next({
-      tables: mergeDeep(this.draft.tables, authTables(apiKeys)),
+      tables: mergeDeep(this.draft.tables, mergeSignIn(authTables(apiKeys), signIn)),
       relations: mergeDeep(this.draft.relations, named(authRelations())),
-      auth: roles === undefined ? { apiKeys } : { roles, apiKeys },
+      auth: roles === undefined ? { apiKeys, ...signIn } : { roles, apiKeys, ...signIn },
     });
   }
 

@@ -3,6 +3,7 @@ import type { ColumnModels } from "./columns.js";
 import { fileTable } from "./files-tables.js";
 import type { ColumnModel, ColumnType, RelationModel, SchemaModel, SearchModel } from "./model.js";
 import { searchProblems } from "./search.js";
+import { mergeSignIn } from "./signin-tables.js";
 
 /** The builder's state: a `SchemaModel` before tables get their `name`. Never mutated; calls copy it. */
 export interface Draft {
@@ -27,7 +28,7 @@ export function checkName(kind: "table" | "column" | "relation", name: string): 
 /** The columns `.auth()` and `.files()` rely on, by table; derived from the flags so `.extend()` keeps them. */
 function coreTables(draft: Draft): Record<string, ColumnModels> {
   return {
-    ...(draft.auth ? authTables(draft.auth.apiKeys) : {}),
+    ...(draft.auth ? mergeSignIn(authTables(draft.auth.apiKeys), draft.auth) : {}),
     ...(draft.files ? { file: fileTable(draft.files.owner, draft.files.placeholder) } : {}),
   };
 }

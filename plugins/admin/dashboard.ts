@@ -24,8 +24,13 @@ const SECURITY_HEADERS = {
   "x-frame-options": "DENY",
 };
 
-/** `GET <path>`: the page; `GET <path>/assets/<name>`: its hashed, immutable script and stylesheet. */
-export function dashboardRoutes(path: string): RouteDefinition[] {
+/**
+ * `GET <path>`: the page; `GET <path>/assets/<name>`: its hashed, immutable script and stylesheet.
+ * `signIn`, the auth pages' sign-in page when the app serves it, is offered beside the password form
+ * for the other methods (providers, passkeys), coming back to the dashboard.
+ */
+export function dashboardRoutes(path: string, signIn?: string): RouteDefinition[] {
+  const other = signIn ? ` data-sign-in="${signIn}?callbackURL=${encodeURIComponent(path)}"` : "";
   const page: RouteDefinition["handler"] = async () => {
     const { script, style } = await dashboardAssets();
     const html = `<!doctype html>
@@ -38,7 +43,7 @@ export function dashboardRoutes(path: string): RouteDefinition[] {
 <link rel="stylesheet" href="${path}/assets/${style.name}">
 <script type="module" src="${path}/assets/${script.name}"></script>
 </head>
-<body><div id="app"></div><noscript>The admin dashboard needs JavaScript.</noscript></body>
+<body${other}><div id="app"></div><noscript>The admin dashboard needs JavaScript.</noscript></body>
 </html>
 `;
     return new Response(html, { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache", ...SECURITY_HEADERS } });

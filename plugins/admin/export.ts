@@ -1,4 +1,5 @@
 import { RpcError, assertRole, primaryKeyOf, toPlainJson, type AppDatabase, type RouteDefinition, type SealedApp } from "../../kernel/index.js";
+import { assertSecondFactor } from "./second-factor.js";
 import { csvRecord, isFreeText } from "./csv.js";
 import { selectionInput } from "./data.js";
 import type { AdminSettings } from "./options.js";
@@ -38,6 +39,7 @@ export function exportRoute(path: string, { db, tables, settings, sealed }: Expo
     path: `${path}/export/:file`,
     handler: async (event, context) => {
       assertRole("admin", settings.roles, context);
+      assertSecondFactor(settings, context);
       const file = event.params.file ?? "";
       const dot = file.lastIndexOf(".");
       const format = file.slice(dot + 1);

@@ -1,10 +1,11 @@
 import { TrellisError, definePlugin, permissionMiddleware, type PluginContext, type ProcedureBase, type AppRpcContext, type AppPlugin, type SealedApp } from "../../kernel/index.js";
-import { adminSettings, type AdminConfig } from "./options.js";
+import { adminSettings, type AdminConfig, type AdminSettings } from "./options.js";
+import { secondFactorMiddleware } from "./second-factor.js";
 import { adminProcedures } from "./procedures.js";
 import { adminTables } from "./tables.js";
 import { firstAdmin } from "./first-admin.js";
 import { dashboardRoutes } from "./dashboard.js";
-import { ADMIN_BAD_PATH } from "./errors.js";
+import { ADMIN_BAD_PATH, ADMIN_TWO_FACTOR_MISSING } from "./errors.js";
 import { countCache } from "./count-cache.js";
 import type { AuthApi } from "./user-actions.js";
 import { ActivityRing, activityRecorder } from "./activity.js";
@@ -36,6 +37,9 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
     optionalDependencies: ["auth", "resources", ...SECTION_PLUGINS],
     validate(ctx) {
       ctx.requireSession(".admin() (every _admin procedure needs a signed-in admin)");
+      if (settings.requireTwoFactor && !ctx.schema.auth?.twoFactor) {
+        throw new TrellisError(ADMIN_TWO_FACTOR_MISSING, ".admin({ requireTwoFactor: true }) needs the two-factor tables: schema(...).auth({ twoFactor: true })", { plugin: "admin", hook: "validate" });
+      }
       if (settings.ui && (settings.path === "/rpc" || settings.path.startsWith("/rpc/") || settings.path.startsWith("/api/auth"))) {
         throw new TrellisError(ADMIN_BAD_PATH, `.admin({ path: "${settings.path}" }) collides with a built-in route; pick another path`, { plugin: "admin", hook: "validate" });
       }
@@ -64,17 +68,17 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
         services: () => ({ kv: ctx.resources.kv, storage: ctx.resources.storage }),
         auth: () => ctx.want("auth") as AuthApi | undefined,
       });
-      const sections = adminSections(ctx, gatedBase(ctx, settings.roles), settings);
+      const sections = adminSections(ctx, gatedBase(ctx, settings), settings);
       return {
         procedures: { _admin: { ...sections.procedures, ...procedures } } as never,
         // The export is part of the API: served with `ui: false` too.
-        routes: [exportRoute(settings.path, { db: ctx.resources.db, tables, settings, sealed: () => sealed! }), ...(settings.ui ? dashboardRoutes(settings.path) : []), ...sections.routes],
+        routes: [exportRoute(settings.path, { db: ctx.resources.db, tables, settings, sealed: () => sealed! }), ...(settings.ui ? dashboardRoutes(settings.path, (ctx.want("auth-options") as { pages?: { signIn: string } } | undefined)?.pages?.signIn) : []), ...sections.routes],
         middleware: recorder ? [recorder.middleware] : [],
       };
     },
   });
 }
 
-function gatedBase(ctx: PluginContext, roles: readonly string[]) {
-  return ctx.base.use(permissionMiddleware({ permission: "admin", roles })) as unknown as ProcedureBase<AppRpcContext>;
+function gatedBase(ctx: PluginContext, settings: AdminSettings) {
+  return ctx.base.use(permissionMiddleware({ permission: "admin", roles: settings.roles })).use(secondFactorMiddleware(settings) as never) as unknown as ProcedureBase<AppRpcContext>;
 }

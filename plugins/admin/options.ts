@@ -39,6 +39,12 @@ export interface AdminConfig {
    * @default 500
    */
   activity?: number | false;
+  /**
+   * Refuses (403) an admin whose account has no second factor on: every `_admin` call, the export
+   * and so the dashboard. Needs `schema().auth({ twoFactor: true })`.
+   * @default false
+   */
+  requireTwoFactor?: boolean;
 }
 
 export interface AdminSettings {
@@ -49,6 +55,7 @@ export interface AdminSettings {
   path: string;
   firstAdminEmail: string | undefined;
   activity: number;
+  requireTwoFactor: boolean;
 }
 
 /** Largest `skip`: deep offsets make the database walk every skipped row. */
@@ -64,6 +71,7 @@ export function adminSettings(config: AdminConfig = {}): AdminSettings {
     ui: config.ui ?? true,
     path: path.startsWith("/") ? path : `/${path}`,
     firstAdminEmail: config.firstAdminEmail?.trim().toLowerCase() || undefined,
+    requireTwoFactor: config.requireTwoFactor === true,
     activity: config.activity === false ? 0 : Math.max(0, Math.floor(config.activity ?? 500)),
   };
 }

@@ -1,3 +1,4 @@
+import { secondFactorMiddleware } from "./second-factor.js";
 import { permissionMiddleware, type AppDatabase, type AppRpcContext, type DatabaseKind, type ProcedureBase, type ResourceRegistry, type SealedApp, type SchemaModel, type AppKV, type AppStorage } from "../../kernel/index.js";
 import { dataProcedures } from "./data.js";
 import { describeApp, type AdminMeta } from "./meta.js";
@@ -33,7 +34,7 @@ export interface AdminDeps {
  * of `roles`), before its input is validated, so a caller without the role learns nothing from a 400.
  */
 export function adminProcedures(base: ProcedureBase<AppRpcContext>, deps: AdminDeps) {
-  const gated = base.use(permissionMiddleware({ permission: "admin", roles: deps.settings.roles }));
+  const gated = base.use(permissionMiddleware({ permission: "admin", roles: deps.settings.roles })).use(secondFactorMiddleware(deps.settings) as never);
   return {
     meta: gated.handler(
       (): Promise<AdminMeta> => describeApp(deps.sealed(), deps.db, deps.kind, deps.tables, deps.registry(), deps.plugins, deps.settings.ui),

@@ -1,4 +1,5 @@
 import { assertRole, type AppRpcContext, type PluginContext, type ProcedureBase, type ProcedureTree, type RouteDefinition } from "../../kernel/index.js";
+import { assertSecondFactor, type SecondFactorRule } from "./second-factor.js";
 
 /**
  * The admin plugin's extension point for other plugins' admin procedures. `_admin` is reserved for
@@ -17,7 +18,7 @@ export type AdminSection = ((gated: ProcedureBase<AppRpcContext>) => ProcedureTr
 /** Plugins whose admin sections are read, in this order. */
 export const SECTION_PLUGINS = ["mail", "jobs", "files", "backups", "audit", "channels"] as const;
 
-export function adminSections(ctx: PluginContext, gated: ProcedureBase<AppRpcContext>, mount: { path: string; roles: readonly string[] }): { procedures: ProcedureTree; routes: RouteDefinition[] } {
+export function adminSections(ctx: PluginContext, gated: ProcedureBase<AppRpcContext>, mount: { path: string; roles: readonly string[] } & SecondFactorRule): { procedures: ProcedureTree; routes: RouteDefinition[] } {
   const procedures: ProcedureTree = {};
   const routes: RouteDefinition[] = [];
   for (const name of SECTION_PLUGINS) {
@@ -31,6 +32,7 @@ export function adminSections(ctx: PluginContext, gated: ProcedureBase<AppRpcCon
         context: true,
         handler: (event, context) => {
           assertRole("admin", mount.roles, context as AppRpcContext);
+          assertSecondFactor(mount, context as AppRpcContext);
           return route.handler(event, context);
         },
       });

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { sql } from "kysely";
 import { RpcError, decodeRow, type AppDatabase, type AppRpcContext, type DatabaseKind, type ProcedureBase, type SchemaModel } from "../../kernel/index.js";
 import { userActions, type AuthApi } from "./user-actions.js";
+import { userFactors, type AdminUserFactors } from "./user-factors.js";
 
 type Row = Record<string, unknown>;
 
@@ -19,7 +20,7 @@ export interface AdminUser {
 }
 
 /** What an admin sees of a user: never a token, a password hash or a key. */
-export interface AdminUserDetail extends AdminUser {
+export interface AdminUserDetail extends AdminUser, AdminUserFactors {
   sessions: { id: string; createdAt: Date; expiresAt: Date; ipAddress: string | null; userAgent: string | null; impersonatedBy: string | null }[];
   accounts: { id: string; providerId: string; accountId: string; createdAt: Date; hasPassword: boolean }[];
   /** Undefined when the schema has no `apikey` table. */
@@ -64,6 +65,7 @@ export function userProcedures(base: ProcedureBase<AppRpcContext>, db: AppDataba
     };
   };
   const hasApiKeys = Boolean(schema.tables.apikey);
+  const factors = userFactors(base, db, kind, schema);
 
   const list = base.input(listInput).handler(async ({ input }): Promise<{ data: AdminUser[]; count: number }> => {
     const search = input.search?.trim();
@@ -95,6 +97,7 @@ export function userProcedures(base: ProcedureBase<AppRpcContext>, db: AppDataba
       : undefined;
     return {
       ...user(row),
+      ...(await factors.of(decode("user", row))),
       sessions: sessions.map((s) => decode("session", s) as AdminUserDetail["sessions"][number]),
       accounts: accounts.map((a) => {
         const { password, ...rest } = decode("account", a);
@@ -104,5 +107,5 @@ export function userProcedures(base: ProcedureBase<AppRpcContext>, db: AppDataba
     };
   });
 
-  return { list, get, ...userActions(base, db, auth, hasApiKeys, async (userId) => user((await db.selectFrom("user").selectAll().where("id", "=", userId).executeTakeFirstOrThrow()) as Row)) };
+  return { list, get, ...factors.procedures, ...userActions(base, db, auth, hasApiKeys, async (userId) => user((await db.selectFrom("user").selectAll().where("id", "=", userId).executeTakeFirstOrThrow()) as Row)) };
 }

@@ -16,12 +16,15 @@ export interface AuthExtensions {
    * returns them changed. Steps run in the order they were added; only during `build`.
    */
   extend(step: (options: BetterAuthOptions) => BetterAuthOptions): void;
+  /** Where the auth pages are, when the app serves them: the default landing of the links it sends. */
+  readonly pages?: { readonly signIn: string; readonly resetPassword: string; readonly verified: string; readonly signedIn: string };
 }
 
-export function authExtensions(): AuthExtensions & { apply(options: BetterAuthOptions): BetterAuthOptions; seal(): void } {
+export function authExtensions(pages?: AuthExtensions["pages"]): AuthExtensions & { apply(options: BetterAuthOptions): BetterAuthOptions; seal(): void } {
   const steps: ((options: BetterAuthOptions) => BetterAuthOptions)[] = [];
   let sealed = false;
   return {
+    pages,
     extend(step) {
       if (sealed) {
         throw new TrellisError(AUTH_EXTEND_LATE, "auth-options: extend() works only during build; the auth library already exists", { plugin: "auth" });

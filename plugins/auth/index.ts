@@ -12,9 +12,13 @@ import { assertNoNul } from "./nul-check.js";
 import { failureReporter } from "./failure-report.js";
 import { explainedOriginRefusal } from "./served-origin.js";
 import { authExtensions, type AuthExtensions } from "./extensions.js";
+import { flagHint, missingSignInPeers, signInPlugins } from "./sign-in-methods.js";
+import { oidcPlugins } from "./oidc.js";
+import { landOnPages, landings, pageRoutes, pagesSettings, signInMethods } from "./pages/index.js";
 import { AUTH_SCHEMA_INCOMPLETE, AUTH_PEER_MISSING, AUTH_SCHEMA_MISSING, AUTH_SECRET_MISSING, AUTH_SECRET_TOO_SHORT } from "./errors.js";
 
 export type { AuthConfig, AuthAppOptions } from "./options.js";
+export type { OidcProvider } from "./oidc.js";
 export type { AuthExtensions } from "./extensions.js";
 
 declare module "../../kernel/index.js" {
@@ -57,12 +61,14 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
       if (missing.length > 0) {
         throw fail(
           AUTH_SCHEMA_INCOMPLETE,
-          `The auth library (with its plugins) needs what the schema lacks: ${missing.join(", ")}. Declare them with .table(...) in the schema`,
+          `The auth library (with its plugins) needs what the schema lacks: ${missing.join(", ")}. Declare them with .table(...) in the schema${flagHint(missing)}`,
         );
       }
       if (ctx.schema.auth.apiKeys && missingPeers([API_KEY_PACKAGE]).length > 0) {
         throw fail(AUTH_PEER_MISSING, `The schema asks for API keys, so install the optional peer "${API_KEY_PACKAGE}": ${installLine([API_KEY_PACKAGE])}`);
       }
+      const signInPeers = missingSignInPeers(ctx.schema.auth);
+      if (signInPeers) throw fail(AUTH_PEER_MISSING, signInPeers);
       const env = processEnv();
       if (config.secret.length < 32) {
         // Anyone who guesses a short secret forges sessions: refused where it matters, warned elsewhere.
@@ -79,8 +85,9 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
       // A failure while close() runs is the shutdown (answered 503 by the kernel), not a bug.
       const reporter = failureReporter((error, event) => sealed?.state() !== "closed" && ctx.report(error, "route", event));
       const wantsApiKeys = ctx.schema.auth?.apiKeys ?? false;
+      const pages = pagesSettings(config.pages);
       // Plugins that build after this one (mail) add their callbacks here before the library exists.
-      const extensions = authExtensions();
+      const extensions = authExtensions(pages && landings(pages));
       ctx.provide("auth-options", extensions);
       ctx.hooks.ready.tap(async () => {
         extensions.seal();
@@ -92,8 +99,13 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
           // your own apiKey() in `plugins` to configure it differently.
           extra.push(apiKey({ enableSessionForAPIKeys: true, rateLimit: { enabled: false } }));
         }
-        const reported = { ...config, onAPIError: reporter.options(config.onAPIError) };
-        instance = betterAuth(extensions.apply(authOptions(reported, app, { db, type: kind }, extra))) as unknown as AuthInstance;
+        // Two-factor, passkeys and SSO: on when the schema declares their tables.
+        if (ctx.schema.auth) extra.push(...(await signInPlugins(ctx.schema.auth, typeof config.baseURL === "string" ? config.baseURL : app.baseUrl, app.name, app.adminRoles ?? ["admin"])));
+        const { oidc, pages: _pages, ...own } = config;
+        extra.push(...(await oidcPlugins(oidc)));
+        const reported = { ...own, onAPIError: reporter.options(config.onAPIError) };
+        const options = extensions.apply(authOptions(reported, app, { db, type: kind }, extra));
+        instance = betterAuth(pages ? landOnPages(options, pages) : options) as unknown as AuthInstance;
         ctx.provide("auth", instance, { context: true });
       });
       // A cached session may carry the user as they were: re-read the row so a ban applies at once.
@@ -121,6 +133,7 @@ export function authPlugin(config: AuthConfig, app: AuthAppOptions = {}): AppPlu
       return {
         middleware: [originCheck(trusted, typeof config.trustedOrigins === "function" ? config.trustedOrigins : undefined)],
         routes: [
+          ...(pages ? pageRoutes(pages, async () => signInMethods(instance!.options, (await instance!.$context).socialProviders)) : []),
           {
             method: "ALL",
             path: "/api/auth/**",

@@ -2,12 +2,14 @@ import type { BetterAuthOptions } from "better-auth";
 import { processEnv } from "../../kernel/index.js";
 import { CLIENT_ADDRESS_HEADER } from "./client-address.js";
 import { servedLoopbackOrigin } from "./served-origin.js";
+import type { OidcConfig } from "./oidc.js";
+import type { AuthPagesConfig } from "./pages/options.js";
 
 /**
  * The auth library's options minus `database`, which Trellis wires to the app's own Kysely instance
  * and the tables of `schema().auth()`.
  */
-export interface AuthConfig extends Omit<BetterAuthOptions, "database" | "secret"> {
+export interface AuthConfig extends Omit<BetterAuthOptions, "database" | "secret">, OidcConfig, AuthPagesConfig {
   /** Signs and encrypts sessions, cookies and tokens: at least 32 random characters in production. */
   secret: string;
 }
@@ -15,6 +17,8 @@ export interface AuthConfig extends Omit<BetterAuthOptions, "database" | "secret
 /** What the facade knows about the app that the auth library needs. */
 export interface AuthAppOptions {
   baseUrl?: string;
+  /** The app's display name: the issuer authenticator apps show, the passkey relying party's name. */
+  name?: string;
   /** `cors.origins`: always trusted, whatever the call order (never `*`). */
   corsOrigins?: readonly string[];
   /**

@@ -17,7 +17,7 @@ export const SIGNED_OUT = Symbol("signed out");
 export type SessionLookup = (headers: Headers, options?: { refresh?: boolean }) => Promise<SessionState | undefined | typeof SIGNED_OUT>;
 
 /** The user columns a cached copy may hold stale that Trellis' own checks read. */
-const LIVE_COLUMNS = ["role", "banned", "banReason", "banExpires"] as const;
+const LIVE_COLUMNS = ["role", "banned", "banReason", "banExpires", "twoFactorEnabled"] as const;
 
 /**
  * @param reread re-read the user's row on every lookup: true when better-auth may answer from a

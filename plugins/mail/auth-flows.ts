@@ -1,13 +1,14 @@
 import type { BetterAuthOptions } from "better-auth";
 import { magicLink } from "better-auth/plugins/magic-link";
 import { emailOTP } from "better-auth/plugins/email-otp";
-import type { MailAuthOptions } from "./options.js";
+import type { MailAuthFlows } from "./options.js";
 import type { MailerInternals } from "./mailer.js";
 import { coreSendingPaths, pluginSendingPaths } from "./limits.js";
 
 /** What mail uses of the auth plugin's `auth-options` service (see docs/auth.md). */
 export interface AuthOptionsService {
   extend(step: (options: BetterAuthOptions) => BetterAuthOptions): void;
+  readonly pages?: { readonly resetPassword: string };
 }
 
 /**
@@ -15,7 +16,9 @@ export interface AuthOptionsService {
  * waits for SMTP), so the endpoint answers as fast as without mail. A callback the app already
  * passed to `.auth()` is kept: its own sender wins.
  */
-export function wireAuthFlows(auth: AuthOptionsService, mailer: MailerInternals, flows: Required<MailAuthOptions>, sending?: Set<string>): void {
+export function wireAuthFlows(auth: AuthOptionsService, mailer: MailerInternals, flows: MailAuthFlows, sending?: Set<string>): void {
+  // The auth pages' reset page unless the app named its own (`/` without the pages).
+  const resetLanding = flows.resetPasswordPage ?? auth.pages?.resetPassword ?? "/";
   auth.extend((options) => {
     const next: BetterAuthOptions = { ...options };
     const password = options.emailAndPassword;
@@ -36,7 +39,7 @@ export function wireAuthFlows(auth: AuthOptionsService, mailer: MailerInternals,
         requireEmailVerification: password.requireEmailVerification ?? flows.requireEmailVerification,
         sendResetPassword:
           password.sendResetPassword ??
-          (async ({ user, url }) => mailer.queueAuth("reset-password", { to: user.email, name: user.name, link: withLanding(url, flows.resetPasswordPage) })),
+          (async ({ user, url }) => mailer.queueAuth("reset-password", { to: user.email, name: user.name, link: withLanding(url, resetLanding) })),
       };
     }
     if (flows.changeEmail) {

@@ -48,10 +48,13 @@ export interface MailAuthOptions {
   /**
    * Where the reset link lands when the request named no `redirectTo`: the page of the app that
    * asks for the new password; it receives `?token=...`.
-   * @default "/"
+   * @default the auth pages' reset page ("/auth/reset-password"), or "/" with `.auth({ pages: false })`
    */
   resetPasswordPage?: string;
 }
+
+/** The flows with their defaults; the reset landing stays open until the auth pages are known. */
+export type MailAuthFlows = Required<Omit<MailAuthOptions, "resetPasswordPage">> & Pick<MailAuthOptions, "resetPasswordPage">;
 
 export interface MailLimits {
   /**
@@ -108,7 +111,7 @@ export interface MailConfig {
 export interface ResolvedMail {
   transport: { kind: "outbox" } | { kind: "smtp"; url: string } | { kind: "custom"; transport: MailTransport } | { kind: "missing" } | { kind: "bad"; value: unknown };
   from: string;
-  auth: Required<MailAuthOptions> | false;
+  auth: MailAuthFlows | false;
   limits: { perAddress: number; perClient: number; store: RateLimitStore | undefined } | false;
   retries: number;
   retryDelayMs: number;
@@ -124,7 +127,6 @@ export function resolveMail(config: MailConfig): ResolvedMail {
     changeEmail: true,
     magicLink: false,
     emailOtp: false,
-    resetPasswordPage: "/",
     ...config.auth,
   };
   const limits = config.limits === false ? false : { perAddress: 5, perClient: 20, store: undefined, ...config.limits };

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { SURFACES } from "./commands/surfaces.js";
+import { AUTH_METHODS } from "./commands/auth-methods.js";
 import { CliError, dim, red } from "./output.js";
 
 const program = new Command("trellis")
@@ -29,6 +30,7 @@ program
   .description("write a new project that installs, tests and serves with no edits")
   .argument("<dir>", "the folder to create")
   .option("--surfaces <list>", `comma-separated extras: ${SURFACES.join(", ")}`)
+  .option("--auth <list>", `comma-separated sign-in methods beside email and password: ${AUTH_METHODS.join(", ")}`)
   .option("--plugin", "write an in-house plugin package instead of an app")
   .option("--trellis <spec>", "how the project depends on Trellis (a version range, a tarball or a git URL)")
   .option("--no-install", "skip npm install")

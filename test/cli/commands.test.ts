@@ -67,9 +67,9 @@ afterAll(async () => {
 describe("trellis new", () => {
   // Under CI the packed test installs and type-checks both projects for real; this is the quick check for a local run.
   const packed = Boolean(process.env.CI || process.env.TRELLIS_PACK_TEST);
-  it.skipIf(packed)("renders a project that type-checks strict, with no surface and with every surface", { timeout: 180_000 }, async () => {
+  it.skipIf(packed)("renders a project that type-checks strict, with no surface, with every surface and with every sign-in method", { timeout: 180_000 }, async () => {
     const dirs: string[] = [];
-    for (const args of [[], ["--surfaces", "openapi,mcp,files,live,admin"]]) {
+    for (const args of [[], ["--surfaces", "openapi,mcp,files,live,admin"], ["--auth", "github,google,passkeys,2fa"]]) {
       const dir = await project("typed", args);
       made.push(dir);
       dirs.push(dir);
@@ -80,9 +80,19 @@ describe("trellis new", () => {
       const manifest = JSON.parse(await readFile(join(dir, "package.json"), "utf8"));
       expect(manifest.scripts).toMatchObject({ dev: "trellis dev", build: "trellis build", start: "trellis start", test: "vitest run", typecheck: "tsc --noEmit" });
       const app = await readFile(join(dir, "src/app.ts"), "utf8");
-      expect(app).not.toContain("surface:");
-      if (args.length) expect(Object.keys(manifest.dependencies)).toEqual(expect.arrayContaining(["@orpc/openapi", "@modelcontextprotocol/sdk", "swagger-ui-dist"]));
+      expect(app).not.toMatch(/surface:|auth:/);
+      if (args[0] === "--surfaces") expect(Object.keys(manifest.dependencies)).toEqual(expect.arrayContaining(["@orpc/openapi", "@modelcontextprotocol/sdk", "swagger-ui-dist"]));
       else expect(app).not.toMatch(/openapi|mcp|files/);
+      if (args[0] === "--auth") {
+        expect(manifest.dependencies["@better-auth/passkey"]).toBeDefined();
+        expect(app).toContain("github: { clientId: GITHUB_CLIENT_ID");
+        expect(app).toContain("google: { clientId: GOOGLE_CLIENT_ID");
+        expect(await readFile(join(dir, "src/schema.ts"), "utf8")).toMatch(/\.auth\(\{\s+twoFactor: true,\s+passkeys: true,\s+\}\)/);
+        const example = await readFile(join(dir, ".env.example"), "utf8");
+        for (const key of ["GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET"]) expect(example).toMatch(new RegExp(`^${key}=$`, "m"));
+        expect(example).toContain("/api/auth/callback/github");
+        expect(example).not.toContain("auth:");
+      } else expect(app).not.toMatch(/socialProviders|GITHUB/);
     }
     // Both projects in one compiler run (the cost is Trellis's own source, checked once).
     const config = JSON.parse(await readFile(join(dirs[0]!, "tsconfig.json"), "utf8"));

@@ -102,13 +102,13 @@ describe("mail over SMTP", () => {
     expect((await post(app, "/api/auth/reset-password", { newPassword: "yet another passphrase", token })).status).toBe(400);
   });
 
-  it("a reset link without redirectTo lands on the app's reset page", async () => {
+  it("a reset link without redirectTo lands on the auth pages' reset page", async () => {
     await verifiedUser("dan@example.test");
     await post(app, "/api/auth/request-password-reset", { email: "dan@example.test" });
     const mail = await smtp.next("dan@example.test");
     const landing = await get(app, mail.link!);
     expect(landing.status).toBe(302);
-    expect(landing.headers.get("location")).toMatch(/^http:\/\/localhost:3000\/\?token=\w+$/);
+    expect(landing.headers.get("location")).toMatch(/^http:\/\/localhost:3000\/auth\/reset-password\?token=\w+$/);
   });
 
   it("changes the email after the old address confirms and the new one verifies", async () => {

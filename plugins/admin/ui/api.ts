@@ -18,16 +18,32 @@ export function messageOf(error: unknown): string {
   return (error as { message?: string })?.message || "Something went wrong";
 }
 
-/** Signs in through the auth plugin's own endpoint; resolves to an error message or undefined. */
-export async function signIn(email: string, password: string): Promise<string | undefined> {
+/** What `signIn` resolves to when the password was right and the account asks for its second factor. */
+export const TWO_FACTOR = Symbol("two-factor");
+
+/** Signs in through the auth plugin's own endpoint; resolves to an error message, `TWO_FACTOR`, or undefined. */
+export async function signIn(email: string, password: string): Promise<string | typeof TWO_FACTOR | undefined> {
   const response = await fetch("/api/auth/sign-in/email", {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ email, password }),
   });
+  const body = (await response.json().catch(() => ({}))) as { message?: string; twoFactorRedirect?: boolean };
+  if (response.ok) return body.twoFactorRedirect ? TWO_FACTOR : undefined;
+  return body.message || `Sign-in failed (${response.status})`;
+}
+
+/** The second step of a two-factor sign-in: a code from the authenticator app, or a backup code. */
+export async function verifyCode(code: string): Promise<string | undefined> {
+  const backup = !/^\d{6}$/.test(code);
+  const response = await fetch(`/api/auth/two-factor/${backup ? "verify-backup-code" : "verify-totp"}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ code }),
+  });
   if (response.ok) return undefined;
   const body = (await response.json().catch(() => ({}))) as { message?: string };
-  return body.message || `Sign-in failed (${response.status})`;
+  return body.message || `Verification failed (${response.status})`;
 }
 
 export async function signOut(): Promise<void> {

@@ -121,6 +121,32 @@ export function UserPanel({ id, passwordReset, audit = false, onClose, onChanged
           <ul class="plain">
             {user.accounts.map((a) => <li key={a.id}>{a.providerId}{a.hasPassword ? " (password set)" : ""}, linked {age(a.createdAt)}</li>)}
           </ul>
+
+          {user.twoFactor && (
+            <>
+              <h3>Two-factor</h3>
+              <p class="note">{user.twoFactor.enabled ? "On: sign-in asks for a code after the password." : "Off."}</p>
+              {user.twoFactor.enabled && (
+                <button type="button" class="danger" onClick={act(() => client._admin.users.resetTwoFactor({ id }), "Two-factor reset: the next sign-in asks only the password")}>Reset two-factor</button>
+              )}
+            </>
+          )}
+
+          {user.passkeys && (
+            <>
+              <h3>Passkeys</h3>
+              {user.passkeys.length === 0 ? <p class="note">No passkeys.</p> : (
+                <ul class="plain" aria-label="passkeys">
+                  {user.passkeys.map((p) => (
+                    <li key={p.id}>
+                      {p.name ?? "(unnamed)"} ({p.backedUp ? "synced" : "one device"}){p.createdAt ? `, added ${age(p.createdAt)}` : ""}
+                      {" "}<button type="button" class="quiet" aria-label={`Delete passkey ${p.name ?? p.id}`} onClick={act(() => client._admin.users.deletePasskey({ id: p.id }), "Passkey deleted")}>Delete</button>
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </>
+          )}
         </>
       )}
       {audit && <UserActivity userId={id} />}

@@ -5,12 +5,15 @@ import { cp, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CliError, bold, dim, green, say } from "../output.js";
+import { AUTH_METHODS, AUTH_PEERS, type AuthMethod } from "./auth-methods.js";
 import { SURFACES, SURFACE_PEERS, type Surface } from "./surfaces.js";
 
 const DEV_TOOLS = ["typescript", "tsx", "vitest", "@types/node"];
 
 export interface NewOptions {
   surfaces?: string;
+  /** Sign-in methods beside email and password: github, google, passkeys, 2fa. */
+  auth?: string;
   plugin?: boolean;
   /** How the new project depends on Trellis: a version range, a tarball path or a git URL. */
   trellis?: string;
@@ -25,6 +28,8 @@ export async function create(dir: string, options: NewOptions): Promise<number> 
   }
   const surfaces = parseSurfaces(options.surfaces);
   if (options.plugin && surfaces.length) throw new CliError("CLI_BAD_OPTION", "--surfaces applies to apps, not to --plugin packages.", undefined, 2);
+  const auth = parseList(options.auth, AUTH_METHODS, "sign-in method");
+  if (options.plugin && auth.length) throw new CliError("CLI_BAD_OPTION", "--auth applies to apps, not to --plugin packages.", undefined, 2);
   const trellis = trellisManifest();
   const name = basename(target).toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "") || "trellis-app";
   const title = name.replace(/(^|-)(\w)/g, (_, space: string, letter: string) => `${space ? " " : ""}${letter.toUpperCase()}`);
@@ -33,7 +38,7 @@ export async function create(dir: string, options: NewOptions): Promise<number> 
   await cp(join(templatesDir(), kind), target, { recursive: true });
   for (const file of listFiles(target)) {
     const text = await readFile(file, "utf8");
-    await writeFile(file, render(text, { name, title, surfaces }));
+    await writeFile(file, render(text, { name, title, surfaces, auth }));
   }
   await rename(join(target, "gitignore"), join(target, ".gitignore"));
   if (kind === "app") {
@@ -43,7 +48,7 @@ export async function create(dir: string, options: NewOptions): Promise<number> 
     await writeFile(join(target, ".env"), (await readFile(join(target, ".env.example"), "utf8")).replace(/^AUTH_SECRET=$/m, `AUTH_SECRET=${secret}`), { mode: 0o600 });
   }
   const spec = options.trellis ?? inferredSpec(trellis.version, target);
-  await writeFile(join(target, "package.json"), `${JSON.stringify(manifestFor(kind, name, spec, surfaces, trellis), null, 2)}\n`);
+  await writeFile(join(target, "package.json"), `${JSON.stringify(manifestFor(kind, name, spec, surfaces, auth, trellis), null, 2)}\n`);
 
   say(`${green("created")} ${bold(relative(process.cwd(), target) || ".")} ${dim(`(${kind}${surfaces.length ? `: ${surfaces.join(", ")}` : ""})`)}`);
   if (options.install !== false) {
@@ -56,29 +61,43 @@ export async function create(dir: string, options: NewOptions): Promise<number> 
 }
 
 function parseSurfaces(list: string | undefined): Surface[] {
+  return parseList(list, SURFACES, "surface");
+}
+
+function parseList<T extends string>(list: string | undefined, known: readonly T[], what: string): T[] {
   if (!list) return [];
   const asked = list.split(",").map((entry) => entry.trim()).filter(Boolean);
-  const unknown = asked.filter((entry) => !SURFACES.includes(entry as Surface));
-  if (unknown.length) throw new CliError("CLI_BAD_OPTION", `Unknown surface ${unknown.map((u) => `"${u}"`).join(", ")}.`, `Choose from: ${SURFACES.join(", ")}.`, 2);
-  return [...new Set(asked)] as Surface[];
+  const unknown = asked.filter((entry) => !known.includes(entry as T));
+  if (unknown.length) throw new CliError("CLI_BAD_OPTION", `Unknown ${what} ${unknown.map((u) => `"${u}"`).join(", ")}.`, `Choose from: ${known.join(", ")}.`, 2);
+  return [...new Set(asked)] as T[];
 }
 
 /**
  * Keeps or drops the lines marked `// surface:<name>` (kept when chosen) and `// surface:-<name>`
- * (kept when not), and fills in the project's name. Templates stay plain files a reader can open.
+ * (kept when not), the same with `auth:` for sign-in methods (`#` in .env files), and fills in the
+ * project's name. Templates stay plain files a reader can open.
  */
-export function render(text: string, values: { name: string; title: string; surfaces: readonly string[] }): string {
+export function render(text: string, values: { name: string; title: string; surfaces: readonly string[]; auth?: readonly string[] }): string {
+  const chosenAuth = authMarkers(values.auth ?? []);
   const lines: string[] = [];
   for (const line of text.split("\n")) {
-    const marker = /\s*\/\/ surface:(-?)([a-z]+)\s*$/.exec(line);
+    const marker = /\s*(?:\/\/|#) (surface|auth):(-?)([a-z0-9]+)\s*$/.exec(line);
     if (marker) {
-      const chosen = values.surfaces.includes(marker[2]!);
-      if (chosen === (marker[1] === "-")) continue;
+      const chosen = marker[1] === "auth" ? chosenAuth.has(marker[3]!) : values.surfaces.includes(marker[3]!);
+      if (chosen === (marker[2] === "-")) continue;
       lines.push(line.slice(0, marker.index));
     } else lines.push(line);
   }
   const ident = values.title.replace(/[^A-Za-z0-9]/g, "");
   return lines.join("\n").replaceAll("__APP_NAME__", values.name).replaceAll("__APP_TITLE_IDENT__", /^[A-Za-z]/.test(ident) ? ident : `Plugin${ident}`).replaceAll("__APP_TITLE__", values.title);
+}
+
+/** The chosen methods plus the groups the templates mark: `social` (any provider), `flags` (any schema flag). */
+function authMarkers(methods: readonly string[]): Set<string> {
+  const markers = new Set(methods);
+  if (methods.some((method) => method === "github" || method === "google")) markers.add("social");
+  if (methods.some((method) => method === "passkeys" || method === "2fa")) markers.add("flags");
+  return markers;
 }
 
 interface TrellisManifest {
@@ -88,9 +107,9 @@ interface TrellisManifest {
   devDependencies?: Record<string, string>;
 }
 
-function manifestFor(kind: "app" | "plugin", name: string, spec: string, surfaces: readonly Surface[], trellis: TrellisManifest) {
+function manifestFor(kind: "app" | "plugin", name: string, spec: string, surfaces: readonly Surface[], auth: readonly AuthMethod[], trellis: TrellisManifest) {
   const versionOf = (pkg: string) => trellis.devDependencies?.[pkg] ?? trellis.dependencies[pkg] ?? "*";
-  const peers = [...new Set(surfaces.flatMap((surface) => SURFACE_PEERS[surface]))].sort();
+  const peers = [...new Set([...surfaces.flatMap((surface) => SURFACE_PEERS[surface]), ...auth.flatMap((method) => AUTH_PEERS[method])])].sort();
   const dependencies = Object.fromEntries([["trellis", spec], ["zod", versionOf("zod")], ...peers.map((pkg) => [pkg, versionOf(pkg)])]);
   const devDependencies = Object.fromEntries(DEV_TOOLS.map((pkg) => [pkg, versionOf(pkg)]));
   const allowScripts = installScripts(peers, spec);

@@ -27,6 +27,8 @@ export interface AppInput {
  */
 export default function createApp(input: AppInput = {}) {
   const { DATABASE_URL, DATA_DIR, AUTH_SECRET, APP_BASE_URL } = process.env;
+  const { GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET } = process.env; // auth:github
+  const { GOOGLE_CLIENT_ID, GOOGLE_CLIENT_SECRET } = process.env; // auth:google
   const secret = input.secret ?? AUTH_SECRET;
   if (!secret) throw new TrellisError("AUTH_SECRET_MISSING", "AUTH_SECRET is not set: copy .env.example to .env, or run `trellis new` again to generate one.");
   // The app's data directory (README.md): the embedded database in db/, `trellis db backup`'s backups in backups/.
@@ -37,7 +39,17 @@ export default function createApp(input: AppInput = {}) {
   return new App({ name: "__APP_TITLE__", baseUrl: APP_BASE_URL ?? "http://localhost:3000", db }) // surface:-files
   return new App({ name: "__APP_TITLE__", baseUrl: APP_BASE_URL ?? "http://localhost:3000", db, storage }) // surface:files
     .schema(v1)
-    .auth({ secret, emailAndPassword: { enabled: true } })
+    .auth({ secret, emailAndPassword: { enabled: true } }) // auth:-social
+    // Users sign in at /auth/sign-in with the methods configured here (docs: sign-in.md). // auth:social
+    .auth({ // auth:social
+      secret, // auth:social
+      emailAndPassword: { enabled: true }, // auth:social
+      // Each provider is on once its keys are in .env; register the callback <APP_BASE_URL>/api/auth/callback/<provider>. // auth:social
+      socialProviders: { // auth:social
+        github: { clientId: GITHUB_CLIENT_ID ?? "", clientSecret: GITHUB_CLIENT_SECRET ?? "", enabled: Boolean(GITHUB_CLIENT_ID) }, // auth:github
+        google: { clientId: GOOGLE_CLIENT_ID ?? "", clientSecret: GOOGLE_CLIENT_SECRET ?? "", enabled: Boolean(GOOGLE_CLIENT_ID) }, // auth:google
+      }, // auth:social
+    }) // auth:social
     // Each user sees and changes only their own notes; the owner is set from the session on create.
     .resource("note", {
       ownerColumn: "ownerId",

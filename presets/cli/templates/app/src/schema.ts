@@ -6,7 +6,11 @@ import { schema, timestamps } from "trellis/schema";
  * a version that was applied (`trellis migrate check` finds it).
  */
 export const v1 = schema("1")
-  .auth()
+  .auth() // auth:-flags
+  .auth({ // auth:flags
+    twoFactor: true, // auth:2fa
+    passkeys: true, // auth:passkeys
+  }) // auth:flags
   .table("note", (t) => ({
     id: t.serial().primaryKey(),
     title: t.text(),

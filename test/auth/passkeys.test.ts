@@ -1,0 +1,156 @@
+/**
+ * Passkeys (schema().auth({ passkeys: true })) in a real browser: Debian's Chromium through
+ * playwright-core, with the DevTools protocol's virtual authenticator standing in for a phone or a
+ * security key. Register, sign out, sign in by passkey, list, delete; a banned user's passkey signs
+ * nobody in. Skips, saying why, when no browser can be started.
+ */
+import { rmSync } from "node:fs";
+import * as OTPAuth from "otpauth";
+import type { CDPSession, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { schema } from "../../kernel/schema/index.js";
+import { serve, type RunningServer } from "../../presets/node.js";
+import { App } from "../../presets/trellis.js";
+import { freePort, launchChromium } from "../support/browser.js";
+import { openDatabase, type TestDatabase } from "../support/databases.js";
+import { pageFetch, registerPasskey, signInWithPasskey } from "../support/webauthn-page.js";
+
+const PASSWORD = "correct-horse-battery-staple";
+const { profile, context, unavailable } = await launchChromium("trellis-passkeys-chromium-", "the passkey browser suite");
+
+describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual authenticator", () => {
+  let db: TestDatabase;
+  let running: RunningServer;
+  let page: Page;
+  let cdp: CDPSession;
+  let authenticatorId: string;
+  let url: string;
+
+  beforeAll(async () => {
+    db = await openDatabase("sqlite");
+    const port = await freePort();
+    // localhost, not 127.0.0.1: a relying-party id must be a domain, never an IP address.
+    url = `http://localhost:${port}`;
+    const app = new App({ name: "Passkey Test", baseUrl: url, db: { dialect: db.dialect, kind: db.kind } })
+      .schema(schema("1").auth({ passkeys: true, twoFactor: true }).build())
+      .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
+      .admin({ requireTwoFactor: true });
+    running = await serve(app, { port, hostname: "127.0.0.1", handleSignals: false });
+    page = await context!.newPage();
+    cdp = await context!.newCDPSession(page);
+    await cdp.send("WebAuthn.enable");
+    ({ authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+      options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    }));
+    await page.goto(`${url}/health`);
+  }, 60_000);
+
+  afterAll(async () => {
+    await context?.close();
+    rmSync(profile, { recursive: true, force: true });
+    await running?.close();
+    await db?.close();
+  });
+
+  const session = async () => (await pageFetch(page, "/api/auth/get-session")).body as { user: { id: string; email: string } } | null;
+
+  it("registers a passkey for a signed-in user, bound to the app's origin and host", async () => {
+    const up = await pageFetch(page, "/api/auth/sign-up/email", { email: "ada@example.test", password: PASSWORD, name: "Ada" });
+    expect(up.status).toBe(200);
+    const registered = await registerPasskey(page, "laptop");
+    expect(registered.status).toBe(200);
+    expect(registered.body).toMatchObject({ name: "laptop", userId: up.body.user.id });
+    const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
+    expect(credentials).toHaveLength(1);
+    expect(credentials[0]).toMatchObject({ rpId: "localhost", isResidentCredential: true });
+    const rows = await running.app.db.selectFrom("passkey").selectAll().execute();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ userId: up.body.user.id, name: "laptop" });
+  });
+
+  it("refuses to register without a session (401)", async () => {
+    expect((await pageFetch(page, "/api/auth/sign-out", {})).status).toBe(200);
+    expect(await session()).toBeNull();
+    const refused = await registerPasskey(page, "stranger");
+    expect(refused.status).toBe(401);
+  });
+
+  it("signs the user back in by passkey alone, and moves the signature counter on", async () => {
+    const before = await running.app.db.selectFrom("passkey").select("counter").executeTakeFirstOrThrow();
+    const signedIn = await signInWithPasskey(page);
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body.user.email).toBe("ada@example.test");
+    expect((await session())?.user.email).toBe("ada@example.test");
+    const after = await running.app.db.selectFrom("passkey").select("counter").executeTakeFirstOrThrow();
+    expect(Number(after.counter)).toBeGreaterThan(Number(before.counter));
+  });
+
+  it("signs in from the sign-in page's passkey button, under its CSP, and lands on the callbackURL", async () => {
+    expect((await pageFetch(page, "/api/auth/sign-out", {})).status).toBe(200);
+    const refusals: string[] = [];
+    page.on("console", (message) => message.type() === "error" && refusals.push(message.text()));
+    await page.goto(`${url}/auth/sign-in?callbackURL=${encodeURIComponent("/health?from=sign-in")}`);
+    await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    await page.waitForURL(`${url}/health?from=sign-in`);
+    expect((await session())?.user.email).toBe("ada@example.test");
+    expect(refusals).toEqual([]);
+  });
+
+  it("lists the user's passkeys and deletes one; the deleted one no longer signs in", async () => {
+    const listed = await pageFetch(page, "/api/auth/passkey/list-user-passkeys");
+    expect(listed.status).toBe(200);
+    expect(listed.body.map((passkey: { name: string }) => passkey.name)).toEqual(["laptop"]);
+    const deleted = await pageFetch(page, "/api/auth/passkey/delete-passkey", { id: listed.body[0].id });
+    expect(deleted.status).toBe(200);
+    expect((await pageFetch(page, "/api/auth/passkey/list-user-passkeys")).body).toEqual([]);
+    await pageFetch(page, "/api/auth/sign-out", {});
+    // The authenticator still holds the credential; the app no longer knows it.
+    const refused = await signInWithPasskey(page);
+    expect(refused.status).toBe(401);
+    expect(await session()).toBeNull();
+  });
+
+  it("signs a banned user in nowhere by passkey (403)", async () => {
+    await cdp.send("WebAuthn.clearCredentials", { authenticatorId });
+    const up = await pageFetch(page, "/api/auth/sign-up/email", { email: "bob@example.test", password: PASSWORD, name: "Bob" });
+    expect((await registerPasskey(page, "phone")).status).toBe(200);
+    await pageFetch(page, "/api/auth/sign-out", {});
+    await running.app.db.updateTable("user").set({ banned: true, banReason: "spam" }).where("id", "=", up.body.user.id).execute();
+    const refused = await signInWithPasskey(page);
+    expect(refused.status).toBe(403);
+    expect(refused.body.message).toMatch(/banned/i);
+    expect(await session()).toBeNull();
+  });
+
+  it("signs an admin into the dashboard with a two-factor code, shows them a user's passkeys and deletes one", async () => {
+    await cdp.send("WebAuthn.clearCredentials", { authenticatorId });
+    const carol = await pageFetch(page, "/api/auth/sign-up/email", { email: "carol@example.test", password: PASSWORD, name: "Carol" });
+    expect((await registerPasskey(page, "tablet")).status).toBe(200);
+    await pageFetch(page, "/api/auth/sign-out", {});
+    const boss = await pageFetch(page, "/api/auth/sign-up/email", { email: "boss@example.test", password: PASSWORD, name: "Boss" });
+    await running.app.db.updateTable("user").set({ role: "admin" }).where("id", "=", boss.body.user.id).execute();
+    // The dashboard requires two-factor of admins: the boss enrols, then signs in through it with a code.
+    const enable = await pageFetch(page, "/api/auth/two-factor/enable", { password: PASSWORD });
+    const totp = OTPAuth.URI.parse(enable.body.totpURI) as OTPAuth.TOTP;
+    expect((await pageFetch(page, "/api/auth/two-factor/verify-totp", { code: totp.generate() })).status).toBe(200);
+    await pageFetch(page, "/api/auth/sign-out", {});
+    await page.goto(`${url}/_admin`);
+    // The other methods (providers, passkeys) are a link away, coming back here.
+    expect(await page.getByRole("link", { name: "Other ways to sign in" }).getAttribute("href")).toBe("/auth/sign-in?callbackURL=%2F_admin");
+    await page.getByLabel("Email").fill("boss@example.test");
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByLabel("Two-factor code").fill(totp.generate());
+    await page.getByRole("button", { name: "Verify" }).click();
+    await page.getByRole("link", { name: "Users" }).click();
+    await page.getByRole("button", { name: "carol@example.test" }).click();
+    const panel = page.getByRole("complementary", { name: "User carol@example.test" });
+    const passkeys = panel.getByRole("list", { name: "passkeys" });
+    await passkeys.waitFor();
+    expect(await passkeys.textContent()).toContain("tablet");
+    await panel.getByRole("button", { name: "Delete passkey tablet" }).click();
+    await panel.getByRole("status").filter({ hasText: "Passkey deleted" }).waitFor();
+    await panel.getByText("No passkeys.").waitFor();
+    expect(await running.app.db.selectFrom("passkey").selectAll().where("userId", "=", carol.body.user.id).execute()).toEqual([]);
+  }, 60_000);
+});
