@@ -82,11 +82,11 @@ export type SignInTables<T, P, S> = (T extends true ? TwoFactorTables : {}) & (P
 const id = (b: ColumnBuilder) => b.text().primaryKey();
 const owner = (b: ColumnBuilder) => b.text().references("user", "id", { onDelete: "cascade" }).index();
 
-/** The secret and backup codes are stored encrypted with the auth secret by the plugin itself. */
+/** The secret and backup codes are stored encrypted with the auth secret by the plugin itself, and redacted in the audit log. */
 const twoFactor = (b: ColumnBuilder): ColumnsOf<TwoFactorColumns> => ({
   id: id(b),
-  secret: b.text().index(),
-  backupCodes: b.text(),
+  secret: b.text().index().secret(),
+  backupCodes: b.text().secret(),
   userId: owner(b),
   verified: b.boolean().nullable().default(true),
   failedVerificationCount: b.integer().nullable().default(0),
@@ -115,8 +115,8 @@ const passkey = (b: ColumnBuilder): ColumnsOf<PasskeyColumns> => ({
 const ssoProvider = (b: ColumnBuilder): ColumnsOf<SsoProviderColumns> => ({
   id: id(b),
   issuer: b.text(),
-  oidcConfig: b.text().nullable(),
-  samlConfig: b.text().nullable(),
+  oidcConfig: b.text().nullable().secret(),
+  samlConfig: b.text().nullable().secret(),
   userId: b.text().nullable().references("user", "id", { onDelete: "set null" }).index(),
   providerId: b.text().unique(),
   organizationId: b.text().nullable(),
