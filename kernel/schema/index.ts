@@ -26,6 +26,15 @@ export type {
   AuthVerificationColumns,
 } from "./auth-tables.js";
 export type {
+  OrganizationsFlag,
+  OrganizationTables,
+  OrganizationRelations,
+  TeamTables,
+  MemberColumns,
+  OrganizationColumns,
+  InvitationColumns,
+} from "./organization-tables.js";
+export type {
   EntityIdOf,
   FileColumns,
   FileRelations,

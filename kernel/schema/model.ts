@@ -95,7 +95,7 @@ export interface SchemaModel {
   /** Relations by source table, then by relation name. */
   readonly relations: Readonly<Record<string, Readonly<Record<string, RelationModel>>>>;
   /** Set by `.auth()`. */
-  readonly auth?: { readonly roles?: readonly string[]; readonly apiKeys: boolean };
+  readonly auth?: { readonly roles?: readonly string[]; readonly apiKeys: boolean; readonly organizations?: { readonly teams: boolean } };
   /** Set by `.files()`. */
   readonly files?: { readonly owner: boolean; readonly attachTo: readonly string[] };
 }
