@@ -21,6 +21,7 @@ import type { KyselyDatabase, QueryOf, RelationsOf, RowOf, SchemaResult, TableNa
 import { resourcesPlugin, type ResourceOptions, type ResourcesPlugin } from "../plugins/resources/index.js";
 import type { LiveSetting, ResourceRouter, ResourceShape } from "./resource-types.js";
 import { authPlugin, type AuthConfig } from "../plugins/auth/index.js";
+import { organizationsPlugin, type OrganizationsConfig } from "../plugins/organizations/index.js";
 import { livePlugin } from "../plugins/live/index.js";
 import { openapiPlugin, type OpenapiConfig } from "../plugins/openapi/index.js";
 import { mcpPlugin, type McpConfig } from "../plugins/mcp/index.js";
@@ -171,9 +172,14 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
     return this;
   }
 
-  /** Mounts the auth library at `/api/auth/**` and resolves `context.user` once per request. */
-  auth(config: AuthConfig): this {
-    this.kernel.use(authPlugin(config, { baseUrl: this.options.baseUrl, corsOrigins: this.options.cors?.origins }));
+  /**
+   * Mounts the auth library at `/api/auth/**` and resolves `context.user` once per request;
+   * `organization` holds the organization plugin's options (on when the schema declares organizations).
+   */
+  auth(config: AuthConfig & { organization?: OrganizationsConfig }): this {
+    const { organization, ...auth } = config;
+    this.kernel.use(authPlugin(auth, { baseUrl: this.options.baseUrl, corsOrigins: this.options.cors?.origins }));
+    this.kernel.use(organizationsPlugin(organization));
     return this;
   }
 
