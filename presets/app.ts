@@ -100,8 +100,9 @@ type ColumnName<S extends AnySchema, N extends TableName<S>> = keyof TablesOf<S>
 type RelationName<S extends AnySchema, N extends TableName<S>> = keyof RelationsOf<S, N> & string;
 
 /** The options of `.resource()` whose literal values type its procedures. */
-interface ResourceTyping<Owner, Writable, Readonly, Includable, Live> {
+interface ResourceTyping<Owner, Writable, Readonly, Includable, Live, Tenant = never> {
   ownerColumn?: Owner;
+  tenant?: Tenant;
   writable?: Writable[];
   readonly?: Readonly[];
   includable?: Array<Includable | { relation: Includable; scoped?: boolean }>;
@@ -203,10 +204,12 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
     const Readonly extends ColumnName<S, N> = never,
     const Includable extends RelationName<S, N> = never,
     const Live extends LiveSetting = false,
+    const Tenant extends ColumnName<S, N> = never,
   >(
     name: N,
-    options: ResourceOptions<Ctx<S, Extra>, RowOf<S, N>, WhereOf<S, N>> & ResourceTyping<Owner, Writable, Readonly, Includable, Live> = {},
-  ): App<S, Extra, Router & { [K in N]: ResourceRouter<S, N, ResourceShape<Owner, Writable, Readonly, Includable, Live>> }> {
+    options: ResourceOptions<Ctx<S, Extra>, RowOf<S, N>, WhereOf<S, N>> & ResourceTyping<Owner, Writable, Readonly, Includable, Live, Tenant> = {},
+    // The tenant column is server-controlled like the owner column: absent from create and update input.
+  ): App<S, Extra, Router & { [K in N]: ResourceRouter<S, N, ResourceShape<Owner | Tenant, Writable, Readonly, Includable, Live>> }> {
     if (!this.#resources) this.kernel.use((this.#resources = resourcesPlugin()));
     this.#resources.add(name, options as ResourceOptions<any, any>, this.#base);
     // A streaming resource brings the live plugin (cross-process notifications), once.

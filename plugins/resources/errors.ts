@@ -19,3 +19,5 @@ export const RESOURCE_INCLUDE_UNSCOPABLE = "RESOURCE_INCLUDE_UNSCOPABLE";
 export const RESOURCE_INCLUDE_BYPASS = "RESOURCE_INCLUDE_BYPASS";
 /** A `hooks` option that is not an object of the known hook functions. */
 export const RESOURCE_HOOKS_INVALID = "RESOURCE_HOOKS_INVALID";
+/** A tenant-scoped resource in an app whose schema declares no organizations. */
+export const RESOURCE_TENANT_NO_ORGANIZATIONS = "RESOURCE_TENANT_NO_ORGANIZATIONS";
