@@ -36,7 +36,8 @@ function createApp({ db, secret }: TestAppInput) {
     .resource("task", { tenant: "orgId", includable: [{ relation: "project", scoped: true }], live: { revalidateMs: 100 }, mcp: true })
     // My notes inside my organization: owner and tenant compose.
     .resource("note", { tenant: "orgId", ownerColumn: "ownerId", permissions: { list: "owner", get: "owner", create: "authenticated", update: "owner", delete: "owner" } })
-    .mcp();
+    .mcp()
+    .openapi();
 }
 
 type T = TestApp<typeof createApp>;
@@ -204,6 +205,22 @@ describe("tenant isolation", () => {
     const made = await tool(aliceA, "task_create", { title: "via mcp", orgId: orgB });
     expect(made.result.isError).toBe(true);
     expect(await t.app.db.selectFrom("task").select("id").where("title", "=", "via mcp").execute()).toEqual([]);
+  });
+
+  it("keeps REST to the same boundary", async () => {
+    const rest = async (who: Who, method: string, path: string, body?: unknown) => {
+      const response = await who.fetch(path, { method, ...(body !== undefined && { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }) });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    expect((await rest(aliceA, "GET", `/rest/task/${taskB}`)).status).toBe(404);
+    expect((await rest(aliceA, "GET", `/rest/task/${taskB}`)).body).toEqual((await rest(aliceA, "GET", "/rest/task/999999")).body);
+    expect((await rest(aliceB, "GET", `/rest/task/${taskB}`)).status).toBe(200);
+    const listed = await rest(aliceA, "GET", `/rest/task?where[orgId]=${orgB}`);
+    expect(listed).toEqual({ status: 200, body: [] });
+    expect((await rest(aliceA, "POST", "/rest/task", { title: "rest", orgId: orgB })).status).toBe(400);
+    expect((await rest(aliceA, "PATCH", `/rest/task/${taskB}`, { title: "rest" })).status).toBe(404);
+    expect((await rest(aliceA, "DELETE", `/rest/task/${taskB}`)).status).toBe(404);
+    expect((await rest(carol, "GET", "/rest/task")).status).toBe(403);
   });
 
   it("composes with ownerColumn: my rows inside my organization", async () => {
