@@ -15,4 +15,4 @@ export { jobsPlugin, type JobsPlugin, type JobsConfig, type JobsService, type Jo
 export { webhooksPlugin, DELIVERY_JOB, type WebhooksConfig, type WebhookEndpoint, type WebhookEvent, type Delivery } from "./webhooks/index.js";
 export { mailPlugin, escapeHtml, defaultTemplate, type MailConfig, type Mailer, type MailMessage, type MailTransport, type MailKind, type MailTemplate, type MailTemplateData } from "./mail/index.js";
 export { backupsPlugin, BACKUP_JOB, type BackupsConfig, type BackupsService, type BackupInfo, type BackupFailure, type BackupsOverview, type AdminBackupsRouter } from "./backups/index.js";
-export { organizationsPlugin, NO_ACTIVE_ORGANIZATION, type OrganizationsConfig, type Membership, type Tenancy, type PermissionStatements } from "./organizations/index.js";
+export { organizationsPlugin, NO_ACTIVE_ORGANIZATION, orgRulePermission, type OrgRule, type OrganizationsConfig, type Membership, type Tenancy, type PermissionStatements } from "./organizations/index.js";

@@ -8,6 +8,7 @@ import type { OrganizationsConfig, Tenancy } from "./options.js";
 
 export type { OrganizationsConfig, Membership, Tenancy, PermissionStatements } from "./options.js";
 export { NO_ACTIVE_ORGANIZATION, ORGANIZATIONS_SCHEMA_MISSING } from "./errors.js";
+export { isOrgRule, orgRulePermission, withOrgRule, type OrgRule } from "./rules.js";
 
 declare module "../../kernel/index.js" {
   interface AppServices {
