@@ -53,7 +53,11 @@ export function organizationsPlugin(config?: OrganizationsConfig): AppPlugin {
         const teams = declared.teams ? { ...given.teams, enabled: true } : { ...given.teams, enabled: false };
         return { ...options, plugins: [...(options.plugins ?? []), organization({ ...given, teams } as OrganizationsConfig)] };
       });
-      const lookup = membershipLookup(ctx.resources.db);
+      const { forget, ...lookup } = membershipLookup(ctx.resources.db);
+      // Any write to these tables through this app's database (cascades included) may change a membership.
+      ctx.hooks.changed.tap((change) => {
+        if (change.table === "member" || change.table === "organization") forget();
+      });
       const tenancy: Tenancy = { ...lookup, can: permissionCheck(given) };
       ctx.provide("organizations", tenancy, { context: true });
     },

@@ -33,6 +33,8 @@ const suites: Record<string, () => Promise<{ run(): Promise<void>; cases?: Recor
   hooks: () => import("./hooks.js"),
   loops: () => import("./loops.js"),
   testapp: () => import("./test-app.js"),
+  // Tenant-scoped resources against owner-scoped ones (docs/organizations.md).
+  tenant: () => import("./tenant.js"),
 };
 
 const wanted = process.argv.slice(2);
