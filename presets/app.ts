@@ -21,7 +21,7 @@ import type { KyselyDatabase, QueryOf, RelationsOf, RowOf, SchemaResult, TableNa
 import { resourcesPlugin, type ResourceOptions, type ResourcesPlugin } from "../plugins/resources/index.js";
 import type { LiveSetting, ResourceRouter, ResourceShape } from "./resource-types.js";
 import { authPlugin, type AuthConfig } from "../plugins/auth/index.js";
-import { organizationsPlugin, withOrgRule, type OrganizationsConfig, type OrgRule } from "../plugins/organizations/index.js";
+import { organizationsPlugin, withOrgRule, type OrganizationsConfig, type OrganizationsExtras, type OrgRule } from "../plugins/organizations/index.js";
 import { livePlugin } from "../plugins/live/index.js";
 import { openapiPlugin, type OpenapiConfig } from "../plugins/openapi/index.js";
 import { mcpPlugin, type McpConfig } from "../plugins/mcp/index.js";
@@ -179,10 +179,10 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
    * Mounts the auth library at `/api/auth/**` and resolves `context.user` once per request;
    * `organization` holds the organization plugin's options (on when the schema declares organizations).
    */
-  auth(config: AuthConfig & { organization?: OrganizationsConfig }): this {
+  auth(config: AuthConfig & { organization?: OrganizationsConfig & OrganizationsExtras }): this {
     const { organization, ...auth } = config;
     this.kernel.use(authPlugin(auth, { baseUrl: this.options.baseUrl, corsOrigins: this.options.cors?.origins }));
-    this.kernel.use(organizationsPlugin(organization));
+    this.kernel.use(organizationsPlugin(organization, { baseUrl: this.options.baseUrl }));
     return this;
   }
 

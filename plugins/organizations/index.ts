@@ -1,12 +1,13 @@
 import { organization } from "better-auth/plugins/organization";
 import type { BetterAuthOptions } from "better-auth";
-import { TrellisError, definePlugin, type AppPlugin } from "../../kernel/index.js";
+import { TrellisError, definePlugin, type AppPlugin, type SealedApp } from "../../kernel/index.js";
+import { invitationMail } from "./invitation-mail.js";
 import { permissionCheck } from "./access.js";
 import { membershipLookup } from "./membership.js";
 import { ORGANIZATIONS_SCHEMA_MISSING } from "./errors.js";
-import type { OrganizationsConfig, Tenancy } from "./options.js";
+import type { OrganizationsConfig, OrganizationsExtras, Tenancy } from "./options.js";
 
-export type { OrganizationsConfig, Membership, Tenancy, PermissionStatements } from "./options.js";
+export type { OrganizationsConfig, OrganizationsExtras, Membership, Tenancy, PermissionStatements } from "./options.js";
 export { NO_ACTIVE_ORGANIZATION, ORGANIZATIONS_SCHEMA_MISSING } from "./errors.js";
 export { isOrgRule, orgRulePermission, withOrgRule, type OrgRule } from "./rules.js";
 
@@ -28,7 +29,7 @@ type Extend = { extend(step: (options: BetterAuthOptions) => BetterAuthOptions):
  *
  * @param config the library plugin's options (`.auth({ organization })`); `undefined` when not given.
  */
-export function organizationsPlugin(config?: OrganizationsConfig): AppPlugin {
+export function organizationsPlugin(config?: OrganizationsConfig & OrganizationsExtras, app: { baseUrl?: string } = {}): AppPlugin {
   return definePlugin({
     name: "organizations",
     stage: "identity",
@@ -46,12 +47,16 @@ export function organizationsPlugin(config?: OrganizationsConfig): AppPlugin {
       const declared = ctx.schema.auth?.organizations;
       // Without the tables there is nothing to enable: the app simply has no organizations.
       if (!declared) return;
-      const given = config ?? {};
+      const { invitationUrl, ...given } = config ?? {};
+      let sealed: SealedApp | undefined;
+      ctx.hooks.sealed.tap((built) => (sealed = built));
+      // Invitations go out through .mail() unless the app sends them itself.
+      const sendInvitationEmail = given.sendInvitationEmail ?? invitationMail(() => sealed?.service("mail") as never, invitationUrl ?? `${app.baseUrl ?? ""}/accept-invitation/{id}`);
       (ctx.need("auth-options") as Extend).extend((options) => {
         // An organization() the integrator passed in `plugins` themselves is theirs to configure.
         if (options.plugins?.some((plugin) => plugin.id === "organization")) return options;
         const teams = declared.teams ? { ...given.teams, enabled: true } : { ...given.teams, enabled: false };
-        return { ...options, plugins: [...(options.plugins ?? []), organization({ ...given, teams } as OrganizationsConfig)] };
+        return { ...options, plugins: [...(options.plugins ?? []), organization({ ...given, teams, sendInvitationEmail } as OrganizationsConfig)] };
       });
       const { forget, ...lookup } = membershipLookup(ctx.resources.db);
       // Any write to these tables through this app's database (cascades included) may change a membership.

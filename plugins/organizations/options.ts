@@ -9,6 +9,16 @@ import type { OrganizationOptions } from "better-auth/plugins/organization";
  */
 export type OrganizationsConfig = OrganizationOptions;
 
+/** What Trellis adds to the library's options. */
+export interface OrganizationsExtras {
+  /**
+   * The link an invitation mail carries, `{id}` replaced by the invitation's id: the app's page that
+   * shows it (`GET /api/auth/organization/get-invitation?id=`) and accepts or declines it.
+   * @default "<baseUrl>/accept-invitation/{id}"
+   */
+  invitationUrl?: string;
+}
+
 /** The caller's place in their active organization. */
 export interface Membership {
   /** The session's `activeOrganizationId`, confirmed by a `member` row. */
