@@ -15,6 +15,7 @@ const v1 = schema("1")
     orgId: t.text().references("organization", "id", { onDelete: "cascade" }).index(),
     projectId: t.integer().nullable().references("project", "id"),
     title: t.text(),
+    embedding: t.vector(2).nullable(),
   }))
   .table("note", (t) => ({
     id: t.serial().primaryKey(),
@@ -95,8 +96,9 @@ describe("tenant isolation", () => {
 
     projectA = (await call(aliceA, "project.create", { name: "alpha" }, t)).body.id;
     const projectB = (await call(bob, "project.create", { name: "beta" }, t)).body.id;
-    taskA = (await call(aliceA, "task.create", { title: "a public plan", projectId: projectA }, t)).body.id;
-    taskB = (await call(bob, "task.create", { title: "b secret plan", projectId: projectB }, t)).body.id;
+    taskA = (await call(aliceA, "task.create", { title: "a public plan", projectId: projectA, embedding: [0, 1] }, t)).body.id;
+    // B's task sits exactly on the vector searched below; A's is further away.
+    taskB = (await call(bob, "task.create", { title: "b secret plan", projectId: projectB, embedding: [1, 0] }, t)).body.id;
     // A row of B pointing at A's project (a foreign key does not know about organizations).
     await t.app.db.insertInto("task").values({ orgId: orgB, projectId: projectA, title: "b smuggled into a project of a" }).execute();
   });
@@ -183,10 +185,15 @@ describe("tenant isolation", () => {
     expect(own.body.items.map((row: { orgId: string }) => row.orgId)).toEqual([orgA]);
   });
 
-  it("searches only the active organization's rows", async () => {
+  it("searches only the active organization's rows, by words and by nearest vector", async () => {
     const found = await call(aliceA, "task.list", { search: "plan" }, t);
     expect(found.body.map((row: { title: string }) => row.title)).toEqual(["a public plan"]);
     expect((await call(aliceA, "task.list", { search: "secret" }, t)).body).toEqual([]);
+    const near = await call(aliceA, "task.list", { nearest: { column: "embedding", vector: [1, 0], k: 5 } }, t);
+    expect(near.status).toBe(200);
+    expect(near.body.map((row: { title: string }) => row.title)).toEqual(["a public plan"]);
+    const widened = await call(aliceA, "task.list", { where: { OR: [{ orgId: orgB }, { title: "b secret plan" }] }, nearest: { column: "embedding", vector: [1, 0], k: 5 } }, t);
+    expect(widened.body).toEqual([]);
   });
 
   it("serves MCP tools under the same boundary", async () => {
