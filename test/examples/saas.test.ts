@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { InferRouter } from "trellis";
 import { testApp, type TestApp } from "trellis/testing";
 import { createSaas } from "../../examples/saas/app.js";
 
 const json = (body: unknown): RequestInit => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
 describe("examples/saas: team tasks", () => {
-  let t: TestApp<ReturnType<typeof createSaas>>;
+  let t: TestApp<InferRouter<ReturnType<typeof createSaas>>>;
   beforeAll(async () => void (t = await testApp(({ db, secret }) => createSaas(db, { secret, onError: () => {} }))));
   afterAll(() => t?.close());
 
