@@ -127,6 +127,9 @@ describe("organization permission rules", () => {
       app.procedure("y", (base) => base.handler(() => 1), { permission: "org:nobody" });
       // @ts-expect-error the tenant column is a column of the table
       app.resource("task", { tenant: "teamId" });
+      const built = app.resource("task", { tenant: "orgId" }).build();
+      // @ts-expect-error the tenant column comes from the session, never from the client
+      void built.client({}).task.create({ title: "x", orgId: "other" });
     };
     expect(typeof typed).toBe("function");
   });

@@ -282,4 +282,16 @@ describe("tenant isolation", () => {
     expect(ended).toBeInstanceOf(RpcError);
     expect((ended as RpcError<any, any>).status).toBe(403);
   });
+
+  it("ends a stream once its session switches to another organization", async () => {
+    const switcher = await t.signIn("alice@a.test");
+    await setActive(switcher, orgA);
+    const stream = await t.app.client(switcher.headers).task.live({});
+    expect(((await stream.next()).value as { orgId: string }[]).every((row) => row.orgId === orgA)).toBe(true);
+    await setActive(switcher, orgB);
+    // No write follows: only the re-check every revalidateMs (100) can end it.
+    const ended = await Promise.race([stream.next().then((step) => step.value, (error) => error), new Promise((resolve) => setTimeout(() => resolve("still open"), 5_000))]);
+    expect(ended).toBeInstanceOf(RpcError);
+    expect((ended as RpcError<any, any>).message).toBe("The active organization changed; subscribe again");
+  });
 });
