@@ -200,6 +200,7 @@ function describe(spec: ResourceSpec, authorize: ResourceInfo["authorize"]): Res
     table: spec.table,
     primaryKey: spec.primaryKey,
     ownerColumn: spec.ownerColumn,
+    ...(spec.tenant && { tenant: spec.tenant.column }),
     permissions: Object.freeze(permissions),
     includable: Object.freeze([...spec.includable.keys()]),
     procedures: Object.freeze(procedures),
