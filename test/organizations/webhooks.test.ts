@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
-import { testApp, type TestApp } from "../../presets/testing.js";
+import { testApp, type TestApp, type TestAppInput } from "../../presets/testing.js";
 
 const SECRET = `whsec_${Buffer.from("a-webhook-secret-of-32-bytes!!!!").toString("base64")}`;
 const v1 = schema("1")
@@ -30,7 +30,7 @@ describe("webhooks of a tenant resource", () => {
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
-    t = await testApp(({ db, secret }) =>
+    t = await testApp(({ db, secret }: TestAppInput) =>
       new App({ db, baseUrl: "http://localhost:3000", onError: () => {} })
         .schema(v1)
         .auth({ secret, emailAndPassword: { enabled: true } })
