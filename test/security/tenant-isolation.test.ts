@@ -224,7 +224,9 @@ describe("tenant isolation", () => {
     expect((await rest(aliceB, "GET", `/rest/task/${taskB}`)).status).toBe(200);
     const listed = await rest(aliceA, "GET", `/rest/task?where[orgId]=${orgB}`);
     expect(listed).toEqual({ status: 200, body: [] });
-    expect((await rest(aliceA, "POST", "/rest/task", { title: "rest", orgId: orgB })).status).toBe(400);
+    const forged = await rest(aliceA, "POST", "/rest/task", { title: "rest", orgId: orgB });
+    expect(forged).toMatchObject({ status: 400, body: { message: expect.stringMatching(/^orgId is set from the active organization/) } });
+    expect((await rest(aliceA, "PATCH", `/rest/task/${taskA}`, { orgId: orgB })).status).toBe(400);
     expect((await rest(aliceA, "PATCH", `/rest/task/${taskB}`, { title: "rest" })).status).toBe(404);
     expect((await rest(aliceA, "DELETE", `/rest/task/${taskB}`)).status).toBe(404);
     expect((await rest(carol, "GET", "/rest/task")).status).toBe(403);
