@@ -15,6 +15,8 @@ export interface ResourceInfo {
   readonly table: TableModel;
   readonly primaryKey: string;
   readonly ownerColumn: string | undefined;
+  /** The column holding the row's organization (`tenant` option); absent when not tenant-scoped. */
+  readonly tenant?: string;
   /** The rule per action: `"public"`, `"authenticated"`, `"admin"`, `"owner"`, `"where"` for a where rule or `"function"` for a permission function. */
   readonly permissions: Readonly<Record<ResourceAction, "public" | "authenticated" | "admin" | "owner" | "where" | "function">>;
   readonly includable: readonly string[];

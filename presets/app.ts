@@ -21,6 +21,7 @@ import type { KyselyDatabase, QueryOf, RelationsOf, RowOf, SchemaResult, TableNa
 import { resourcesPlugin, type ResourceOptions, type ResourcesPlugin } from "../plugins/resources/index.js";
 import type { LiveSetting, ResourceRouter, ResourceShape } from "./resource-types.js";
 import { authPlugin, type AuthConfig } from "../plugins/auth/index.js";
+import { organizationsPlugin, withOrgRule, type OrganizationsConfig, type OrganizationsExtras, type OrgRule } from "../plugins/organizations/index.js";
 import { livePlugin } from "../plugins/live/index.js";
 import { openapiPlugin, type OpenapiConfig } from "../plugins/openapi/index.js";
 import { mcpPlugin, type McpConfig } from "../plugins/mcp/index.js";
@@ -101,8 +102,9 @@ type ColumnName<S extends AnySchema, N extends TableName<S>> = keyof TablesOf<S>
 type RelationName<S extends AnySchema, N extends TableName<S>> = keyof RelationsOf<S, N> & string;
 
 /** The options of `.resource()` whose literal values type its procedures. */
-interface ResourceTyping<Owner, Writable, Readonly, Includable, Live> {
+interface ResourceTyping<Owner, Writable, Readonly, Includable, Live, Tenant = never> {
   ownerColumn?: Owner;
+  tenant?: Tenant;
   writable?: Writable[];
   readonly?: Readonly[];
   includable?: Array<Includable | { relation: Includable; scoped?: boolean }>;
@@ -151,8 +153,10 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
   procedure<N extends string, P>(
     name: N,
     define: (base: ProcedureBase<Ctx<S, Extra>>) => P,
-    options?: ProcedureOptions<Ctx<S, Extra>>,
+    given?: Omit<ProcedureOptions<Ctx<S, Extra>>, "permission"> & { permission?: ProcedureOptions<Ctx<S, Extra>>["permission"] | OrgRule },
   ): App<S, Extra, Router & NestName<N, P>> {
+    // An organization rule ("member", "org:admin", { orgRole }, { permission }) is a function underneath.
+    const options = given && ({ ...given, permission: withOrgRule(given.permission, true) } as ProcedureOptions<Ctx<S, Extra>>);
     const permission = options?.permission ?? "public";
     const base = permission === "public" ? this.#base : this.#base.use(permissionMiddleware(options as ProcedureOptions<any>));
     if (permission !== "public") {
@@ -173,9 +177,14 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
     return this;
   }
 
-  /** Mounts the auth library at `/api/auth/**` and resolves `context.user` once per request. */
-  auth(config: AuthConfig): this {
-    this.kernel.use(authPlugin(config, { baseUrl: this.options.baseUrl, name: this.options.name, corsOrigins: this.options.cors?.origins }));
+  /**
+   * Mounts the auth library at `/api/auth/**` and resolves `context.user` once per request;
+   * `organization` holds the organization plugin's options (on when the schema declares organizations).
+   */
+  auth(config: AuthConfig & { organization?: OrganizationsConfig & OrganizationsExtras }): this {
+    const { organization, ...auth } = config;
+    this.kernel.use(authPlugin(auth, { baseUrl: this.options.baseUrl, name: this.options.name, corsOrigins: this.options.cors?.origins }));
+    this.kernel.use(organizationsPlugin(organization, { baseUrl: this.options.baseUrl }));
     return this;
   }
 
@@ -199,12 +208,15 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
     const Readonly extends ColumnName<S, N> = never,
     const Includable extends RelationName<S, N> = never,
     const Live extends LiveSetting = false,
+    const Tenant extends ColumnName<S, N> = never,
   >(
     name: N,
-    options: ResourceOptions<Ctx<S, Extra>, RowOf<S, N>, WhereOf<S, N>> & ResourceTyping<Owner, Writable, Readonly, Includable, Live> = {},
-  ): App<S, Extra, Router & { [K in N]: ResourceRouter<S, N, ResourceShape<Owner, Writable, Readonly, Includable, Live>> }> {
+    options: ResourceOptions<Ctx<S, Extra>, RowOf<S, N>, WhereOf<S, N> | OrgRule> & ResourceTyping<Owner, Writable, Readonly, Includable, Live, Tenant> = {},
+    // The tenant column is server-controlled like the owner column: absent from create and update input.
+  ): App<S, Extra, Router & { [K in N]: ResourceRouter<S, N, ResourceShape<Owner | Tenant, Writable, Readonly, Includable, Live>> }> {
     if (!this.#resources) this.kernel.use((this.#resources = resourcesPlugin()));
-    this.#resources.add(name, options as ResourceOptions<any, any>, this.#base);
+    const permissions = options.permissions && Object.fromEntries(Object.entries(options.permissions).map(([action, rule]) => [action, withOrgRule(rule, false)]));
+    this.#resources.add(name, { ...options, ...(permissions && { permissions }) } as ResourceOptions<any, any>, this.#base);
     // A streaming resource brings the live plugin (cross-process notifications), once.
     if (options.live && !this.kernel.plugins.some((plugin) => plugin.name === "live")) this.kernel.use(livePlugin());
     return this as never;

@@ -18,7 +18,11 @@ export function accessMeta(rule: AccessRule, roles: readonly string[] = ["admin"
 
 /** A permission in words: `public`, `authenticated`, `owner`, `where` (a where rule: signed in), `admin (admin, editor)` or `function`. */
 export function describePermission(permission: AccessRule, roles: readonly string[]): string {
-  if (typeof permission === "function") return "function";
+  // A function may say what it checks (the organization rules do): `member`, `org:admin`, ...
+  if (typeof permission === "function") {
+    const access = (permission as unknown as { access?: unknown }).access;
+    return typeof access === "string" ? access : "function";
+  }
   if (typeof permission === "object") return "where";
   return permission === "admin" ? `admin (${roles.join(", ")})` : permission;
 }

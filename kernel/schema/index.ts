@@ -27,6 +27,15 @@ export type {
 } from "./auth-tables.js";
 export type { PasskeyColumns, PasskeyTables, SignInOptions, SsoProviderColumns, SsoTables, TwoFactorColumns, TwoFactorTables } from "./signin-tables.js";
 export type {
+  OrganizationsFlag,
+  OrganizationTables,
+  OrganizationRelations,
+  TeamTables,
+  MemberColumns,
+  OrganizationColumns,
+  InvitationColumns,
+} from "./organization-tables.js";
+export type {
   EntityIdOf,
   FileColumns,
   FileRelations,

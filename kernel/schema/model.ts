@@ -104,6 +104,7 @@ export interface SchemaModel {
     readonly twoFactor?: boolean;
     readonly passkeys?: boolean;
     readonly sso?: boolean;
+    readonly organizations?: { readonly teams: boolean };
   };
   /** Set by `.files()`. */
   readonly files?: { readonly owner: boolean; readonly attachTo: readonly string[]; readonly placeholder?: boolean };

@@ -4,6 +4,7 @@
  * safely. Types grow by one delta per call; the runtime draft is plain data checked once at `.build()`.
  */
 import { authRelations, authTables, type AuthOptions, type ApiKeyTables, type AuthRelations, type AuthTables } from "./auth-tables.js";
+import { organizationRelations, organizationTables, organizationsModel, type OrganizationRelations, type OrganizationTablesOf, type OrganizationsFlag } from "./organization-tables.js";
 import { columnModels, t, type ColumnBuilder, type ColumnModels, type ColumnsShape, type Describe } from "./columns.js";
 import { SCHEMA_ERRORS, SchemaError } from "./errors.js";
 import {
@@ -48,12 +49,16 @@ export interface SchemaBuilder<TTables, TRelations> {
   ): SchemaBuilder<TTables, TRelations>;
   /** Deep-merges an earlier version's tables and relations; this builder's columns and relations win. */
   extend<T2, R2>(previous: SchemaResult<T2, R2>): SchemaBuilder<MergeTables<T2, TTables>, MergeTables<R2, TRelations>>;
-  /** Adds better-auth's tables (with the admin plugin's fields) and their relations. */
-  auth<A extends boolean = false, T extends boolean = false, P extends boolean = false, O extends boolean = false>(
-    options?: AuthOptions & { apiKeys?: A; twoFactor?: T; passkeys?: P; sso?: O },
+  /**
+   * Adds better-auth's tables (with the admin plugin's fields) and their relations; `apiKeys` adds
+   * the API-key plugin's table, `twoFactor`, `passkeys` and `sso` those of the further sign-in
+   * methods (docs/sign-in.md), `organizations` the organization plugin's (docs/organizations.md).
+   */
+  auth<A extends boolean = false, T extends boolean = false, P extends boolean = false, S extends boolean = false, O extends OrganizationsFlag = false>(
+    options?: AuthOptions & { apiKeys?: A; twoFactor?: T; passkeys?: P; sso?: S; organizations?: O },
   ): SchemaBuilder<
-    MergeTables<TTables, (A extends true ? AuthTables & ApiKeyTables : AuthTables) & SignInTables<T, P, O>>,
-    MergeTables<TRelations, AuthRelations>
+    MergeTables<MergeTables<TTables, (A extends true ? AuthTables & ApiKeyTables : AuthTables) & SignInTables<T, P, S>>, OrganizationTablesOf<O>>,
+    MergeTables<TRelations, [O] extends [false] ? AuthRelations : AuthRelations & OrganizationRelations>
   >;
   /** Adds the `file` table and, per `attachTo` entry, a pivot table and relations both ways. */
   files<O extends boolean = true, const X extends readonly Names<TTables>[] = [], P extends boolean = false>(
@@ -149,14 +154,21 @@ class Builder {
     });
   }
 
-  auth(options: AuthOptions = {}): Builder {
+  auth(options: AuthOptions & { organizations?: OrganizationsFlag } = {}): Builder {
     const apiKeys = options.apiKeys === true || this.draft.auth?.apiKeys === true;
     const signIn = signInFlags(options, this.draft.auth);
     const roles = options.roles === undefined ? this.draft.auth?.roles : checkRoles(options.roles);
+    const organizations = organizationsModel(options.organizations, this.draft.auth?.organizations);
+    let tables = mergeDeep(this.draft.tables, mergeSignIn(authTables(apiKeys), signIn));
+    let relations = mergeDeep(this.draft.relations, named(authRelations()));
+    if (organizations) {
+      tables = mergeDeep(tables, organizationTables(organizations));
+      relations = mergeDeep(relations, named(organizationRelations(organizations)));
+    }
     return this.next({
-      tables: mergeDeep(this.draft.tables, mergeSignIn(authTables(apiKeys), signIn)),
-      relations: mergeDeep(this.draft.relations, named(authRelations())),
-      auth: roles === undefined ? { apiKeys, ...signIn } : { roles, apiKeys, ...signIn },
+      tables,
+      relations,
+      auth: { ...(roles !== undefined && { roles }), apiKeys, ...signIn, ...(organizations && { organizations }) },
     });
   }
 

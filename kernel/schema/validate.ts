@@ -1,5 +1,6 @@
 import { authTables } from "./auth-tables.js";
 import type { ColumnModels } from "./columns.js";
+import { organizationTables } from "./organization-tables.js";
 import { fileTable } from "./files-tables.js";
 import type { ColumnModel, ColumnType, RelationModel, SchemaModel, SearchModel } from "./model.js";
 import { searchProblems } from "./search.js";
@@ -27,8 +28,12 @@ export function checkName(kind: "table" | "column" | "relation", name: string): 
 
 /** The columns `.auth()` and `.files()` rely on, by table; derived from the flags so `.extend()` keeps them. */
 function coreTables(draft: Draft): Record<string, ColumnModels> {
+  const auth = draft.auth ? mergeSignIn(authTables(draft.auth.apiKeys), draft.auth) : {};
+  const organizations = draft.auth?.organizations ? organizationTables(draft.auth.organizations) : {};
   return {
-    ...(draft.auth ? mergeSignIn(authTables(draft.auth.apiKeys), draft.auth) : {}),
+    ...auth,
+    ...organizations,
+    ...(auth.session && { session: { ...auth.session, ...organizations.session } }),
     ...(draft.files ? { file: fileTable(draft.files.owner, draft.files.placeholder) } : {}),
   };
 }

@@ -1,5 +1,5 @@
 /** The messages the auth flows send, one template per kind, each replaceable through `templates`. */
-export type MailKind = "verify-email" | "reset-password" | "change-email" | "magic-link" | "sign-in-code";
+export type MailKind = "verify-email" | "reset-password" | "change-email" | "magic-link" | "sign-in-code" | "organization-invitation";
 
 /** What a template receives. Every string may come from a user: escape it in HTML (`escapeHtml`). */
 export interface MailTemplateData {
@@ -15,6 +15,10 @@ export interface MailTemplateData {
   code?: string;
   /** The address being changed to (change of email). */
   newEmail?: string;
+  /** The organization invited to, who invited, and as what role (organization invitation). */
+  organization?: string;
+  inviter?: string;
+  role?: string;
 }
 
 export interface RenderedMail {
@@ -63,6 +67,12 @@ const WORDING: Record<MailKind, Wording> = {
     lead: () => "Use this link to sign in. It works once and expires soon.",
     action: "Sign in",
     after: "If you did not ask for it, ignore this message.",
+  },
+  "organization-invitation": {
+    subject: (d) => `${d.inviter ?? "Someone"} invited you to ${d.organization ?? "an organization"} on ${d.appName}`,
+    lead: (d) => `${d.inviter ?? "Someone"} invited ${d.to} to join ${d.organization ?? "an organization"}${d.role ? ` as ${d.role}` : ""}. Sign in (or sign up) with this address, then accept or decline:`,
+    action: "Open the invitation",
+    after: "The invitation expires; if you did not expect it, ignore this message.",
   },
   "sign-in-code": {
     subject: (d) => `Your ${d.appName} code: ${d.code ?? ""}`,

@@ -35,6 +35,13 @@ export interface RateLimitConfig {
    * @default `user:<id>` when signed in, else `ip:<client address>` (see `trustProxy` in `serve()`)
    */
   key?: (event: RequestEvent, user: SessionUser | null) => string | Promise<string>;
+  /**
+   * What the default key counts: `"caller"` (the user, else the address), or `"organization"`:
+   * every member of an organization shares one budget while it is their session's active
+   * organization (`org:<id>`); callers without one count as with `"caller"`. Ignored when `key` is set.
+   * @default "caller"
+   */
+  by?: "caller" | "organization";
   /** Returning true lets the request through uncounted. */
   skip?: (event: RequestEvent) => boolean | Promise<boolean>;
   /**

@@ -110,7 +110,13 @@ export function limiter(options: LimiterOptions): HttpMiddleware & RateLimitChar
 
   const addressOf = (event: RequestEvent) => `ip:${callerBucket(event) ?? "unknown"}`;
   const keyOf = (event: RequestEvent, user: SessionUser | null): string | Promise<string> =>
-    options.key ? options.key(event, user) : user ? `user:${user.id}` : addressOf(event);
+    options.key ? options.key(event, user) : user ? (options.by === "organization" && organizationOf(event)) || `user:${user.id}` : addressOf(event);
+  /** `org:<id>` of the session's active organization, read from the lookup already made. */
+  const organizationOf = (event: RequestEvent): string | undefined => {
+    const state = event.sessionState;
+    const active = state && !(state instanceof Promise) ? state.session?.activeOrganizationId : undefined;
+    return typeof active === "string" && active ? `org:${active}` : undefined;
+  };
 
   const byCaller = (event: RequestEvent, next: () => Promise<Response>): Promise<Response> => {
     // Anonymous callers (no credential header) need no session lookup at all.

@@ -2,6 +2,7 @@ import { RpcError, type AppDatabase, type AppRpcContext, type ResourceAction } f
 import { assertFunction, assertGate } from "./permissions.js";
 import type { ResourceSpec } from "./procedures.js";
 import { ruleWhere } from "./where-rules.js";
+import { both, tenantWhere } from "./tenant.js";
 
 /**
  * A resource's permission for one action on one row, outside its procedures: what the published
@@ -15,6 +16,7 @@ export function authorizer(spec: ResourceSpec, db: AppDatabase<any>) {
   return async (action: ResourceAction, context: AppRpcContext, key?: unknown): Promise<void> => {
     const permission = permissions[action];
     assertGate(permission, context);
+    await tenantWhere(spec.tenant, context);
     if (key === undefined) {
       await assertFunction(permission, { context });
       return;
@@ -22,7 +24,7 @@ export function authorizer(spec: ResourceSpec, db: AppDatabase<any>) {
     // The owner condition or a where rule: a row outside it is not there for this caller.
     const find = async (rule: Record<string, unknown> | undefined) =>
       ((await query().findFirst({ where: { [primaryKey]: key }, ...(rule ? { scope: { where: rule } } : {}) })) ?? undefined) as Record<string, unknown> | undefined;
-    let row = await find(await ruleWhere(permission, ownerColumn, context, true));
+    let row = await find(both(await ruleWhere(permission, ownerColumn, context, true), await tenantWhere(spec.tenant, context)));
     const verdict = await assertFunction(permission, { context, row });
     if (verdict && row) row = await find(verdict);
     if (!row) throw new RpcError("NOT_FOUND", { message: `No ${spec.name} matches` });

@@ -21,3 +21,5 @@ export const RESOURCE_INCLUDE_BYPASS = "RESOURCE_INCLUDE_BYPASS";
 export const RESOURCE_HOOKS_INVALID = "RESOURCE_HOOKS_INVALID";
 /** `softDelete` on a table without a nullable `deletedAt` timestamp, or a bad `purgeAfter`. */
 export const RESOURCE_SOFT_DELETE = "RESOURCE_SOFT_DELETE";
+/** A tenant-scoped resource in an app whose schema declares no organizations. */
+export const RESOURCE_TENANT_NO_ORGANIZATIONS = "RESOURCE_TENANT_NO_ORGANIZATIONS";

@@ -2,6 +2,7 @@ import { TrellisError, hasRole, type AppRpcContext, type SchemaModel } from "../
 import type { IncludableRelation, ResourceOptions, ResourcePermission } from "./options.js";
 import { RESOURCE_INCLUDE_BYPASS, RESOURCE_INCLUDE_UNSCOPABLE } from "./errors.js";
 import { isWhereRule, withUser } from "./user-where.js";
+import { both, relatedTenantWhere, type Tenant } from "./tenant.js";
 
 /**
  * What `include` returns of a relation. SPEC.md makes `includable` the author's choice: a bare name
@@ -15,6 +16,8 @@ export interface RelatedRules {
   name: string;
   list: ResourcePermission<any, any>;
   ownerColumn: string | undefined;
+  /** The related resource's tenant: its rows are always kept to the caller's organization. */
+  tenant?: Tenant;
 }
 
 export interface IncludeRule {
@@ -24,6 +27,11 @@ export interface IncludeRule {
   explicit: boolean;
   /** The table the relation points at. */
   target: string;
+  /**
+   * The target resource's tenant, scoped or not: an include never reaches another organization's
+   * rows (`scoped: false` chooses to skip the related resource's rules, not the tenant boundary).
+   */
+  tenant?: Tenant;
 }
 
 type Where = Record<string, unknown>;
@@ -51,7 +59,7 @@ export function includeRules(
   const relations = schema.relations[name] ?? {};
   for (const entry of includable) {
     const target = relations[entry.relation]!.target;
-    const rule: IncludeRule = { explicit: entry.scoped !== undefined, target };
+    const rule: IncludeRule = { explicit: entry.scoped !== undefined, target, ...(resources.get(target)?.tenant && { tenant: resources.get(target)!.tenant }) };
     if (entry.scoped) {
       const related = resources.get(target);
       if (!related) {
@@ -99,6 +107,11 @@ export function bypassWarnings(name: string, rules: ReadonlyMap<string, IncludeR
  * a rule that refuses the caller hides the rows, it does not fail the parent's read.
  */
 export async function listScope(rules: RelatedRules, context: AppRpcContext): Promise<Where | undefined> {
+  const rule = await ruleScope(rules, context);
+  return rules.tenant && rule !== NOTHING ? both(rule, await relatedTenantWhere(rules.tenant, context)) : rule;
+}
+
+async function ruleScope(rules: RelatedRules, context: AppRpcContext): Promise<Where | undefined> {
   const { list } = rules;
   if (list === "public") return undefined;
   if (typeof list === "function") {
@@ -121,8 +134,9 @@ export async function includeArgs(
   if (!asked) return undefined;
   const out: Record<string, true | { where?: Where }> = {};
   for (const relation of Object.keys(asked)) {
-    const scoped = rules.get(relation)?.scoped;
-    const where = scoped ? await listScope(scoped, context) : undefined;
+    const rule = rules.get(relation);
+    const scoped = rule?.scoped;
+    const where = scoped ? await listScope(scoped, context) : rule?.tenant ? await relatedTenantWhere(rule.tenant, context) : undefined;
     out[relation] = where ? { where } : true;
   }
   return out;

@@ -13,9 +13,11 @@ import {
   RESOURCE_UNKNOWN_COLUMN,
   RESOURCE_UNKNOWN_RELATION,
   RESOURCE_RULE_INVALID,
+  RESOURCE_TENANT_NO_ORGANIZATIONS,
 } from "./errors.js";
 import { isWhereRule, withUser } from "./user-where.js";
 import { schedulePurge, softDeleteOf, type SoftDelete } from "./soft-delete.js";
+import type { TenantSource } from "./tenant.js";
 
 export type {
   IncludableRelation,
@@ -52,6 +54,7 @@ export interface ResourcesPlugin extends AppPlugin {
  */
 export function resourcesPlugin(): ResourcesPlugin {
   const declared: Declared[] = [];
+  let tenantSource: (() => TenantSource) | undefined;
   let specs: ResourceSpec[] = [];
   /** Every resource's list rule, by table: what a scoped include applies. */
   let related = new Map<string, RelatedRules>();
@@ -59,7 +62,8 @@ export function resourcesPlugin(): ResourcesPlugin {
     name: "resources",
     stage: "feature",
     // A batch charges the rate limit one count per item, through its service; soft deletes are purged by a cron job.
-    optionalDependencies: ["rate-limit", "jobs"],
+    // Tenant-scoped resources read the caller's organization through the organizations service.
+    optionalDependencies: ["rate-limit", "jobs", "organizations"],
     // A plain object rather than definePlugin's result: it carries `add` for the facade.
     add(name, options, base) {
       checkOptions(name, options);
@@ -72,15 +76,23 @@ export function resourcesPlugin(): ResourcesPlugin {
       const problems: TrellisError[] = [];
       specs = [];
       const includable = new Map<string, ResourceOptions["includable"]>();
+      const source = () => tenantSource!();
       for (const resource of declared) {
         try {
-          specs.push(resolve(resource, ctx.schema, ctx.base));
+          specs.push(resolve(resource, ctx.schema, ctx.base, source));
           if (resource.options.live && !liveProvided(ctx)) {
             throw fail(
               RESOURCE_LIVE_NO_PROVIDER,
               `Resource "${resource.name}" streams (live), but the database has no live provider: embedded() has one; for SQLite pass db.live = localLive(), for PostgreSQL db.live = postgresLive(...) (both from trellis/db)`,
             );
           }
+          if (resource.options.tenant !== undefined && !ctx.schema.auth?.organizations) {
+            throw fail(
+              RESOURCE_TENANT_NO_ORGANIZATIONS,
+              `Resource "${resource.name}" is tenant-scoped (tenant "${resource.options.tenant}"), but the app has no organizations: declare them with schema("1").auth({ organizations: true }) and call .auth()`,
+            );
+          }
+          if (resource.options.tenant !== undefined) ctx.requireSession(`resource "${resource.name}" (tenant "${resource.options.tenant}")`);
           includable.set(resource.name, resource.options.includable);
         } catch (error) {
           problems.push(error as TrellisError);
@@ -95,7 +107,7 @@ export function resourcesPlugin(): ResourcesPlugin {
         }
       }
       // Scoped includes read the related resource's rules: every resource must be resolved first.
-      related = new Map(specs.map((spec) => [spec.name, { name: spec.name, list: spec.permissions.list, ownerColumn: spec.ownerColumn }]));
+      related = new Map(specs.map((spec) => [spec.name, { name: spec.name, list: spec.permissions.list, ownerColumn: spec.ownerColumn, tenant: spec.tenant }]));
       // Relation filters read the same rules: every resource's list rule, and what each makes includable.
       const relationRules = {
         schema: ctx.schema,
@@ -117,6 +129,12 @@ export function resourcesPlugin(): ResourcesPlugin {
     },
     build(ctx) {
       const { db, kind } = ctx.resources;
+      // The organizations plugin (stage identity) provided it in its own build, before this one.
+      const organizations = ctx.want("organizations") as unknown as TenantSource | undefined;
+      if (!organizations && specs.some((spec) => spec.tenant)) {
+        throw new TrellisError(RESOURCE_TENANT_NO_ORGANIZATIONS, "Tenant-scoped resources need the organizations plugin (registered by .auth())", { plugin: "resources", hook: "build" });
+      }
+      tenantSource = () => organizations!;
       const rateLimit = ctx.want("rate-limit");
       // The author's choice stays theirs (SPEC.md), but made visible: a bare includable relation that
       // returns rows a related rule would hide is reported once, at build, with its code.
@@ -140,7 +158,7 @@ export function resourcesPlugin(): ResourcesPlugin {
   } satisfies ResourcesPlugin;
 }
 
-function resolve(resource: Declared, schema: SchemaModel, fallbackBase: ProcedureBase<any>): ResourceSpec {
+function resolve(resource: Declared, schema: SchemaModel, fallbackBase: ProcedureBase<any>, tenantSource: () => TenantSource): ResourceSpec {
   const { name, options } = resource;
   const table = schema.tables[name];
   if (!table) {
@@ -150,7 +168,7 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
   if (!primaryKey) throw fail(RESOURCE_NO_PRIMARY_KEY, `Table "${name}" needs a .primaryKey() column to be a resource`);
   checkNames(name, options, schema);
   const columns = Object.keys(table.columns);
-  const serverControlled = new Set([...(options.readonly ?? []), ...(options.ownerColumn ? [options.ownerColumn] : [])]);
+  const serverControlled = new Set([...(options.readonly ?? []), ...(options.ownerColumn ? [options.ownerColumn] : []), ...(options.tenant ? [options.tenant] : [])]);
   const settable = (options.writable ?? columns).filter(
     (column) => !serverControlled.has(column) && table.columns[column].type !== "serial",
   );
@@ -171,6 +189,7 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
     base: resource.base ?? fallbackBase,
     hooks: undefined,
     softDelete: softDeleteOf(name, table, options.softDelete),
+    ...(options.tenant !== undefined && { tenant: { column: options.tenant, source: tenantSource } }),
   };
 }
 
@@ -186,6 +205,7 @@ function describe(spec: ResourceSpec, authorize: ResourceInfo["authorize"]): Res
     table: spec.table,
     primaryKey: spec.primaryKey,
     ownerColumn: spec.ownerColumn,
+    ...(spec.tenant && { tenant: spec.tenant.column }),
     permissions: Object.freeze(permissions),
     includable: Object.freeze([...spec.includable.keys()]),
     procedures: Object.freeze(procedures),
@@ -227,6 +247,7 @@ function checkNames(name: string, options: ResourceOptions<any, any>, schema: Sc
   unknown(options.writable, "writable");
   unknown(options.readonly, "readonly");
   if (options.ownerColumn) unknown([options.ownerColumn], "ownerColumn");
+  if (options.tenant !== undefined) unknown([options.tenant], "tenant");
   const relations = schema.relations[name] ?? {};
   const badRelations = normalizeIncludable(options.includable)
     .map((entry) => entry.relation)

@@ -3,6 +3,7 @@ import { listInput } from "./inputs.js";
 import { liveSlots } from "./live-slots.js";
 import { assertGate, listFilter } from "./permissions.js";
 import type { ListInput, ResourceSpec } from "./procedures.js";
+import { tenantWhere } from "./tenant.js";
 
 // The list's own input schema, field for field (so the same arguments get the same 400 before the
 // stream starts), without `skip`: a live list is the first page.
@@ -30,6 +31,7 @@ export function liveProcedure(spec: ResourceSpec, base: ProcedureBase<AppRpcCont
       const args = await helpers.listArgs(input as ListInput, context);
       // The list rule's `where` for this caller: when a revalidation computes another, the session changed.
       const scope = scopeKey(await listFilter(permission, context));
+      const organization = scopeKey(await tenantWhere(spec.tenant, context));
       const source = helpers.query().live(args, { signal });
       const userId = context.user?.id;
       return liveIterable(source, {
@@ -43,6 +45,10 @@ export function liveProcedure(spec: ResourceSpec, base: ProcedureBase<AppRpcCont
           assertGate(permission, fresh);
           const freshScope = scopeKey(await listFilter(permission, fresh));
           if ((permission === "owner" && fresh.user?.id !== userId) || freshScope !== scope) throw new RpcError("UNAUTHORIZED", { message: "The session changed; subscribe again" });
+          // A tenant stream ends when its organization is no longer the caller's active one, or they left it (403).
+          if (spec.tenant && scopeKey(await tenantWhere(spec.tenant, fresh)) !== organization) {
+            throw new RpcError("NO_ACTIVE_ORGANIZATION", { status: 403, message: "The active organization changed; subscribe again" });
+          }
         },
       });
     } catch (error) {

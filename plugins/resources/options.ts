@@ -60,6 +60,17 @@ export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unkno
   /** Column holding the creator's user id; filled from the session on create, never from the client. */
   ownerColumn?: string;
   /**
+   * Column holding the organization a row belongs to (a reference to `organization.id`; needs
+   * `.auth({ organizations: true })` on the schema). Every read, write, include, search and stream
+   * sees only the rows of the caller's active organization; create fills it from the session and a
+   * client-sent value is a 400; another organization's row answers as a missing one (404). Every
+   * action then needs a signed-in caller with an active organization (401, then 403 naming
+   * `organization/set-active`). Composes with `ownerColumn`: "owner" rules then mean my rows in my
+   * organization. See docs/organizations.md.
+   * @default undefined (not tenant-scoped)
+   */
+  tenant?: string;
+  /**
    * Rows per list call.
    * @default { default: 50, max: 100, maxSkip: 10000 }
    */

@@ -25,6 +25,7 @@ import { includeArgs, type IncludeRule } from "./include-rules.js";
 import { deleteInput, getInput, listInput, updateInput, type NearestInput } from "./inputs.js";
 import type { ListLimits, LiveLimits, ResourceAction, ResourcePermission } from "./options.js";
 import { liveProcedure } from "./live.js";
+import { both, refuseTenantInput, tenantWhere, type Tenant } from "./tenant.js";
 import { assertBatchGates, batchProcedure } from "./batch.js";
 import type { RateLimitCharge } from "../../kernel/index.js";
 import { accessMeta, mcp } from "../../kernel/index.js";
@@ -69,6 +70,8 @@ export interface ResourceSpec {
   hooks: BoundHooks | undefined;
   /** Set when deleting stamps `deletedAt` (soft-delete.ts). */
   softDelete: SoftDelete | undefined;
+  /** The tenant column and the caller's organization (`tenant` option); undefined when not tenant-scoped. */
+  tenant?: Tenant;
 }
 
 /** How a write is made: by whom, and where its after hooks and old rows go. */
@@ -99,7 +102,17 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
   // `page` answers to the list rule too; `batch` is gated by the rule of each action its input names.
   const gated = (action: ToolAction | "live", tagged = true) => {
     const rule = action === "batch" ? "public" : permissions[action === "live" || action === "page" ? "list" : action];
-    return (action === "batch"
+    const { tenant } = spec;
+    // A tenant resource needs an active organization on every action, whatever the rule (401, then 403),
+    // checked before the input (400), which must not name the tenant column.
+    const base = !tenant ? spec.base : spec.base.use(async ({ context, next }, input) => {
+      if (action === "batch") assertBatchGates(permissions, input, context);
+      else if (rule !== "public" && typeof rule !== "function") assertGate(rule, context);
+      await tenant.source().require(context);
+      refuseTenantInput(tenant, action, input);
+      return next();
+    });
+    return (tenant ? base : action === "batch"
       ? spec.base.use(({ context, next }, input) => {
           assertBatchGates(permissions, input, context);
           return next();
@@ -112,7 +125,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
           })
     ).meta({
       // What every surface reports of the gate above (`trellis routes`, OpenAPI, MCP).
-      ...accessMeta(action === "batch" ? batchRule(permissions) : rule),
+      ...accessMeta(action === "batch" ? batchRule(permissions) : tenant && rule === "public" ? "authenticated" : rule),
       ...(tagged && { resource: { table: table.name, action, key: pk } }),
       ...(tagged && action !== "live" && spec.mcp.includes(action) && mcp.tool({ description: `${TOOL_TEXT[action]} ${spec.name}` })),
     } satisfies Partial<ResourceMeta>);
@@ -159,7 +172,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     checkInclude(input.include);
     // The rule's `where` (the owner condition, a where rule, a function's answer) is ANDed in SQL, so
     // take and skip count only visible rows; the caller's relation filters read only what they may list.
-    const rule = withAlive(await ruleWhere(permissions.list, ownerColumn, context, false));
+    const rule = withAlive(both(await ruleWhere(permissions.list, ownerColumn, context, false), await tenantWhere(spec.tenant, context)));
     const related = await relationScopes(spec.relationRules, table.name, input.where, context);
     const scope = rule ? { where: rule, related } : { related };
     return { where: input.where, scope, orderBy: input.orderBy, take, skip: input.skip, after: input.after, search: input.search, nearest: input.nearest, include: await includeArgs(input.include, spec.includable, context) };
@@ -173,7 +186,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     .input(getInput(key))
     .handler(async ({ input, context }) => {
       checkInclude(input.include);
-      const where = keyWhere(input.where, context, "get");
+      const where = spec.tenant ? { ...keyWhere(input.where, context, "get"), ...(await tenantWhere(spec.tenant, context)) } : keyWhere(input.where, context, "get");
       const include = await includeArgs(input.include, spec.includable, context);
       const rule = withAlive(whereRule("get", context));
       const find = (ruled: Row | undefined) => query().findFirst({ where, include, ...(ruled ? { scope: { where: ruled } } : {}) }) as Promise<Row | null>;
@@ -191,7 +204,11 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     await assertFunction(permissions.create, { context });
     let data: Row = { ...input };
     if (ownerColumn && context.user) data[ownerColumn] = context.user.id;
+    const tenant = await tenantWhere(spec.tenant, context);
+    if (tenant) data = { ...data, ...tenant };
     if (hooks) data = known(await hooks.beforeCreate(executor, scope.caller, data));
+    // A hook may change the data, never the organization the row belongs to.
+    if (tenant) data = { ...data, ...tenant };
     // A hook that sent no statement began no transaction: the insert then runs alone (autocommit).
     scope.settle?.();
     const values = encode(data);
@@ -209,7 +226,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     if (Object.keys(values).length === 0) {
       throw new RpcError("BAD_REQUEST", { message: `Nothing to update: data needs at least one of ${updatable.join(", ")}` });
     }
-    const where = encode(keyWhere(input.where, context, "update"));
+    const where = encode({ ...keyWhere(input.where, context, "update"), ...(await tenantWhere(spec.tenant, context)) });
     let before: Row | undefined;
     // A where rule, or the `where` a function rule answers with, is ANDed into the write itself.
     let rule = withAlive(whereRule("update", context));
@@ -219,6 +236,8 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
       rule = checked.verdict ?? rule;
       scope.before.set(String(before[pk]), before);
       if (hooks?.has("beforeUpdate")) values = encode(known(await hooks.beforeUpdate(executor, scope.caller, before, { ...input.data })));
+      // A row stays in its organization, whatever a hook answers.
+      if (spec.tenant) delete values[spec.tenant.column];
       if (Object.keys(values).length === 0) throw new RpcError("BAD_REQUEST", { message: "Nothing to update: the beforeUpdate hook left no column to set" });
     }
     let statement = executor.updateTable(table.name).set(values);
@@ -232,7 +251,7 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     return row;
   };
   const deleteRow = async (executor: AppDatabase<any>, input: { where: Row }, context: AppRpcContext, scope: WriteScope) => {
-    const where = encode(keyWhere(input.where, context, "delete"));
+    const where = encode({ ...keyWhere(input.where, context, "delete"), ...(await tenantWhere(spec.tenant, context)) });
     let rule = withAlive(whereRule("delete", context));
     if (typeof permissions.delete === "function" || hooks?.has("beforeDelete")) {
       const checked = await checkRow(executor, "delete", where, context, rule);

@@ -20,6 +20,8 @@ export interface DeliveryData {
   /** The rows before an update or a delete, in the order of `rows` (null where unknown). */
   before?: readonly (Record<string, unknown> | null)[];
   actor?: { kind: string; userId: string | null; admin: boolean };
+  /** The organization of the rows written, when the table's resource is tenant-scoped (docs/organizations.md). */
+  organizationId?: string;
 }
 
 interface Signer {

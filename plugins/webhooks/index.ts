@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { TrellisError, definePlugin, importPeer, missingPeers, type AppPlugin, type ChangeEvent } from "../../kernel/index.js";
+import { TrellisError, definePlugin, importPeer, missingPeers, type AppPlugin, type ChangeEvent, type SealedApp } from "../../kernel/index.js";
 import { deliver, type Delivery } from "./deliver.js";
 import { WEBHOOKS_PEER_MISSING, WEBHOOKS_UNKNOWN_TABLE } from "./errors.js";
 import { resolveEndpoints, type ResolvedEndpoint, type WebhooksConfig } from "./options.js";
@@ -52,11 +52,14 @@ export function webhooksPlugin(config: WebhooksConfig): AppPlugin {
       // A receiver of rows gets the rows before an update too: resources read them when asked.
       const rowTables = new Set(endpoints.filter((endpoint) => endpoint.payload === "rows").flatMap((endpoint) => [...endpoint.tables]));
       if (rowTables.size) ctx.provide("change-before", rowTables);
+      let sealed: SealedApp | undefined;
+      ctx.hooks.sealed.tap((app) => (sealed = app));
       ctx.hooks.changed.tap((change) => {
         for (const endpoint of endpoints) {
           if (!subscribed(endpoint, change)) continue;
+          const tenant = sealed?.service("resource-registry")?.get(change.table)?.tenant;
           // After the commit, outside the request: a failure to queue is the app's to hear about.
-          jobs.send(DELIVERY_JOB, delivery(endpoint, change)).catch((error) => ctx.report(error, "job"));
+          jobs.send(DELIVERY_JOB, delivery(endpoint, change, tenant)).catch((error) => ctx.report(error, "job"));
         }
       });
     },
@@ -67,8 +70,12 @@ function subscribed(endpoint: ResolvedEndpoint, change: ChangeEvent): boolean {
   return endpoint.tables.has(change.table) && endpoint.events.has(change.op);
 }
 
-function delivery(endpoint: ResolvedEndpoint, change: ChangeEvent): Delivery {
+function delivery(endpoint: ResolvedEndpoint, change: ChangeEvent, tenant: string | undefined): Delivery {
   const data: Delivery["payload"]["data"] = { table: change.table, op: change.op };
+  // A tenant resource's write stays in the caller's organization; a raw write spanning several names none.
+  const organizations = new Set(tenant ? (change.rows ?? []).map((row) => row[tenant]) : []);
+  const [organization] = organizations;
+  if (organizations.size === 1 && typeof organization === "string") data.organizationId = organization;
   // Keys go through JSON: a bigint key travels as its decimal string.
   if (change.keys) data.keys = change.keys.map(jsonValue);
   if (endpoint.payload === "rows") {

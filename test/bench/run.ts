@@ -36,6 +36,8 @@ const suites: Record<string, () => Promise<{ run(): Promise<void>; cases?: Recor
   loops: () => import("./loops.js"),
   audit: () => import("./audit.js"),
   testapp: () => import("./test-app.js"),
+  // Tenant-scoped resources against owner-scoped ones (docs/organizations.md).
+  tenant: () => import("./tenant.js"),
 };
 
 const wanted = process.argv.slice(2);
