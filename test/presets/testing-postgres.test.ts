@@ -64,7 +64,7 @@ describe.runIf(databaseUrl)("trellis/testing on PostgreSQL (databaseUrl)", () =>
     await user.client.add({ body: "written by the first test" });
     const one = await user.client.where();
     expect(one.rows).toBe(1);
-    expect(one.database).toMatch(/^trellis_test_[0-9a-f]{12}$/);
+    expect(one.database).toMatch(/^trellis_test_\d+_[0-9a-f]{8}$/);
     // The template is new (its schema names a table no earlier run had): one more trellis_tpl_ database.
     const made = (await databases("trellis_tpl_%")).filter((name) => !before.has(name));
     expect(made).toHaveLength(1);
