@@ -13,6 +13,7 @@ import { memoryStorage } from "../kernel/storage/index.js";
 import { MailRows, type MailRow } from "../plugins/mail/outbox.js";
 import { App } from "./app.js";
 import { createClient } from "./client.js";
+import { postgresCopy } from "./testing-postgres.js";
 import type { BuiltApp, ClientOf } from "./types.js";
 
 export type { MailRow } from "../plugins/mail/outbox.js";
@@ -89,13 +90,25 @@ export interface TestApp<T> extends Session<RouterOf<T>> {
 const PASSWORD = "correct-horse-battery-staple";
 let counter = 0;
 
+export interface TestAppOptions {
+  /**
+   * A PostgreSQL server (`postgres://.../any-database`) on which the test gets a database of its own,
+   * copied from its schema's migrated template (`CREATE DATABASE ... TEMPLATE`), dropped at `close()`.
+   * The role needs `CREATEDB`. Without it, the test gets a copy of the embedded database.
+   */
+  databaseUrl?: string;
+}
+
+type Create = AnyApp | ((input: TestAppInput) => AnyApp | Promise<AnyApp>);
+
 /**
  * A fresh, migrated app for one test. `create` builds it from the database and secret given
  * (`(input) => createApp(input)`), or pass an `App` whose database you chose yourself.
  */
-export async function testApp<A extends AnyApp | ((input: TestAppInput) => AnyApp | Promise<AnyApp>)>(create: A): Promise<TestApp<A>> {
+export async function testApp<A extends Create>(create: A, options: TestAppOptions = {}): Promise<TestApp<A>> {
   type Router = RouterOf<A>;
-  const built = (await startApp(create as AnyApp | ((input: TestAppInput) => AnyApp | Promise<AnyApp>))) as unknown as BuiltApp<Router>;
+  const started = options.databaseUrl && typeof create === "function" ? await startOnPostgres(create, options.databaseUrl) : { built: await startApp(create), close: undefined };
+  const built = started.built as unknown as BuiltApp<Router>;
   const origin = baseOf(built);
   const session = sessionOver<Router>(origin, (request) => built.handle(request), (headers) => built.client(headers) as ClientFor<Router>);
   const jobs = {
@@ -123,12 +136,12 @@ export async function testApp<A extends AnyApp | ((input: TestAppInput) => AnyAp
       return new MailRows(built.db).list({ to: filter.to, take: 1_000 });
     },
     jobs,
-    close: () => built.close(),
+    close: started.close ?? (() => built.close()),
   };
 }
 
 /** Builds the app on a leased copy of its schema's migrated database (or on its own database), then migrates. */
-async function startApp(create: AnyApp | ((input: TestAppInput) => AnyApp | Promise<AnyApp>)): Promise<BuiltApp<any>> {
+async function startApp(create: Create): Promise<BuiltApp<any>> {
   if (typeof create !== "function") return create.start();
   const lease = leaseDatabase();
   let built: BuiltApp<any> | undefined;
@@ -145,6 +158,35 @@ async function startApp(create: AnyApp | ((input: TestAppInput) => AnyApp | Prom
   } catch (error) {
     await built?.close().catch(() => {});
     await lease.release();
+    throw error;
+  }
+}
+
+/** Builds the app on a database of its own on PostgreSQL, copied from its schema's migrated template; closing drops it. */
+async function startOnPostgres(create: (input: TestAppInput) => AnyApp | Promise<AnyApp>, databaseUrl: string): Promise<{ built: BuiltApp<any>; close: () => Promise<void> }> {
+  const copy = postgresCopy(databaseUrl);
+  const input = (db: DatabaseConfig): TestAppInput => ({ db, secret: randomBytes(32).toString("base64"), storage: memoryStorage() });
+  let built: BuiltApp<any> | undefined;
+  const close = async () => {
+    try {
+      await built?.close();
+    } finally {
+      await copy.drop();
+    }
+  };
+  try {
+    built = (await create(input(copy.database))).build() as unknown as BuiltApp<any>;
+    // The template is migrated by an app of its own, built by the same factory and closed before it is copied.
+    await copy.prepare(schemaKey([built.sealed.schemas, built.describe().plugins.map((plugin) => plugin.name)]), async (db) => {
+      const template = await (await create(input(db))).start();
+      await template.close();
+    });
+    await built.sealed.ready();
+    const { error } = await built.migrator.migrateToLatest();
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    return { built, close };
+  } catch (error) {
+    await close().catch(() => {});
     throw error;
   }
 }

@@ -42,12 +42,20 @@ export function entryOf(project: Project): string {
   );
 }
 
-/** Imports a module of the project; TypeScript through the project's own tsx. */
+/**
+ * Imports a module of the project; TypeScript through the project's own tsx, registered for the
+ * process (a command loads the project once). Trellis itself, and the stack under it, is imported
+ * first, without the loader: the project's `import "trellis"` then finds every module already loaded
+ * instead of sending each of better-auth's, zod's and Kysely's files through tsx's loader thread
+ * (about a second of a command's two). tsx's namespaced import would load a second copy of it all.
+ */
 export async function importModule(file: string, project: Project): Promise<Record<string, unknown>> {
   if (!/\.[mc]?ts$/.test(file)) return import(pathToFileURL(file).href);
   const api = tsxApi(project, `${file} is TypeScript and this project has no tsx to load it.`);
-  const { tsImport } = (await import(pathToFileURL(api).href)) as { tsImport(specifier: string, parent: string): Promise<Record<string, unknown>> };
-  return tsImport(pathToFileURL(file).href, import.meta.url);
+  await import("../trellis.js");
+  const { register } = (await import(pathToFileURL(api).href)) as { register(): () => void };
+  register();
+  return import(pathToFileURL(file).href);
 }
 
 /** The ESM build of the project's tsx API, as its export map names it (require.resolve would pick the CommonJS one). */

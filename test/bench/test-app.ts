@@ -34,6 +34,43 @@ export async function run(runs = 15): Promise<void> {
   console.log(`  each later one: a copy of the migrated schema                    ${median(fresh).toFixed(1)} ms median (target < 50: ${median(fresh) < 50 ? "OK" : "ABOVE"})`);
   console.log(`  before: a new memory:// database, migrated, per test              ${median(old).toFixed(0)} ms median`);
   console.log(`  ${ratio.toFixed(0)}x faster (target 20x: ${ratio >= 20 ? "OK" : "BELOW"})`);
+  await postgres(ready, median, Math.max(5, Math.floor(runs / 3)));
+}
+
+/**
+ * On PostgreSQL (DATABASE_URL): `testApp(create, { databaseUrl })`, a database copied from the
+ * schema's migrated template, against a new schema migrated per test (what the project's own
+ * PostgreSQL suites do), each to its first answer; closing (the drop) is not counted.
+ */
+async function postgres(
+  ready: (open: () => Promise<{ handle(request: Request): Promise<Response>; close(): Promise<void> }>) => Promise<number>,
+  median: (values: number[]) => number,
+  runs: number,
+): Promise<void> {
+  const databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) return console.log("\n(the PostgreSQL figures need DATABASE_URL)");
+  const { openDatabase } = await import("../support/databases.js");
+  const { postgresLive } = await import("../../kernel/db/dialect/live-providers.js");
+  const copy = () =>
+    ready(async () => {
+      const t = await testApp(({ db }) => createBlog(db, { logger: false }), { databaseUrl });
+      return { handle: (request: Request) => t.app.handle(request), close: () => t.close() };
+    });
+  const migrated = () =>
+    ready(async () => {
+      const database = await openDatabase("postgres");
+      const app = await createBlog({ kind: "postgres", dialect: database.dialect, live: postgresLive({ connectionString: databaseUrl }) }, { logger: false }).start();
+      return { handle: (request: Request) => app.handle(request), close: async () => (await app.close(), await database.close()) };
+    });
+  const first = await copy();
+  const copies: number[] = [];
+  for (let i = 0; i < runs; i++) copies.push(await copy());
+  const old: number[] = [];
+  for (let i = 0; i < runs; i++) old.push(await migrated());
+  console.log("\n## The same on PostgreSQL (testApp(create, { databaseUrl }))");
+  console.log(`  first in this process (the schema's template found, or migrated)  ${first.toFixed(0)} ms`);
+  console.log(`  each later one: CREATE DATABASE ... TEMPLATE                       ${median(copies).toFixed(0)} ms median of ${runs}`);
+  console.log(`  before: a new schema, migrated, per test                           ${median(old).toFixed(0)} ms median (${(median(old) / median(copies)).toFixed(1)}x)`);
 }
 
 /** `npm run bench -- testapp:fresh`; also the part a suite of edit-and-test loops can call. */

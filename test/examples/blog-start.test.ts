@@ -4,12 +4,16 @@ import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { describe, expect, it } from "vitest";
-import { npmStart } from "../support/npm-start.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { buildBlog, npmStart, serveBuiltBlog } from "../support/npm-start.js";
 
 describe("npm start: the blog configured from the environment", () => {
+  // The refusals come from the server half of `npm start`, run on one build; the two tests that
+  // serve run the whole script, build included.
+  beforeAll(() => buildBlog(), 120_000);
+
   it("refuses the development secret when NODE_ENV=production, naming AUTH_SECRET", async () => {
-    const failed = await npmStart({ NODE_ENV: "production", AUTH_SECRET: "", PORT: "0", DATA_DIR: "memory://", DATABASE_URL: "" }).then(
+    const failed = await serveBuiltBlog({ NODE_ENV: "production", AUTH_SECRET: "", PORT: "0", DATA_DIR: "memory://", DATABASE_URL: "" }).then(
       async (blog) => {
         await blog.stop();
         return undefined;
@@ -22,10 +26,10 @@ describe("npm start: the blog configured from the environment", () => {
     expect(failed?.output).toContain("AUTH_SECRET_MISSING (auth): .auth() needs a secret");
     expect(failed?.output).toContain('fix: set AUTH_SECRET to at least 32 random characters');
     expect(failed?.output).not.toMatch(/^\s+at /m);
-  }, 120_000); // each npm start builds the blog first
+  }, 120_000);
 
   it("prints a malformed DATABASE_URL as one block with its fix, and exits 1", async () => {
-    const failed = await npmStart({ DATABASE_URL: "not-a-url", PORT: "0" }).then(
+    const failed = await serveBuiltBlog({ DATABASE_URL: "not-a-url", PORT: "0" }).then(
       async (blog) => {
         await blog.stop();
         return undefined;
@@ -36,11 +40,11 @@ describe("npm start: the blog configured from the environment", () => {
     expect(failed?.output).toContain("Trellis could not start: DB_URL_INVALID");
     expect(failed?.output).toContain("fix: set DATABASE_URL to postgres://user:password@host:5432/database");
     expect(failed?.output).not.toMatch(/^\s+at /m);
-  }, 120_000); // each npm start builds the blog first
+  }, 120_000);
 
   it("refuses to start in production without a mail transport, naming MAIL_TRANSPORT_MISSING", async () => {
     const env = { NODE_ENV: "production", AUTH_SECRET: randomBytes(32).toString("base64"), SMTP_URL: "", PORT: "0", DATA_DIR: "memory://", DATABASE_URL: "" };
-    const failed = await npmStart(env).then(
+    const failed = await serveBuiltBlog(env).then(
       async (blog) => {
         await blog.stop();
         return undefined;
@@ -49,7 +53,7 @@ describe("npm start: the blog configured from the environment", () => {
     );
     expect(failed?.code).not.toBe(0);
     expect(failed?.output).toContain("MAIL_TRANSPORT_MISSING");
-  }, 120_000); // each npm start builds the blog first
+  }, 120_000);
 
   it("listens on HOST and PORT and keeps the embedded database in DATA_DIR", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "trellis-blog-"));

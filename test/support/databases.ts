@@ -6,7 +6,7 @@ import type { Dialect, SqliteDatabase } from "kysely";
 import pg from "pg";
 import { postgresDialect } from "../../kernel/db/dialect/postgres.js";
 import { sqliteDialect } from "../../kernel/db/dialect/sqlite.js";
-import { embedded } from "../../kernel/embedded/embedded.js";
+import { reusedPglite } from "./reused-pglite.js";
 import { within } from "./within.js";
 
 export type Family = "pglite" | "sqlite" | "postgres";
@@ -36,8 +36,8 @@ export function families(): Family[] {
 export async function openDatabase(family: Family): Promise<TestDatabase> {
   switch (family) {
     case "pglite": {
-      const database = embedded({ dataDir: "memory://" });
-      await database.ready();
+      // Empty as a new instance, but one the file's previous test released, emptied (reused-pglite.ts).
+      const database = await reusedPglite();
       return { kind: "postgres", family, dialect: database.dialect, close: database.close };
     }
     case "sqlite": {

@@ -51,11 +51,15 @@ export function postgresLive(options: PostgresLiveOptions): ListeningLiveProvide
       let closed = false;
       let client: PgClient | undefined;
       let delay = 100;
-      const drop = (current: PgClient) => {
+      const drop = (current: PgClient): Promise<void> => {
         current.removeAllListeners();
+        // Until it has ended, an error on it (the server terminating it) is nobody's: without a
+        // listener, pg's 'error' event would end the process.
+        current.on("error", () => {});
         // A client that failed is never given back to a pool.
         if (current.release) current.release(true);
-        else void current.end?.().catch(() => undefined);
+        else return (current.end?.() ?? Promise.resolve()).catch(() => undefined);
+        return Promise.resolve();
       };
       const open = async (): Promise<void> => {
         const current = await connect();
@@ -65,7 +69,7 @@ export function postgresLive(options: PostgresLiveOptions): ListeningLiveProvide
         const lost = () => {
           if (closed || client !== current) return;
           client = undefined;
-          drop(current);
+          void drop(current);
           setTimeout(reconnect, delay).unref?.();
         };
         current.on("error", lost);
@@ -75,10 +79,10 @@ export function postgresLive(options: PostgresLiveOptions): ListeningLiveProvide
         try {
           await current.query(`LISTEN "${channel}"`);
         } catch (error) {
-          drop(current);
+          void drop(current);
           throw error;
         }
-        if (closed) return drop(current);
+        if (closed) return void (await drop(current));
         client = current;
       };
       const reconnect = async () => {
@@ -98,7 +102,8 @@ export function postgresLive(options: PostgresLiveOptions): ListeningLiveProvide
           closed = true;
           const current = client;
           client = undefined;
-          if (current) drop(current);
+          // Its end is waited for (a caller may drop the database next), but never for long.
+          if (current) await Promise.race([drop(current), new Promise((done) => setTimeout(done, 2_000).unref?.())]);
         },
       };
     },
