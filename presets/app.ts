@@ -331,13 +331,20 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
    * `/channels` (or its SSE stream); procedures, jobs and hooks publish with
    * `context.channels.publish(channel, event, payload)`. See docs/channels.md.
    */
-  channels<const D extends { [P in keyof D & string]: ChannelDefinition<ChannelParams<P>, any> }>(
+  channels<const D extends { [P in keyof D & string]: ChannelDefinition<ChannelParams<P>, any, OrgRule> }>(
     definitions: D,
     config: ChannelsConfig = {},
   ): App<S, Extra & { channels: ChannelsService<D> }, Router & { "~channels": D } & AdminSection<"channels", AdminChannelsRouter>> {
     // Pages that may open a socket with the caller's cookies: the app's own origin and the CORS origins.
     const origins = [...(this.options.cors?.origins ?? []), ...(this.options.baseUrl ? [new URL(this.options.baseUrl).origin] : [])];
-    this.kernel.use(channelsPlugin(definitions as never, { ...config, origins }));
+    // Organization rules ("member", "org:admin", { orgRole }, { permission }) become their functions here, as for resources.
+    const resolved = Object.fromEntries(
+      Object.entries(definitions as Record<string, ChannelDefinition<any, any, OrgRule>>).map(([pattern, definition]) => [
+        pattern,
+        { ...definition, join: withOrgRule(definition.join, true), send: withOrgRule(definition.send, true) },
+      ]),
+    );
+    this.kernel.use(channelsPlugin(resolved as never, { ...config, origins }));
     return this as never;
   }
 

@@ -30,18 +30,21 @@ export type ChannelRule<Params = Record<string, string>> =
   | "admin"
   | ((args: ChannelRuleArgs<Params>) => boolean | Promise<boolean>);
 
-/** One channel pattern's definition. */
-export interface ChannelDefinition<Params = Record<string, string>, Events extends Record<string, z.ZodType> = Record<string, z.ZodType>> {
+/**
+ * One channel pattern's definition. `Rule` widens `join` and `send` with the rules the app's facade
+ * turns into functions before the plugin sees them (organization roles: docs/organizations.md).
+ */
+export interface ChannelDefinition<Params = Record<string, string>, Events extends Record<string, z.ZodType> = Record<string, z.ZodType>, Rule = never> {
   /**
    * Who may join (receive its messages and presence).
    * @default "authenticated"
    */
-  join?: ChannelRule<Params>;
+  join?: ChannelRule<Params> | Rule;
   /**
    * Who may send client messages on it; only members may send.
    * @default the `join` rule
    */
-  send?: ChannelRule<Params> | false;
+  send?: ChannelRule<Params> | Rule | false;
   /**
    * Presence on this channel: members may `track` a state, and every member sees `sync`, `join`
    * and `leave`. `maxKeys` bounds the tracked connections across every replica.
@@ -68,7 +71,7 @@ export interface ChannelChange {
 }
 
 /** The map `.channels()` takes: a pattern per key. */
-export type ChannelDefinitions = Record<string, ChannelDefinition<any, any>>;
+export type ChannelDefinitions = Record<string, ChannelDefinition<any, any, any>>;
 
 export interface ChannelLimits {
   /** Largest message payload (JSON bytes); larger ones are refused with 413. @default 262144 (256 KB) */

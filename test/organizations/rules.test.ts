@@ -31,7 +31,8 @@ function createApp({ db, secret }: TestAppInput) {
       permissions: { list: "member", get: "member", create: { permission: { task: ["create"] } }, update: "org:admin", delete: { permission: { task: ["delete"] } } },
     })
     .procedure("billing.view", (base) => base.handler(() => "invoices"), { permission: { orgRole: ["billing", "owner"] } })
-    .procedure("org.transfer", (base) => base.input(z.object({ to: z.string() })).handler(() => "ok"), { permission: "org:owner" });
+    .procedure("org.transfer", (base) => base.input(z.object({ to: z.string() })).handler(() => "ok"), { permission: "org:owner" })
+    .channels({ "team:{topic}": { join: "member", send: "org:admin", events: { note: z.object({ text: z.string() }) } } });
 }
 
 type Who = Actor<any>;
@@ -109,6 +110,61 @@ describe("organization permission rules", () => {
     expect((await call(who, "task.update", { where: { id: made.body.id }, data: { title: "ok" } })).status).toBe(200);
     await t.app.db.updateTable("member").set({ role: "member" }).where("userId", "=", who.user.id).execute();
     expect((await call(who, "task.update", { where: { id: made.body.id }, data: { title: "no" } })).status).toBe(403);
+  });
+
+  it("channels: join and send rules by membership role", async () => {
+    const stream = (who: Who | null) => t.app.handle(new Request("http://localhost:3000/channels/sse?channel=team:plans", { headers: who?.headers }));
+    expect((await stream(null)).status).toBe(401);
+    const refused = await stream(outsider);
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ code: "NO_ACTIVE_ORGANIZATION" });
+
+    const frames = async function* (response: Response) {
+      const reader = response.body!.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      try {
+        for (;;) {
+          while (!buffer.includes("\n\n")) {
+            const { done, value } = await reader.read();
+            if (done) throw new Error("the stream ended");
+            buffer += decoder.decode(value);
+          }
+          const at = buffer.indexOf("\n\n");
+          const frame = JSON.parse(buffer.slice(0, at).replace(/^data: /, ""));
+          buffer = buffer.slice(at + 2);
+          if (frame.type !== "ping" && frame.type !== "presence") yield frame;
+        }
+      } finally {
+        await reader.cancel();
+      }
+    };
+    const opened = await stream(member);
+    expect(opened.status).toBe(200);
+    const received = frames(opened);
+    const ready = (await received.next()).value;
+    expect(ready.type).toBe("ready");
+    expect((await received.next()).value).toMatchObject({ type: "joined", channel: "team:plans" });
+
+    const post = (who: Who, token: string) => {
+      const headers = new Headers(who.headers);
+      headers.set("content-type", "application/json");
+      return t.app.handle(new Request(`http://localhost:3000/channels/sse/${token}`, { method: "POST", headers, body: JSON.stringify({ type: "send", channel: "team:plans", event: "note", payload: { text: "hi" } }) }));
+    };
+    // A member may listen, not send: "org:admin" refuses with the rule named.
+    const denied = await post(member, ready.token);
+    expect(denied.status).toBe(403);
+    expect(await denied.json()).toMatchObject({ message: "Requires org:admin in the active organization" });
+
+    // An admin may send: the member listening receives it.
+    const adminStream = await stream(admin);
+    const adminFrames = frames(adminStream);
+    const adminReady = (await adminFrames.next()).value;
+    expect((await adminFrames.next()).value).toMatchObject({ type: "joined" });
+    expect((await post(admin, adminReady.token)).status).toBe(204);
+    expect((await received.next()).value).toMatchObject({ type: "message", channel: "team:plans", event: "note", payload: { text: "hi" } });
+    await adminFrames.return(undefined);
+    await received.return(undefined);
   });
 
   it("reports the rules to introspection", () => {
