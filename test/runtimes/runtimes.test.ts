@@ -33,7 +33,9 @@ function cannotRun(bin: string): string | undefined {
   return probe.status === 0 ? undefined : `${bin} --version exited with ${probe.status}: ${probe.stderr}`;
 }
 
+// CI's `npm install` has just built dist/; a stale build there is a failure, never a skip.
 const built = freshBuild();
+if (!built && process.env.CI) throw new Error("the Bun and Deno suites serve the built package: dist/ is missing or older than the sources (npm run build)");
 if (!built) console.log("skipping the Bun and Deno suites: they serve the built package and dist/ is missing or older than the sources (npm run build)");
 // The child inherits no test-runner variables: it is a production start, banner and signals included.
 const { VITEST: _v, VITEST_WORKER_ID: _w, VITEST_POOL_ID: _p, NODE_ENV: _n, DATABASE_URL: _d, ...childEnv } = process.env;
@@ -123,6 +125,9 @@ for (const runtime of ["bun", "deno"] as const) {
       track(served.child);
       expect(served.output.text).toMatch(new RegExp(`Notes on ${runtime} is listening`));
       expect(served.output.text).toMatch(/embedded PostgreSQL \(PGlite\)/);
+      // The control channel the `trellis` commands use opened beside the data directory.
+      expect(served.output.text).not.toContain("no control channel");
+      expect(existsSync(join(dir, "db.control"))).toBe(true);
       await scenario(served);
       await stop(served, runtime);
     });
