@@ -33,6 +33,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void>; cases?: Recor
   hooks: () => import("./hooks.js"),
   loops: () => import("./loops.js"),
   testapp: () => import("./test-app.js"),
+  runtimes: () => import("./runtimes.js"),
 };
 
 const wanted = process.argv.slice(2);

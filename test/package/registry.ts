@@ -67,7 +67,8 @@ export async function publishToLocalRegistry(root: string, dir: string, tarball:
     const { token } = (await user.json()) as { token: string };
     const userconfig = join(dir, "npmrc");
     await writeFile(userconfig, `registry=${url}/\n//127.0.0.1:${new URL(url).port}/:_authToken=${token}\n`);
-    const env = { ...process.env, npm_config_registry: `${url}/`, npm_config_userconfig: userconfig, npm_config_update_notifier: "false", CI: "", NO_COLOR: "1" };
+    // prefer-offline: a package's metadata fetched once through the registry serves every later install.
+    const env = { ...process.env, npm_config_registry: `${url}/`, npm_config_userconfig: userconfig, npm_config_prefer_offline: "true", npm_config_update_notifier: "false", CI: "", NO_COLOR: "1" };
 
     const base = (JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { version: string }).version;
     const version = `${base}-ci.${randomBytes(4).toString("hex")}`;
