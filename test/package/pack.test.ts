@@ -7,8 +7,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeBlocks } from "../docs/markdown.js";
 import { freshBuild } from "../support/built-package.js";
-import { freePort } from "../support/browser.js";
-import { publishToLocalRegistry, type LocalRegistry } from "./registry.js";
+import { npm, startAndProbe } from "./projects.js";
 import { checkTarball, type TarballReport } from "./tarball.js";
 
 const run = promisify(execFile);
@@ -38,8 +37,6 @@ const TSCONFIG = {
   files: ["app.ts"],
 };
 
-/** Runs `npm run <script>` (or any npm command) in a project; rejects with its output on failure. */
-const npm = (cwd: string, args: string[], env: NodeJS.ProcessEnv = {}) => run("npm", args, { cwd, env: { ...process.env, CI: "", NO_COLOR: "1", ...env }, maxBuffer: 64 * 1024 * 1024 });
 
 /** Memoised: the first caller starts the work, every caller awaits the same promise. */
 function once<T>(work: () => Promise<T>): () => Promise<T> {
@@ -65,73 +62,39 @@ const packed = once(async () => {
   return { dir, tarball: join(dir, file!.filename), size: file!.size, unpackedSize: file!.unpackedSize, files: file!.files.map((entry) => entry.path) };
 });
 
-let published: LocalRegistry | undefined;
-
-/** A local registry (verdaccio) holding this build's `trellis` and `create-trellis`, published from the one tarball. */
-const registry = once(async () => {
-  const { dir, tarball } = await packed();
-  const started = performance.now();
-  await mkdir(join(dir, "registry"));
-  published = await publishToLocalRegistry(root, join(dir, "registry"), tarball);
-  console.log(`verdaccio started and both packages published: ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  return { dir, ...published };
-});
-
 /**
- * `npm exec trellis new` with every surface, from the registry, and its `npm install`. The README
- * sample uses this project's node_modules (the surfaces' peers change nothing it does), so it costs
- * no install of its own.
+ * One `npm install` for the whole file. `trellis new` writes two projects: a plain one and one with
+ * every surface, whose dependencies are the plain one's plus the surfaces' optional peers. The
+ * second is installed; the plain project and the README sample use its node_modules (a superset
+ * changes nothing a plain project does), so the file pays for one install, not three.
  */
 const installed = once(async () => {
-  const { dir, version, env } = await registry();
+  const { dir, tarball } = await packed();
   const started = performance.now();
-  await run("npm", ["exec", "--yes", `--package=trellis@${version}`, "--", "trellis", "new", "all-surfaces", "--surfaces", SURFACES, "--no-install"], { cwd: dir, env, maxBuffer: 64 * 1024 * 1024 });
+  // The CLI as the tarball ships it (dist/bin.js is what was packed), run as `npm exec
+  // --package=<tarball> -- trellis new` runs it: npm names the package in npm_config_package, from
+  // which the new project depends on the same tarball.
+  const cli = (args: string[]) => run(process.execPath, [join(root, "dist/bin.js"), "new", ...args, "--no-install"], { cwd: dir, env: { ...process.env, npm_config_package: tarball } });
+  await cli(["my-app"]);
+  await cli(["all-surfaces", "--surfaces", SURFACES]);
   const full = join(dir, "all-surfaces");
-  await npm(full, ["install", "--no-audit", "--no-fund", "--prefer-offline"], env);
-  await mkdir(join(dir, "readme"));
-  await symlink(join(full, "node_modules"), join(dir, "readme", "node_modules"), "dir");
-  console.log(`npm exec trellis new and its npm install, from the registry: ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  return { dir, version, full, readme: join(dir, "readme") };
+  await npm(full, ["install", "--no-audit", "--no-fund", "--prefer-offline"]);
+  for (const project of ["my-app", "readme"]) {
+    await mkdir(join(dir, project), { recursive: true });
+    await symlink(join(full, "node_modules"), join(dir, project, "node_modules"), "dir");
+  }
+  console.log(`trellis new twice and one npm install: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return { dir, tarball, full, plain: join(dir, "my-app"), readme: join(dir, "readme") };
 });
 
 afterAll(async () => {
-  await published?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
-
-/** Starts `npm start` on a free port and resolves with /health's answer once it serves. */
-async function startAndProbe(project: string): Promise<{ status: number; body: unknown; seconds: number }> {
-  const started = performance.now();
-  // A port nothing listens on now (a random one could be another file's server, whose /health answers).
-  const port = String(await freePort());
-  // The embedded database, as a new project starts (DATABASE_URL from the test run would mean PostgreSQL, and pg is not installed).
-  const { DATABASE_URL: _unused, ...env } = process.env;
-  const server = spawn("npm", ["start"], { cwd: project, env: { ...env, PORT: port, NODE_ENV: "" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
-  let output = "";
-  server.stdout.on("data", (chunk) => (output += chunk));
-  server.stderr.on("data", (chunk) => (output += chunk));
-  try {
-    for (let attempt = 0; attempt < 240; attempt++) {
-      if (server.exitCode !== null) throw new Error(`npm start exited with ${server.exitCode}:\n${output}`);
-      const health = await fetch(`http://localhost:${port}/health`).catch(() => undefined);
-      if (health) return { status: health.status, body: await health.json(), seconds: (performance.now() - started) / 1000 };
-      await new Promise((wait) => setTimeout(wait, 250));
-    }
-    throw new Error(`npm start did not serve within a minute:\n${output}`);
-  } finally {
-    // npm start's process group: npm, the CLI and the server it runs (gone already if it failed).
-    try {
-      process.kill(-server.pid!, "SIGTERM");
-    } catch {
-      // exited on its own: the error above says why
-    }
-  }
-}
 
 // The tests share the tarball and the install, and are otherwise independent: they run at once, as
 // much of their time is npm waiting on the registry and the disk. The ecosystem's checks need only
 // the tarball, so they run while npm installs.
-describe.skipIf(!enabled)("the package: packed, checked, published to a local registry, installed into new projects, locked", { concurrent: true }, () => {
+describe.skipIf(!enabled)("the package: packed, checked, installed into new projects, locked", { concurrent: true }, () => {
   let report: Promise<TarballReport>;
   beforeAll(() => {
     report = packed().then(({ tarball, size, unpackedSize, files }) => checkTarball({ root, tarball, size, unpackedSize, files }));
@@ -204,32 +167,28 @@ describe.skipIf(!enabled)("the package: packed, checked, published to a local re
     }
   });
 
-  it("npm create trellis@latest writes and installs a project whose npm test, typecheck, build and start work with no edits", { timeout: 600_000 }, async () => {
-    const { dir, version, env } = await registry();
+  it("trellis new writes a project whose npm test, typecheck, build and start work with no edits", { timeout: 600_000 }, async () => {
+    const { plain, tarball } = await installed();
     const started = performance.now();
-    // As a user runs it: create-trellis from the registry runs `trellis new`, which runs `npm install`.
-    await run("npm", ["create", "--yes", "trellis@latest", "my-app"], { cwd: dir, env, maxBuffer: 64 * 1024 * 1024 });
-    const plain = join(dir, "my-app");
     const manifest = JSON.parse(await readFile(join(plain, "package.json"), "utf8"));
-    expect(manifest.dependencies).toEqual({ trellis: `^${version}`, zod: expect.any(String) });
-    const lock = JSON.parse(await readFile(join(plain, "package-lock.json"), "utf8"));
-    expect(lock.packages["node_modules/trellis"]).toMatchObject({ version, resolved: expect.stringContaining(`${published!.url}/trellis/-/trellis-${version}.tgz`) });
-    console.log(`npm create trellis and its npm install: ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    const test = await npm(plain, ["test"], env);
+    expect(manifest.dependencies.trellis).toBe(`file:${tarball}`);
+    expect(Object.keys(manifest.dependencies).sort()).toEqual(["trellis", "zod"]);
+    const test = await npm(plain, ["test"]);
     expect(test.stdout).toMatch(/2 passed/);
-    await npm(plain, ["run", "typecheck"], env);
-    await npm(plain, ["run", "build"], env);
+    console.log(`the new project's npm test: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    await npm(plain, ["run", "typecheck"]);
+    await npm(plain, ["run", "build"]);
     expect((await readdir(join(plain, "dist/src"))).sort()).toEqual(expect.arrayContaining(["app.js", "server.js", "schema.js"]));
     const served = await startAndProbe(plain);
     expect(served.status).toBe(200);
     expect(served.body).toEqual({ status: "ok", database: "up" });
-    console.log(`npm create trellis to a served /health: ${((performance.now() - started) / 1000).toFixed(1)} s (install, test, typecheck, build, start)`);
+    console.log(`the new project's test, typecheck, build and a served /health: ${((performance.now() - started) / 1000).toFixed(1)} s`);
   });
 
-  it(`npm exec trellis new --surfaces ${SURFACES} installs the peers, type-checks and serves`, { timeout: 600_000 }, async () => {
-    const { full, version } = await installed();
+  it(`trellis new --surfaces ${SURFACES} installs the peers, type-checks and serves`, { timeout: 600_000 }, async () => {
+    const { full } = await installed();
     const manifest = JSON.parse(await readFile(join(full, "package.json"), "utf8"));
-    expect(manifest.dependencies).toEqual(expect.objectContaining({ trellis: `^${version}`, "@orpc/openapi": expect.any(String), "@modelcontextprotocol/sdk": expect.any(String), unstorage: expect.any(String) }));
+    expect(manifest.dependencies).toEqual(expect.objectContaining({ "@orpc/openapi": expect.any(String), "@modelcontextprotocol/sdk": expect.any(String), unstorage: expect.any(String) }));
     const installedOrpc = await readdir(join(full, "node_modules", "@orpc"));
     expect(installedOrpc).toEqual(expect.arrayContaining(["openapi", "zod", "json-schema"]));
     await npm(full, ["run", "typecheck"]);
