@@ -1,4 +1,4 @@
-import { execFile, spawn } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -177,11 +177,28 @@ describe.skipIf(!enabled)("the package: packed, checked, installed into new proj
     expect(test.stdout).toMatch(/2 passed/);
     console.log(`the new project's npm test: ${((performance.now() - started) / 1000).toFixed(1)} s`);
     await npm(plain, ["run", "typecheck"]);
+    // The same server on Bun and on Deno, as docs/deploy.md has it: `trellis/node` swapped for the runtime's entry.
+    const server = await readFile(join(plain, "src/server.ts"), "utf8");
+    for (const runtime of ["bun", "deno"]) await writeFile(join(plain, `src/server-${runtime}.ts`), server.replace('"trellis/node"', `"trellis/${runtime}"`));
     await npm(plain, ["run", "build"]);
     expect((await readdir(join(plain, "dist/src"))).sort()).toEqual(expect.arrayContaining(["app.js", "server.js", "schema.js"]));
     const served = await startAndProbe(plain);
     expect(served.status).toBe(200);
     expect(served.body).toEqual({ status: "ok", database: "up" });
+    // Bun runs the source (and reads .env itself); Deno runs the build.
+    const runtimes = {
+      bun: [join(root, "node_modules/.bin/bun"), "src/server-bun.ts"],
+      deno: [join(root, "node_modules/.bin/deno"), "run", "-A", "--node-modules-dir=manual", "--no-lock", "--env-file=.env", "dist/src/server-deno.js"],
+    };
+    for (const [runtime, command] of Object.entries(runtimes)) {
+      const probe = spawnSync(command[0]!, ["--version"], { timeout: 30_000 });
+      if (probe.status !== 0) {
+        console.log(`skipping the new project on ${runtime}: its binary cannot run here (${probe.error?.message ?? `exit ${probe.status}`})`);
+        continue;
+      }
+      const onRuntime = await startAndProbe(plain, command);
+      expect(onRuntime, runtime).toMatchObject({ status: 200, body: { status: "ok", database: "up" } });
+    }
     console.log(`the new project's test, typecheck, build and a served /health: ${((performance.now() - started) / 1000).toFixed(1)} s`);
   });
 
