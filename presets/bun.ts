@@ -34,7 +34,7 @@ const IDLE_TIMEOUT_S = 255;
  * migrated) first; a function is called inside, so an error building the app prints as a start-up
  * error. Refuses, before starting, what Bun cannot run (`RUNTIME_UNSUPPORTED`, docs/deploy.md).
  */
-export function serve(app: Servable | (() => Servable | Promise<Servable>), options: ServeOptions = {}): Promise<RunningBunServer> {
+export async function serve(app: Servable | (() => Servable | Promise<Servable>), options: ServeOptions = {}): Promise<RunningBunServer> {
   const bun = (globalThis as { Bun?: BunRuntime }).Bun;
   if (!bun) throw new Error("trellis/bun serves on Bun only: run this file with `bun`, or use serve() from trellis/node");
   return serveFetch("bun", (address, fetch) => listen(bun, address, fetch), app, options);

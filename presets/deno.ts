@@ -27,7 +27,7 @@ export type RunningDenoServer = RunningFetchServer<DenoServer>;
  * error. Refuses, before starting, what Deno cannot run (`RUNTIME_UNSUPPORTED`, docs/deploy.md).
  * Run with `deno run -A` (or the permissions docs/deploy.md lists) and a `node_modules` folder.
  */
-export function serve(app: Servable | (() => Servable | Promise<Servable>), options: ServeOptions = {}): Promise<RunningDenoServer> {
+export async function serve(app: Servable | (() => Servable | Promise<Servable>), options: ServeOptions = {}): Promise<RunningDenoServer> {
   const deno = (globalThis as { Deno?: DenoRuntime }).Deno;
   if (!deno) throw new Error("trellis/deno serves on Deno only: run this file with `deno run`, or use serve() from trellis/node");
   return serveFetch("deno", (address, fetch) => listen(deno, address, fetch), app, options);

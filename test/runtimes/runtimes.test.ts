@@ -5,7 +5,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pg from "pg";
+import { serve as serveBun } from "trellis/bun";
 import { createClient } from "trellis/client";
+import { serve as serveDeno } from "trellis/deno";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cookieOf } from "../support/auth.js";
 import { freePort } from "../support/browser.js";
@@ -105,6 +107,14 @@ async function stop(served: Served, runtime: string): Promise<void> {
   expect(exit.signal ?? exit.code, served.output.text).toBe("SIGTERM");
   if (served.dataDir) expect(existsSync(`${served.dataDir}.lock`), "the data directory's lock, released by close()").toBe(false);
 }
+
+it("on another runtime, trellis/bun and trellis/deno refuse before touching the app, naming what to run", async () => {
+  const app = () => {
+    throw new Error("the app was built");
+  };
+  await expect(serveBun(app)).rejects.toThrow("trellis/bun serves on Bun only: run this file with `bun`, or use serve() from trellis/node");
+  await expect(serveDeno(app)).rejects.toThrow("trellis/deno serves on Deno only: run this file with `deno run`, or use serve() from trellis/node");
+});
 
 for (const runtime of ["bun", "deno"] as const) {
   const reason = built ? cannotRun(RUNTIMES[runtime].bin) : "no fresh build";
