@@ -37,7 +37,6 @@ const TSCONFIG = {
   files: ["app.ts"],
 };
 
-
 /** Memoised: the first caller starts the work, every caller awaits the same promise. */
 function once<T>(work: () => Promise<T>): () => Promise<T> {
   let started: Promise<T> | undefined;
