@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
-import { cpSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
 import { defineConfig } from "tsup";
 
 /** Each entry point of package.json "exports" (`trellis/<name>`, `index` for `trellis`) and its source. */
@@ -19,6 +20,8 @@ const entry = {
   node: "presets/node.ts",
   redis: "kernel/redis/index.ts",
   testing: "presets/testing.ts",
+  bun: "presets/bun.ts",
+  deno: "presets/deno.ts",
 };
 
 /** The `trellis` command: bundled like the entries, started by a small executable file (dist/bin.js). */
@@ -44,6 +47,7 @@ export default defineConfig({
     for (const [name, source] of Object.entries(entry)) {
       writeFileSync(`dist/${name}.d.ts`, `export * from "./types/${source.replace(/\.ts$/, ".js")}";\n`);
     }
+    pruneDeclarations(Object.keys(entry).map((name) => `dist/${name}.d.ts`));
     writeFileSync("dist/bin.js", '#!/usr/bin/env node\nimport "./cli.js";\n', { mode: 0o755 });
     // `trellis new` copies these; they are plain files, not compiled.
     cpSync("presets/cli/templates", "dist/templates", { recursive: true });
@@ -51,3 +55,31 @@ export default defineConfig({
     cpSync("presets/cli/dev/loader.mjs", "dist/dev-loader.mjs");
   },
 });
+
+/**
+ * tsc declares every source file; the package ships only the declarations an entry point's types
+ * reach (the CLI's and the dashboard's internals are nobody's import), which is about a third less
+ * to download. attw (test/package) fails the build's package if a reached file were missing.
+ */
+function pruneDeclarations(entries: string[]): void {
+  const reached = new Set<string>();
+  const queue = entries.map((file) => resolve(file));
+  for (let file = queue.pop(); file; file = queue.pop()) {
+    if (reached.has(file)) continue;
+    reached.add(file);
+    for (const [, spec] of readFileSync(file, "utf8").matchAll(/(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g)) {
+      const path = resolve(dirname(file), spec!).replace(/\.js$/, ".d.ts");
+      queue.push(existsSync(path) ? path : join(path.replace(/\.d\.ts$/, ""), "index.d.ts"));
+    }
+  }
+  const sweep = (dir: string): void => {
+    for (const item of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, item.name);
+      if (item.isDirectory()) {
+        sweep(path);
+        if (readdirSync(path).length === 0) rmSync(path, { recursive: true });
+      } else if (!reached.has(path)) rmSync(path);
+    }
+  };
+  sweep(resolve("dist/types"));
+}

@@ -10,6 +10,8 @@ import { startupErrorText } from "./startup-error.js";
 import { warnLocalBaseUrl } from "./production-checks.js";
 import { devSupervisor } from "./cli/dev/hook.js";
 import { mountSockets } from "./node-sockets.js";
+import { openControlFor } from "./control-channel.js";
+import { DRAIN_MS, STREAM_END_MS, inFlight, signals } from "./shutdown.js";
 
 export interface ServeOptions {
   /** @default 3000 */
@@ -65,62 +67,6 @@ export interface RunningServer {
 
 type Servable = App<any, any, any> | BuiltApp<any, any>;
 
-/** How long close() waits for answers in flight before it closes the app under them. */
-const DRAIN_MS = 10_000;
-/** How long a connection may take to finish writing once the app is closed (an ended stream's last event). */
-const STREAM_END_MS = 1_000;
-
-/** Counts promises not yet settled; `settled(ms)` waits for none to be left, or for `ms`. */
-function inFlight() {
-  let count = 0;
-  let idle: (() => void) | undefined;
-  const done = () => {
-    if (--count === 0) idle?.();
-  };
-  return {
-    track<T>(answer: T | Promise<T>): T | Promise<T> {
-      if (!(answer instanceof Promise)) return answer;
-      count++;
-      answer.then(done, done);
-      return answer;
-    },
-    settled(ms: number): Promise<void> {
-      if (count === 0) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, ms);
-        idle = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    },
-  };
-}
-
-/**
- * The servers that close on SIGINT/SIGTERM, behind one listener per signal: on a signal every one
- * closes, and only then is the signal raised again (a listener per server re-raised it as soon as
- * its own close resolved, killing the process under the others; a closed server's stayed behind).
- */
-const signals = (() => {
-  const closers = new Set<() => Promise<void>>();
-  const onSignal = (signal: NodeJS.Signals) => {
-    void Promise.allSettled([...closers].map((close) => close())).then(() => process.kill(process.pid, signal));
-  };
-  const listen = (on: boolean) => {
-    for (const signal of ["SIGINT", "SIGTERM"] as const) on ? process.once(signal, onSignal) : process.off(signal, onSignal);
-  };
-  return {
-    watch(close: () => Promise<void>) {
-      if (closers.size === 0) listen(true);
-      closers.add(close);
-    },
-    forget(close: () => Promise<void>) {
-      if (closers.delete(close) && closers.size === 0) listen(false);
-    },
-  };
-})();
-
 /**
  * Serves an app over Node's HTTP server; an `App` is started (built and migrated) first. A function
  * is called inside `serve()`, so an error thrown while the app is configured (a malformed
@@ -139,21 +85,6 @@ export async function serve(app: Servable | (() => Servable | Promise<Servable>)
     if (!(options.exitOnStartError ?? !underTestRunner())) throw error;
     process.stderr.write(startupErrorText(error));
     process.exit(1);
-  }
-}
-
-/** The control channel beside an embedded data directory (presets/cli/control), loaded only then. */
-async function openControlFor(app: Servable, built: BuiltApp<any, any>): Promise<{ close(): Promise<void> } | undefined> {
-  const options = app instanceof App ? app.options : undefined;
-  const dataDir = (options?.db as { dataDir?: string } | undefined)?.dataDir;
-  if (!dataDir) return undefined;
-  try {
-    const { openControl } = await import("./cli/control/server.js");
-    return await openControl(dataDir, () => ({ built, options }));
-  } catch (error) {
-    // The app serves without it: commands beside it refuse with EMBEDDED_DIR_LOCKED, as they did before.
-    process.stderr.write(`trellis: no control channel for ${dataDir} (${(error as Error).message}); CLI commands cannot reach this server\n`);
-    return undefined;
   }
 }
 

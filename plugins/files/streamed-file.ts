@@ -14,6 +14,11 @@ export class StreamedFile extends File {
     this.#part = part;
   }
 
+  /** The part's type as sent: Bun's `File` would add `;charset=utf-8` to a text type. */
+  override get type(): string {
+    return this.#part.type;
+  }
+
   /** The file's bytes so far; all of them once its stream ended. */
   received(): number {
     return this.#part.size();

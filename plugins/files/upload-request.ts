@@ -18,11 +18,28 @@ class UploadRequest extends Request {
   override async formData(): Promise<FormData> {
     const { fields, file } = await this.upload.head;
     checkEnvelope(fields.get(ENVELOPE), file?.field);
-    const form = new FormData();
+    const form = new UploadForm();
     for (const [name, value] of fields) form.append(name, value);
-    // Appended without a file name, a `File` is kept as is (not copied into a new one).
-    if (file) form.append(file.field, new StreamedFile(file));
+    if (file) form.attach(file.field, new StreamedFile(file));
     return form;
+  }
+}
+
+/**
+ * The form handed to the RPC decoder, which reads it with `get()`: the file part is answered as the
+ * `StreamedFile` itself. (Node and Deno keep a `File` appended to a `FormData` as is; Bun copies it
+ * into a plain `Blob`, which would leave the upload empty.)
+ */
+class UploadForm extends FormData {
+  #file: { field: string; value: StreamedFile } | undefined;
+
+  attach(field: string, value: StreamedFile): void {
+    this.#file = { field, value };
+    this.append(field, value);
+  }
+
+  override get(name: string): FormDataEntryValue | null {
+    return this.#file?.field === name ? this.#file.value : super.get(name);
   }
 }
 

@@ -38,6 +38,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void>; cases?: Recor
   testapp: () => import("./test-app.js"),
   // Tenant-scoped resources against owner-scoped ones (docs/organizations.md).
   tenant: () => import("./tenant.js"),
+  runtimes: () => import("./runtimes.js"),
 };
 
 const wanted = process.argv.slice(2);

@@ -40,4 +40,11 @@ describe("entry points", () => {
       expect(build.include, subpath).toContain(entry[name]!.split("/")[0]);
     }
   });
+
+  it("create-trellis is released with trellis, at its version, and starts trellis new", () => {
+    const create = JSON.parse(readFileSync(resolve(root, "presets/create-trellis/package.json"), "utf8")) as { name: string; version: string; bin: Record<string, string>; dependencies: Record<string, string>; files: string[] };
+    const version = (JSON.parse(readFileSync(resolve(root, "package.json"), "utf8")) as { version: string }).version;
+    expect(create).toMatchObject({ name: "create-trellis", version, bin: { "create-trellis": "./index.js" }, dependencies: { trellis: version }, files: ["index.js"] });
+    expect(readFileSync(resolve(root, "presets/create-trellis/index.js"), "utf8")).toMatch(/^#!\/usr\/bin\/env node\n/);
+  });
 });

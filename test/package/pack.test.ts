@@ -1,13 +1,14 @@
-import { execFile, spawn } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeBlocks } from "../docs/markdown.js";
 import { freshBuild } from "../support/built-package.js";
-import { freePort } from "../support/browser.js";
+import { npm, startAndProbe } from "./projects.js";
+import { checkTarball, type TarballReport } from "./tarball.js";
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, "../..");
@@ -36,50 +37,114 @@ const TSCONFIG = {
   files: ["app.ts"],
 };
 
-// The tests share the tarball and its install, and are otherwise independent: they run at once, as
-// much of their time is npm waiting on the registry and the disk.
-describe.skipIf(!enabled)("the package: packed, installed into an empty project, locked", { concurrent: true }, () => {
-  let dir: string;
-  let tarball: string;
-  let files: { path: string }[];
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "trellis-pack-"));
-    // `npm pack` runs `prepare`, which builds dist, unless dist/ already holds a build of the current
-    // source (CI's `npm install` has just run the same build): then it packs that build.
-    const scripts = freshBuild() ? ["--ignore-scripts"] : [];
-    const packed = await run("npm", ["pack", "--json", ...scripts, "--pack-destination", dir], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
-    // The build's own output comes first on stdout; the JSON report is the last thing printed.
-    const report = packed.stdout.slice(packed.stdout.lastIndexOf("\n[") + 1);
-    const [packedFile] = JSON.parse(report) as { filename: string; files: { path: string }[] }[];
-    tarball = join(dir, packedFile!.filename);
-    files = packedFile!.files;
-    // An empty project with the tarball as its only dependency; its bin is the `trellis` the tests
-    // below run `new` with.
-    await run("mkdir", [join(dir, "app")]);
-    await writeFile(join(dir, "app", "package.json"), JSON.stringify({ name: "packed-app", private: true, type: "module" }));
-    await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball], { cwd: join(dir, "app"), maxBuffer: 64 * 1024 * 1024 });
-  }, 300_000);
-  afterAll(async () => {
-    if (dir) await rm(dir, { recursive: true, force: true });
+/** Memoised: the first caller starts the work, every caller awaits the same promise. */
+function once<T>(work: () => Promise<T>): () => Promise<T> {
+  let started: Promise<T> | undefined;
+  return () => (started ??= work());
+}
+
+let dir: string | undefined;
+const SURFACES = "openapi,mcp,files,live,admin";
+
+/** One `npm pack` for the whole file: the ecosystem's checks read it, every project installs it. */
+const packed = once(async () => {
+  dir = await mkdtemp(join(tmpdir(), "trellis-pack-"));
+  // `npm pack` runs `prepare`, which builds dist, unless dist/ already holds a build of the current
+  // source (CI's `npm install` has just run the same build): then it packs that build.
+  const scripts = freshBuild() ? ["--ignore-scripts"] : [];
+  const started = performance.now();
+  const result = await run("npm", ["pack", "--json", ...scripts, "--pack-destination", dir], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
+  // The build's own output comes first on stdout; the JSON report is the last thing printed.
+  const report = result.stdout.slice(result.stdout.lastIndexOf("\n[") + 1);
+  const [file] = JSON.parse(report) as { filename: string; size: number; unpackedSize: number; files: { path: string }[] }[];
+  console.log(`npm pack: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return { dir, tarball: join(dir, file!.filename), size: file!.size, unpackedSize: file!.unpackedSize, files: file!.files.map((entry) => entry.path) };
+});
+
+/**
+ * One `npm install` for the whole file. `trellis new` writes two projects: a plain one and one with
+ * every surface, whose dependencies are the plain one's plus the surfaces' optional peers. The
+ * second is installed; the plain project and the README sample use its node_modules (a superset
+ * changes nothing a plain project does), so the file pays for one install, not three.
+ */
+const installed = once(async () => {
+  const { dir, tarball } = await packed();
+  const started = performance.now();
+  // The CLI as the tarball ships it (dist/bin.js is what was packed), run as `npm exec
+  // --package=<tarball> -- trellis new` runs it: npm names the package in npm_config_package, from
+  // which the new project depends on the same tarball.
+  const cli = (args: string[]) => run(process.execPath, [join(root, "dist/bin.js"), "new", ...args, "--no-install"], { cwd: dir, env: { ...process.env, npm_config_package: tarball } });
+  await cli(["my-app"]);
+  await cli(["all-surfaces", "--surfaces", SURFACES]);
+  const full = join(dir, "all-surfaces");
+  await npm(full, ["install", "--no-audit", "--no-fund", "--prefer-offline"]);
+  for (const project of ["my-app", "readme"]) {
+    await mkdir(join(dir, project), { recursive: true });
+    await symlink(join(full, "node_modules"), join(dir, project, "node_modules"), "dir");
+  }
+  console.log(`trellis new twice and one npm install: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return { dir, tarball, full, plain: join(dir, "my-app"), readme: join(dir, "readme") };
+});
+
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+// The tests share the tarball and the install, and are otherwise independent: they run at once, as
+// much of their time is npm waiting on the registry and the disk. The ecosystem's checks need only
+// the tarball, so they run while npm installs.
+describe.skipIf(!enabled)("the package: packed, checked, installed into new projects, locked", { concurrent: true }, () => {
+  let report: Promise<TarballReport>;
+  beforeAll(() => {
+    report = packed().then(({ tarball, size, unpackedSize, files }) => checkTarball({ root, tarball, size, unpackedSize, files }));
+    // Reported by the tests below; a rejection here is not left unhandled meanwhile.
+    report.catch(() => {});
   });
 
-  it("packs dist with its types, installs with no optional peer, type-checks the README sample strict and serves it", { timeout: 240_000 }, async () => {
-    const paths = files.map((file) => file.path);
-    expect(paths).toEqual(expect.arrayContaining(["package.json", "dist/index.js", "dist/index.d.ts", "dist/node.d.ts", "dist/types/presets/trellis.d.ts", "dist/bin.js", "dist/templates/app/src/app.ts"]));
-    expect(paths.filter((path) => !path.startsWith("dist/") && path !== "package.json" && path !== "README.md")).toEqual([]);
+  it("passes publint with warnings as errors", { timeout: 240_000 }, async () => {
+    const { publint } = await report;
+    expect(publint.code, publint.output).toBe(0);
+    expect(publint.output).toMatch(/All good!/);
+  });
 
-    const project = join(dir, "app");
-    const installed = await readdir(join(project, "node_modules"));
-    expect(installed).toContain("trellis");
-    for (const peer of ["pg", "better-sqlite3", "ioredis", "pino", "@aws-sdk", "@modelcontextprotocol"]) expect(installed, peer).not.toContain(peer);
+  it("passes attw for every export, as an ESM-only package", { timeout: 240_000 }, async () => {
+    const { attw, exports } = await report;
+    expect(attw.entrypoints.sort()).toEqual(exports.sort());
+    // The ESM-only profile ignores exactly two resolutions: `require()` from CommonJS (it gets ESM,
+    // through dynamic import only) and node10 (no `exports` map). Any other problem is a failure.
+    expect(attw.problems.filter((problem) => !(problem.resolutionKind === "node10" || problem.resolutionKind === "node16-cjs"))).toEqual([]);
+    expect(attw.code, attw.output).toBe(0);
+  });
+
+  it("ships only what runs, inside its size budget, and declares what has side effects", { timeout: 240_000 }, async () => {
+    const { files, unreached, size, unpackedSize, budget, treeShaken } = await report;
+    expect(files).toEqual(expect.arrayContaining(["package.json", "README.md", "dist/index.js", "dist/index.d.ts", "dist/node.d.ts", "dist/bun.js", "dist/deno.js", "dist/types/presets/trellis.d.ts", "dist/bin.js", "dist/templates/app/src/app.ts"]));
+    expect(files.filter((path) => !path.startsWith("dist/") && !["package.json", "README.md", "CHANGELOG.md"].includes(path))).toEqual([]);
+    // Every module and declaration is reached from an export, the bin or the database thread; the
+    // rest are files read at run time (templates, the dashboard's assets, the dev loader).
+    expect(unreached).toEqual([]);
+    console.log(`packed: ${(size / 1024).toFixed(0)} KB (budget ${budget.packed / 1024} KB), unpacked ${(unpackedSize / 1024).toFixed(0)} KB (budget ${budget.unpacked / 1024} KB), ${files.length} files`);
+    expect(size).toBeLessThanOrEqual(budget.packed);
+    expect(unpackedSize).toBeLessThanOrEqual(budget.unpacked);
+    // `sideEffects`: an import whose bindings go unused leaves nothing in a user's bundle.
+    expect(treeShaken.trim()).toBe("");
+  });
+
+  it("installs with no optional peer, type-checks the README sample strict and serves it", { timeout: 300_000 }, async () => {
+    const { full, readme } = await installed();
+    const modules = await readdir(join(full, "node_modules"));
+    expect(modules).toContain("trellis");
+    // The surfaces' peers are what the project asked for; the others stay out.
+    for (const peer of ["pg", "better-sqlite3", "ioredis", "pino", "@aws-sdk", "nodemailer", "sharp"]) expect(modules, peer).not.toContain(peer);
 
     expect(APP, "the README sample serves on port 3000").not.toBe(readmeSample);
-    await writeFile(join(project, "app.ts"), APP);
-    await writeFile(join(project, "tsconfig.json"), JSON.stringify(TSCONFIG));
-    await run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", project], { cwd: project });
+    await writeFile(join(readme, "package.json"), JSON.stringify({ name: "readme-sample", private: true, type: "module" }));
+    await writeFile(join(readme, "app.ts"), APP);
+    await writeFile(join(readme, "tsconfig.json"), JSON.stringify(TSCONFIG));
+    await run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", readme], { cwd: readme });
 
     const env = { ...process.env, AUTH_SECRET: randomBytes(32).toString("base64") };
-    const server = spawn(process.execPath, [join(project, "out/app.js")], { cwd: project, env, stdio: ["ignore", "pipe", "pipe"] });
+    const server = spawn(process.execPath, [join(readme, "out/app.js")], { cwd: readme, env, stdio: ["ignore", "pipe", "pipe"] });
     try {
       const url = await new Promise<string>((resolveUrl, reject) => {
         let output = "";
@@ -101,78 +166,51 @@ describe.skipIf(!enabled)("the package: packed, installed into an empty project,
     }
   });
 
-  /** Runs `npm run <script>` (or any npm command) in a project; rejects with its output on failure. */
-  const npm = (cwd: string, args: string[], env: NodeJS.ProcessEnv = {}) => run("npm", args, { cwd, env: { ...process.env, CI: "", NO_COLOR: "1", ...env }, maxBuffer: 64 * 1024 * 1024 });
-
-  /** Starts `npm start` on a free port and resolves with /health's answer once it serves. */
-  async function startAndProbe(project: string): Promise<{ status: number; body: unknown; seconds: number }> {
-    const started = performance.now();
-    // A port nothing listens on now (a random one could be another file's server, whose /health answers).
-    const port = String(await freePort());
-    // The embedded database, as a new project starts (DATABASE_URL from the test run would mean PostgreSQL, and pg is not installed).
-    const { DATABASE_URL: _unused, ...env } = process.env;
-    const server = spawn("npm", ["start"], { cwd: project, env: { ...env, PORT: port, NODE_ENV: "" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
-    let output = "";
-    server.stdout.on("data", (chunk) => (output += chunk));
-    server.stderr.on("data", (chunk) => (output += chunk));
-    try {
-      for (let attempt = 0; attempt < 240; attempt++) {
-        if (server.exitCode !== null) throw new Error(`npm start exited with ${server.exitCode}:\n${output}`);
-        const health = await fetch(`http://localhost:${port}/health`).catch(() => undefined);
-        if (health) return { status: health.status, body: await health.json(), seconds: (performance.now() - started) / 1000 };
-        await new Promise((wait) => setTimeout(wait, 250));
-      }
-      throw new Error(`npm start did not serve within a minute:\n${output}`);
-    } finally {
-      // npm start's process group: npm, the CLI and the server it runs (gone already if it failed).
-      try {
-        process.kill(-server.pid!, "SIGTERM");
-      } catch {
-        // exited on its own: the error above says why
-      }
-    }
-  }
-
   it("trellis new writes a project whose npm test, typecheck, build and start work with no edits", { timeout: 600_000 }, async () => {
+    const { plain, tarball } = await installed();
     const started = performance.now();
-    // The CLI from the tarball, as `npm exec --package=<tarball> -- trellis new` runs it: npm names the
-    // package in npm_config_package, from which the new project depends on the same tarball. (The
-    // bin installed for the first test is used, which saves npm exec's second install of the tarball.)
-    const bin = join(dir, "app", "node_modules", ".bin", "trellis");
-    await run(bin, ["new", "my-app", "--no-install"], { cwd: dir, env: { ...process.env, npm_config_package: tarball } });
-    const project = join(dir, "my-app");
-    const manifest = JSON.parse(await readFile(join(project, "package.json"), "utf8"));
+    const manifest = JSON.parse(await readFile(join(plain, "package.json"), "utf8"));
     expect(manifest.dependencies.trellis).toBe(`file:${tarball}`);
-    await npm(project, ["install", "--no-audit", "--no-fund", "--prefer-offline"]);
-    const served = await startAndProbe(await buildFirst(project));
+    expect(Object.keys(manifest.dependencies).sort()).toEqual(["trellis", "zod"]);
+    const test = await npm(plain, ["test"]);
+    expect(test.stdout).toMatch(/2 passed/);
+    console.log(`the new project's npm test: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    await npm(plain, ["run", "typecheck"]);
+    // The same server on Bun and on Deno, as docs/deploy.md has it: `trellis/node` swapped for the runtime's entry.
+    const server = await readFile(join(plain, "src/server.ts"), "utf8");
+    for (const runtime of ["bun", "deno"]) await writeFile(join(plain, `src/server-${runtime}.ts`), server.replace('"trellis/node"', `"trellis/${runtime}"`));
+    await npm(plain, ["run", "build"]);
+    expect((await readdir(join(plain, "dist/src"))).sort()).toEqual(expect.arrayContaining(["app.js", "server.js", "schema.js"]));
+    const served = await startAndProbe(plain);
     expect(served.status).toBe(200);
     expect(served.body).toEqual({ status: "ok", database: "up" });
-    console.log(`trellis new to a served /health: ${((performance.now() - started) / 1000).toFixed(1)} s (warm npm cache, including the project's test, typecheck and build)`);
+    // Bun runs the source (and reads .env itself); Deno runs the build.
+    const runtimes = {
+      bun: [join(root, "node_modules/.bin/bun"), "src/server-bun.ts"],
+      deno: [join(root, "node_modules/.bin/deno"), "run", "-A", "--node-modules-dir=manual", "--no-lock", "--env-file=.env", "dist/src/server-deno.js"],
+    };
+    for (const [runtime, command] of Object.entries(runtimes)) {
+      const probe = spawnSync(command[0]!, ["--version"], { timeout: 30_000 });
+      if (probe.status !== 0) {
+        console.log(`skipping the new project on ${runtime}: its binary cannot run here (${probe.error?.message ?? `exit ${probe.status}`})`);
+        continue;
+      }
+      const onRuntime = await startAndProbe(plain, command);
+      expect(onRuntime, runtime).toMatchObject({ status: 200, body: { status: "ok", database: "up" } });
+    }
+    console.log(`the new project's test, typecheck, build and a served /health: ${((performance.now() - started) / 1000).toFixed(1)} s`);
   });
 
-  /** The new project's own checks, in the order its README gives them; returns the project. */
-  async function buildFirst(project: string): Promise<string> {
-    const tested = performance.now();
-    const test = await npm(project, ["test"]);
-    expect(test.stdout).toMatch(/2 passed/);
-    console.log(`the new project's npm test: ${((performance.now() - tested) / 1000).toFixed(1)} s`);
-    await npm(project, ["run", "typecheck"]);
-    await npm(project, ["run", "build"]);
-    expect((await readdir(join(project, "dist/src"))).sort()).toEqual(expect.arrayContaining(["app.js", "server.js", "schema.js"]));
-    return project;
-  }
-
-  it("trellis new --surfaces openapi,mcp,files,live,admin installs the peers, type-checks and serves", { timeout: 600_000 }, async () => {
-    const bin = join(dir, "app", "node_modules", ".bin", "trellis");
-    await run(bin, ["new", "all-surfaces", "--surfaces", "openapi,mcp,files,live,admin", "--trellis", `file:${tarball}`, "--no-install"], { cwd: dir });
-    const project = join(dir, "all-surfaces");
-    await npm(project, ["install", "--no-audit", "--no-fund", "--prefer-offline"]);
-    const installed = await readdir(join(project, "node_modules", "@orpc"));
-    expect(installed).toEqual(expect.arrayContaining(["openapi", "zod", "json-schema"]));
-    await npm(project, ["run", "typecheck"]);
+  it(`trellis new --surfaces ${SURFACES} installs the peers, builds and serves`, { timeout: 600_000 }, async () => {
+    const { full } = await installed();
+    const manifest = JSON.parse(await readFile(join(full, "package.json"), "utf8"));
+    expect(manifest.dependencies).toEqual(expect.objectContaining({ "@orpc/openapi": expect.any(String), "@modelcontextprotocol/sdk": expect.any(String), unstorage: expect.any(String) }));
+    const installedOrpc = await readdir(join(full, "node_modules", "@orpc"));
+    expect(installedOrpc).toEqual(expect.arrayContaining(["openapi", "zod", "json-schema"]));
     // Served from source under the CLI's dev loader would need a watcher; the build is what ships.
-    await npm(project, ["run", "build"]);
-    const served = await startAndProbe(project);
+    // The build type-checks src/ (the plain project above runs `typecheck` as well: same script).
+    await npm(full, ["run", "build"]);
+    const served = await startAndProbe(full);
     expect(served.status).toBe(200);
   });
 

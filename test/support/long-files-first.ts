@@ -6,6 +6,8 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  * file size and could start one of these last, leaving it to run alone while the other worker idles.
  */
 const LONGEST = [
+  // Mostly waiting on npm and the network (a registry proxying every package): first, beside the rest.
+  "test/package/registry.test.ts",
   "test/cli/commands.test.ts",
   "test/package/pack.test.ts",
   "test/docs/curl.test.ts",

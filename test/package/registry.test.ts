@@ -1,0 +1,67 @@
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, readFile, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freshBuild } from "../support/built-package.js";
+import { npm, startAndProbe } from "./projects.js";
+import { publishToLocalRegistry, type LocalRegistry } from "./registry.js";
+
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, "../..");
+// Slow (a registry that proxies every other package, two installs through it): once per CI run.
+const enabled = Boolean(process.env.CI || process.env.TRELLIS_REGISTRY_TEST);
+if (!enabled) console.log("skipping the local-registry test: it publishes to verdaccio and installs through it (set CI or TRELLIS_REGISTRY_TEST=1)");
+
+/**
+ * `trellis` and `create-trellis` published to a local registry (verdaccio on a loopback port, its
+ * storage in a temporary folder), then, from an empty folder, what a user types first:
+ * `npm create trellis@latest my-app`, and the new project's own scripts with no edits.
+ */
+describe.skipIf(!enabled)("published to a registry: npm create trellis@latest", () => {
+  let dir: string;
+  let registry: LocalRegistry;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "trellis-registry-"));
+    const started = performance.now();
+    // A build of the current sources is packed as it is; otherwise `npm pack` builds first (`prepare`).
+    const scripts = freshBuild() ? ["--ignore-scripts"] : [];
+    const packed = await run("npm", ["pack", "--json", ...scripts, "--pack-destination", dir], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
+    const [file] = JSON.parse(packed.stdout.slice(packed.stdout.lastIndexOf("\n[") + 1)) as { filename: string }[];
+    await mkdir(join(dir, "registry"));
+    registry = await publishToLocalRegistry(root, join(dir, "registry"), join(dir, file!.filename));
+    console.log(`packed, verdaccio started, trellis and create-trellis published: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }, 300_000);
+  afterAll(async () => {
+    await registry?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("writes and installs a project whose npm test, build and start work with no edits", { timeout: 900_000 }, async () => {
+    const { version, env, url } = registry;
+    const work = join(dir, "empty");
+    await mkdir(work);
+    const started = performance.now();
+    // create-trellis runs `trellis new`, which runs `npm install`: both through the registry.
+    await run("npm", ["create", "--yes", "trellis@latest", "my-app"], { cwd: work, env, maxBuffer: 64 * 1024 * 1024 });
+    console.log(`npm create trellis@latest, its npm install included: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    const project = join(work, "my-app");
+    const manifest = JSON.parse(await readFile(join(project, "package.json"), "utf8"));
+    expect(manifest.dependencies).toEqual({ trellis: `^${version}`, zod: expect.any(String) });
+    const lock = JSON.parse(await readFile(join(project, "package-lock.json"), "utf8"));
+    // The version published a moment ago (unique to this run), with the registry's checksum.
+    const locked = lock.packages["node_modules/trellis"];
+    expect(locked).toMatchObject({ version, integrity: expect.stringMatching(/^sha512-/) });
+    if (locked.resolved) expect(locked.resolved).toBe(`${url}/trellis/-/trellis-${version}.tgz`);
+
+    const test = await npm(project, ["test"], env);
+    expect(test.stdout).toMatch(/2 passed/);
+    await npm(project, ["run", "build"], env);
+    expect(await readdir(join(project, "dist/src"))).toEqual(expect.arrayContaining(["app.js", "server.js", "schema.js"]));
+    const served = await startAndProbe(project);
+    expect(served.status).toBe(200);
+    expect(served.body).toEqual({ status: "ok", database: "up" });
+    console.log(`npm create trellis@latest to a served /health: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  });
+});
