@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { ChannelChange, ChannelDefinitions, ChannelName, ClientFrame, ServerFrame } from "../plugins/channels/index.js";
+import type { ChannelChange, ChannelName, ClientFrame, DeclaredChannels, ServerFrame } from "../plugins/channels/index.js";
 import { RpcError } from "./rpc-error.js";
 
 type EventsOf<D, C extends string> = {
@@ -258,7 +258,7 @@ export function channelClient(options: ChannelClientOptions) {
 }
 
 /** The client's `channel()` for a router with `.channels()`. */
-export type ChannelsClient<Router> = Router extends { "~channels": infer D extends ChannelDefinitions }
+export type ChannelsClient<Router> = Router extends { "~channels": infer D extends DeclaredChannels }
   ? {
       channel<C extends ChannelName<keyof D & string>>(name: C): ChannelHandle<EventsOf<D, C>>;
       /** Closes the channel socket. */

@@ -13,7 +13,7 @@ import { channelsAdminSection } from "./admin.js";
 import { messageSpans } from "./tracing.js";
 import { checkChanges, publishChanges } from "./changes.js";
 
-export type { ChannelChange, ChannelDefinition, ChannelDefinitions, ChannelRule, ChannelRuleArgs, ChannelsConfig, ChannelLimits, ChannelParams, ChannelName, RedisLike } from "./options.js";
+export type { ChannelChange, ChannelDefinition, ChannelDefinitions, DeclaredChannels, ChannelRule, ChannelRuleArgs, ChannelsConfig, ChannelLimits, ChannelParams, ChannelName, RedisLike } from "./options.js";
 export type { ChannelsService, ChannelStats } from "./service.js";
 export type { AdminChannelsRouter } from "./admin.js";
 export type { ChannelSocketService, SocketPeer } from "./socket.js";

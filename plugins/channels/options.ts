@@ -71,7 +71,10 @@ export interface ChannelChange {
 }
 
 /** The map `.channels()` takes: a pattern per key. */
-export type ChannelDefinitions = Record<string, ChannelDefinition<any, any, any>>;
+export type ChannelDefinitions = Record<string, ChannelDefinition<any, any>>;
+
+/** The map as an app declares it, before its facade resolves rules the plugin does not know (organization roles). */
+export type DeclaredChannels = Record<string, ChannelDefinition<any, any, any>>;
 
 export interface ChannelLimits {
   /** Largest message payload (JSON bytes); larger ones are refused with 413. @default 262144 (256 KB) */

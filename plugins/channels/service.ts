@@ -1,17 +1,17 @@
 import { RpcError } from "../../kernel/index.js";
 import { parseEvent } from "./connection.js";
 import type { Hub } from "./hub.js";
-import type { ChannelDefinitions, ChannelName } from "./options.js";
+import type { ChannelDefinitions, ChannelName, DeclaredChannels } from "./options.js";
 import { matchChannel, type ChannelPattern } from "./patterns.js";
 import type { Connections } from "./registry.js";
 import type { z } from "zod";
 
-type EventsOf<D extends ChannelDefinitions, C extends string> = {
+type EventsOf<D extends DeclaredChannels, C extends string> = {
   [P in keyof D & string]: C extends ChannelName<P> ? D[P]["events"] : never;
 }[keyof D & string];
 
 /** `context.channels`: messages from the server, to every member on every replica. */
-export interface ChannelsService<D extends ChannelDefinitions = ChannelDefinitions> {
+export interface ChannelsService<D extends DeclaredChannels = ChannelDefinitions> {
   /**
    * Sends `event` with `payload` to every member of `channel` (no join rule applies: the server
    * speaks). The payload is validated by the event's schema: an unknown channel or event, or an

@@ -119,7 +119,7 @@ describe("organization permission rules", () => {
     expect(refused.status).toBe(403);
     expect(await refused.json()).toMatchObject({ code: "NO_ACTIVE_ORGANIZATION" });
 
-    const frames = async function* (response: Response) {
+    const frames = async function* (response: Response): AsyncGenerator<any, void> {
       const reader = response.body!.getReader();
       const decoder = new TextDecoder();
       let buffer = "";
