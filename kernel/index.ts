@@ -52,6 +52,7 @@ export { accessMeta, declaredPermission, type AccessRule } from "./introspection
 export { BYTES_TYPE_ID, customJsonSerializers, toBase64, fromBase64 } from "./wire/custom-json.js";
 export { rowDays, toPlainJson } from "./wire/plain-json.js";
 export { compileRowEncoder, type RowEncoder } from "./wire/row-encoder.js";
+export { escapeHtml } from "./wire/escape-html.js";
 export { missingPeers, installLine, importPeer } from "./runtime/peers.js";
 export { within } from "./runtime/within.js";
 export { Instrumentation, observedStorage, type Observer, type SpanOptions, type StorageOperation, type Telemetry } from "./observe/index.js";

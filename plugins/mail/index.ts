@@ -17,7 +17,8 @@ export type { Mailer } from "./mailer.js";
 export type { MailKind, MailTemplate, MailTemplateData, RenderedMail } from "./templates.js";
 export type { MailRow, MailState } from "./outbox.js";
 export type { AdminMailRouter, MailSummary } from "./admin.js";
-export { escapeHtml, defaultTemplate } from "./templates.js";
+export { defaultTemplate } from "./templates.js";
+export { escapeHtml } from "../../kernel/index.js";
 
 declare module "../../kernel/index.js" {
   interface AppServices {

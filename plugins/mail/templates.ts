@@ -1,3 +1,5 @@
+import { escapeHtml } from "../../kernel/index.js";
+
 /** The messages the auth flows send, one template per kind, each replaceable through `templates`. */
 export type MailKind = "verify-email" | "reset-password" | "change-email" | "magic-link" | "sign-in-code" | "organization-invitation";
 
@@ -29,12 +31,6 @@ export interface RenderedMail {
 
 export type MailTemplate = (data: MailTemplateData) => RenderedMail;
 
-const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-
-/** Escapes text for HTML content and attribute values. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]!);
-}
 
 interface Wording {
   subject: (d: MailTemplateData) => string;

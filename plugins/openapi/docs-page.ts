@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import type { RouteDefinition } from "../../kernel/index.js";
+import { escapeHtml, type RouteDefinition } from "../../kernel/index.js";
 
 export const DOCS_PACKAGE = "swagger-ui-dist";
 
@@ -57,8 +57,4 @@ export function docsRoutes(path: string, documentPath: string, title: string): R
       handler: async () => new Response(new Uint8Array(await asset(name)), { headers: headers(type) }),
     })),
   ];
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }

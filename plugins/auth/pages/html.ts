@@ -1,4 +1,7 @@
+import { escapeHtml } from "../../../kernel/index.js";
 import type { PagesSettings } from "./options.js";
+
+
 
 /**
  * No inline script or style, no third party: the pages' script and stylesheet are files under the
@@ -7,11 +10,6 @@ import type { PagesSettings } from "./options.js";
 export const PAGES_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (character) => ESCAPES[character]!);
-}
 
 /** A whole page: `body` is trusted markup built by the pages themselves (every value escaped). */
 export function page(settings: PagesSettings, title: string, body: string, status = 200): Response {

@@ -1,4 +1,5 @@
-import { escapeHtml as e, localPath, page } from "./html.js";
+import { escapeHtml as e } from "../../../kernel/index.js";
+import { localPath, page } from "./html.js";
 import type { SignInMethods } from "./methods.js";
 import type { PagesSettings } from "./options.js";
 
