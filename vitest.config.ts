@@ -24,6 +24,10 @@ const ISOLATED = [
   "test/presets/**",
   "test/operability/**",
   "test/kernel/layout.test.ts",
+  // OpenTelemetry's global tracer provider can be registered once per process.
+  "test/telemetry/**",
+  "test/regressions/telemetry-*.test.ts",
+  "test/channels/channels.test.ts",
   "test/regressions/restore-force-keeps-data.test.ts",
 ];
 

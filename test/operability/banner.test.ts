@@ -35,7 +35,7 @@ describe("the start banner", () => {
     expect(running.banner).toContain(`plugins     ${plugins.join(" > ")}\n`);
     expect(running.banner).toMatch(new RegExp(`procedures\\s+${running.app.describe().procedures.length}\\n`));
     expect(running.banner).toMatch(/surfaces\s+routes\s+GET \/\n/);
-    expect(running.banner).toMatch(/\n\s+auth\s+\/api\/auth\/\*\*/);
+    expect(running.banner).toMatch(/\n\s+auth\s+\/auth\/\*\* \(\d+ routes\), \/api\/auth\/\*\*/);
     expect(running.banner).toMatch(/\n\s+health\s+GET \/health/);
     expect(running.banner).toMatch(/\n\s+rpc\s+\/rpc\/\*\*/);
     // A surface with many routes under one segment is summarised: the block stays one screen.

@@ -11,7 +11,7 @@ const run = promisify(execFile);
  * packed and 1.26 MB unpacked when stated (2026-11-28, after the build stopped shipping the
  * declarations no export reaches); the margin is for the plugins still to come.
  */
-export const BUDGET = { packed: 450 * 1024, unpacked: 1600 * 1024 };
+export const BUDGET = { packed: 550 * 1024, unpacked: 2000 * 1024 };
 
 /** Files the package reads at run time by path rather than importing: never reached by an import. */
 const READ_AT_RUN_TIME = [/^dist\/templates\//, /^dist\/admin-ui\//, /^dist\/dev-loader\.mjs$/];
