@@ -37,8 +37,11 @@ export class KindWorker {
   /** A job may be waiting: fetch now rather than at the next poll. */
   notify(): void {
     this.#more = true;
-    // On a later turn: the sender's next statements (the admin API reading the job it retried) go first.
-    setImmediate(() => this.#wake?.());
+    // Two milliseconds later: the sender's next statements (the admin API reading the job it retried) go
+    // first, and the fetch's now() is past the job's start_after. The engine fetches only jobs with
+    // start_after < now(), and the embedded database's clock counts whole milliseconds: a fetch in the
+    // millisecond of the insert would miss the job until the next poll (and drain() would return early).
+    setTimeout(() => this.#wake?.(), 2);
   }
 
   /**
