@@ -1,4 +1,4 @@
-import { RpcError, hasRole, type AppRpcContext } from "../../kernel/index.js";
+import { RpcError, assertRole, type AppRpcContext } from "../../kernel/index.js";
 import type { ChannelRule } from "./options.js";
 import type { MatchedChannel } from "./patterns.js";
 
@@ -14,9 +14,9 @@ export async function assertChannelRule(rule: ChannelRule | false, matched: Matc
     return;
   }
   if (rule === "public") return;
+  // Signed out, the answer names the channel; the role check is the procedures' own.
   if (!context.user) throw new RpcError("UNAUTHORIZED", { message: `Sign in to ${action} "${channel}"` });
-  const roles = matched.pattern.definition.roles ?? ["admin"];
-  if (rule === "admin" && !hasRole(context.user, roles)) throw new RpcError("FORBIDDEN", { message: `Requires one of the roles: ${roles.join(", ")}` });
+  assertRole(rule, matched.pattern.definition.roles ?? ["admin"], context);
 }
 
 export const joinRule = (matched: MatchedChannel): ChannelRule => matched.pattern.definition.join ?? "authenticated";
