@@ -1,6 +1,9 @@
 import { RequestEvent, RpcError, type RequestFacts, type SealedApp } from "../../kernel/index.js";
-import { Connection, type ConnectionDeps } from "./connection.js";
+import { CLOSE, Connection, type ConnectionDeps } from "./connection.js";
 import { callerOf, type Connections } from "./registry.js";
+
+/** How long a slow consumer has to read its close frame before its socket is cut. */
+const SLOW_CUT_MS = 1_000;
 
 /** The slice of a WebSocket peer (crossws's `Peer`) a connection uses. */
 export interface SocketPeer {
@@ -65,7 +68,13 @@ export function socketService(options: {
         {
           send: (text) => peer.send(text),
           buffered: () => peer.bufferedAmount,
-          close: (code, reason) => (code === 1001 ? peer.terminate() : peer.close(code, reason)),
+          close: (code, reason) => {
+            if (code === CLOSE.gone) return peer.terminate();
+            peer.close(code, reason);
+            // A slow consumer's close frame waits behind what it has not read, and the socket library
+            // would hold all of it until the peer answers (30 s): the socket is cut a second later.
+            if (code === CLOSE.slow) setTimeout(() => peer.terminate(), SLOW_CUT_MS).unref();
+          },
         },
         pending.context,
         pending.caller,
