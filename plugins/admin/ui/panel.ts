@@ -1,4 +1,4 @@
-import { useEffect, useRef } from "preact/hooks";
+import { useLayoutEffect, useRef } from "preact/hooks";
 
 /**
  * A side panel's keyboard behaviour: focus moves into it when it opens (else it would wait at the
@@ -9,7 +9,8 @@ export function usePanel(onClose: () => void) {
   const ref = useRef<HTMLElement>(null);
   const close = useRef(onClose);
   close.current = onClose;
-  useEffect(() => {
+  // Before the browser paints the panel: a key pressed as soon as it shows reaches the listener.
+  useLayoutEffect(() => {
     const opener = document.activeElement instanceof HTMLElement ? document.activeElement : undefined;
     ref.current?.querySelector<HTMLElement>("button, input, select, textarea, a[href]")?.focus();
     const onKey = (event: KeyboardEvent) => {
