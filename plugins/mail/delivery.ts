@@ -33,6 +33,8 @@ export interface DeliveryDeps {
   logger: Logger | undefined;
   /** The telemetry plugin's service, when the app has it. */
   telemetry: Telemetry | undefined;
+  /** Told when a message's row is written (or the message dropped), whichever way it went. */
+  recorded?: (id: string) => void;
 }
 
 /** OpenTelemetry's `SpanKind.CLIENT`, as a number: the API may not be installed. */
@@ -48,6 +50,14 @@ export class Delivery {
 
   /** Writes the row unless it exists (a retry); false when the per-address limit drops the message. */
   async prepare(mail: QueuedMail): Promise<boolean> {
+    try {
+      return await this.#prepare(mail);
+    } finally {
+      this.deps.recorded?.(mail.id);
+    }
+  }
+
+  async #prepare(mail: QueuedMail): Promise<boolean> {
     if (await this.deps.rows.get(mail.id)) return true;
     if (mail.limited && this.deps.limiter && !(await this.deps.limiter.allowAddress(mail.to))) {
       this.deps.logger?.warn({ to: mail.to, kind: mail.kind }, `mail to ${mail.to} dropped: the hourly limit for this address is reached`);

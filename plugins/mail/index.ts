@@ -8,6 +8,7 @@ import { createMailer, type Mailer } from "./mailer.js";
 import { resolveMail, type MailConfig } from "./options.js";
 import { createMailTable, MailRows } from "./outbox.js";
 import { outboxRoute } from "./outbox-route.js";
+import { Unrecorded } from "./unrecorded.js";
 import { jobsQueue, processQueue, type JobsLike, type MailQueue } from "./queue.js";
 import { MAIL_KINDS } from "./templates.js";
 import { NODEMAILER, openTransport, type OpenTransport } from "./transports.js";
@@ -61,12 +62,14 @@ export function mailPlugin(config: MailConfig): AppPlugin {
       const sending = auth ? new Set<string>() : undefined;
       if (sending && resolved.limits) limiter = mailLimiter(resolved.limits, sending, report);
       const telemetry = ctx.want("telemetry");
-      const delivery = new Delivery({ rows, transport: () => transport!, from: resolved.from, limiter, logger: ctx.logger, telemetry });
+      const unrecorded = new Unrecorded();
+      const delivery = new Delivery({ rows, transport: () => transport!, from: resolved.from, limiter, logger: ctx.logger, telemetry, recorded: (id) => unrecorded.settled(id) });
       const closing = new AbortController();
       const inProcess = processQueue(delivery, { retries: resolved.retries, retryDelayMs: resolved.retryDelayMs, failed: report, closing: closing.signal, telemetry });
       const jobs = ctx.want("jobs") as JobsLike | undefined;
       queue = jobs ? jobsQueue(jobs, delivery, inProcess, report) : inProcess;
-      const mailer = createMailer(name, config.templates ?? {}, () => queue!);
+      const tracked = unrecorded.track(() => queue!);
+      const mailer = createMailer(name, config.templates ?? {}, () => tracked);
       ctx.provide("mail", mailer, { context: true });
       ctx.provide("admin-section:mail", mailAdminSection({ rows, db, auth: () => ctx.want("auth") as { api: Record<string, any> } | undefined }));
       if (auth) wireAuthFlows(ctx.need("auth-options") as AuthOptionsService, mailer, auth, sending);
@@ -80,7 +83,7 @@ export function mailPlugin(config: MailConfig): AppPlugin {
       const devOutbox = resolved.transport.kind === "outbox" && resolved.outboxRoute;
       return {
         middleware: limiter ? [limiter.middleware] : [],
-        routes: devOutbox ? [outboxRoute(devOutbox, rows)] : [],
+        routes: devOutbox ? [outboxRoute(devOutbox, rows, unrecorded)] : [],
       };
     },
   });

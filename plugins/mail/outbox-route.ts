@@ -1,5 +1,6 @@
 import { RpcError, callerAddress, errorResponse, type RouteDefinition } from "../../kernel/index.js";
 import type { MailRows } from "./outbox.js";
+import type { Unrecorded } from "./unrecorded.js";
 
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
 /** Headers a proxy or tunnel adds: a request relayed from elsewhere also arrives from loopback. */
@@ -11,7 +12,7 @@ const RELAYED = ["x-forwarded-for", "forwarded", "x-real-ip"];
  * account. Loopback callers only, and never through a proxy or tunnel on the machine (ngrok, a
  * reverse proxy): a development server reachable on a network does not hand out other people's links.
  */
-export function outboxRoute(path: string, rows: MailRows): RouteDefinition {
+export function outboxRoute(path: string, rows: MailRows, unrecorded: Unrecorded): RouteDefinition {
   return {
     method: "GET",
     path,
@@ -26,6 +27,8 @@ export function outboxRoute(path: string, rows: MailRows): RouteDefinition {
       }
       const to = event.url.searchParams.get("to");
       if (!to) return errorResponse(new RpcError("BAD_REQUEST", { message: "Name the recipient: ?to=<address>" }), false);
+      // A message queued by the request just before is written when its delivery starts: wait for it.
+      await unrecorded.recorded(to, 5_000);
       const [latest] = await rows.list({ to, take: 1 });
       if (!latest) return errorResponse(new RpcError("NOT_FOUND", { message: `No message to ${to}` }), false);
       return Response.json({ id: latest.id, kind: latest.kind, to: latest.to, subject: latest.subject, state: latest.state, link: latest.link, text: latest.text, createdAt: latest.createdAt });
