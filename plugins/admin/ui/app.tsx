@@ -11,6 +11,7 @@ import { Jobs } from "./jobs.js";
 import { Files } from "./files.js";
 import { Backups } from "./backups.js";
 import { Runner } from "./runner.js";
+import { SsoView } from "./sso.js";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta };
 
@@ -31,6 +32,8 @@ const VIEWS = [
   { hash: "#/jobs", label: "Jobs", plugin: "jobs" },
   { hash: "#/files", label: "Files", plugin: "files" },
   { hash: "#/backups", label: "Backups", plugin: "backups" },
+  // Shown only when the schema declares single sign-on (`.auth({ sso: true })`).
+  { hash: "#/sso", label: "Single sign-on", plugin: "auth", table: "ssoProvider" },
 ] as const;
 
 const viewInHash = () => VIEWS.find((v) => v.hash === location.hash)?.hash;
@@ -102,7 +105,7 @@ export function App() {
       </header>
       <nav aria-label="Tables" class="side">
         <a href="#/" aria-current={current || view ? undefined : "page"}>Overview</a>
-        {VIEWS.filter((v) => !v.plugin || meta.plugins.includes(v.plugin)).map((v) => (
+        {VIEWS.filter((v) => (!v.plugin || meta.plugins.includes(v.plugin)) && (!("table" in v) || meta.tables.some((t) => t.name === v.table))).map((v) => (
           <a key={v.hash} href={v.hash} aria-current={view === v.hash ? "page" : undefined}>{v.label}</a>
         ))}
         <h2>Tables</h2>
@@ -133,6 +136,8 @@ export function App() {
           <Files />
         ) : view === "#/backups" && meta.plugins.includes("backups") ? (
           <Backups />
+        ) : view === "#/sso" && meta.tables.some((t) => t.name === "ssoProvider") ? (
+          <SsoView />
         ) : current ? (
           <Browse key={current.name} table={current} mail={mail} audit={meta.plugins.includes("audit")} onChanged={load} />
         ) : (
