@@ -69,7 +69,7 @@ describe.each(families())("security notices on %s", (family) => {
   beforeAll(async () => {
     db = await openDatabase(family);
     app = await start({ dialect: db.dialect, kind: db.kind }, { notices: { newSignIn: true, factorChanged: true } });
-  }, 30_000);
+  }, 60_000);
   afterAll(async () => {
     await app?.close();
     await db?.close();
@@ -97,6 +97,15 @@ describe.each(families())("security notices on %s", (family) => {
     expect(await notices(app, "ann@example.test")).toHaveLength(2);
     expect((await get(app, "/_mail/latest?to=ann@example.test")).body.kind).toBe("new-sign-in");
   });
+});
+
+// The device table on every database family above; what changed, on one.
+describe("factor-changed notices", () => {
+  let app: Started;
+  beforeAll(async () => {
+    app = await start(sqliteMemory(), { notices: { newSignIn: true, factorChanged: true } });
+  }, 60_000);
+  afterAll(() => app?.close());
 
   it("mails a password change and a reset", async () => {
     const up = await post(app, "/api/auth/sign-up/email", signUpBody("ben@example.test"), as(FIREFOX));
@@ -151,7 +160,7 @@ describe("security notices off", () => {
   let app: Started;
   beforeAll(async () => {
     app = await start(sqliteMemory(), {});
-  }, 30_000);
+  }, 60_000);
   afterAll(() => app?.close());
 
   it("sends none by default, and remembers no device", async () => {
