@@ -81,7 +81,8 @@ function noticesPlugin(notices: Required<MailNotices>, deps: NoticeDeps, secret:
                 factorChanged(deps, user, enabled ? "two-factor-enabled" : "two-factor-disabled");
               },
             },
-            delete: { after: async (user) => deps.work.run(() => forgetDevices(deps.db, user.id), deps.failed) },
+            // The device table exists only with `newSignIn`.
+            ...(notices.newSignIn && { delete: { after: async (user: User) => deps.work.run(() => forgetDevices(deps.db, user.id), deps.failed) } }),
           },
         },
       },
