@@ -39,7 +39,8 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
       .schema(schema("1").auth({ passkeys: true, twoFactor: true, sso: true }).build())
       // The identity provider is on a private address: trusted by listing its origin.
       .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true }, trustedOrigins: [idp.issuer] })
-      .admin({ requireTwoFactor: true });
+      .admin({ requireTwoFactor: true })
+      .mail({ from: "Passkey Test <no-reply@example.test>", notices: { factorChanged: true } });
     running = await serve(app, { port, hostname: "127.0.0.1", handleSignals: false });
     page = await context!.newPage();
     cdp = await context!.newCDPSession(page);
@@ -58,6 +59,12 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
     await idp?.close();
   });
 
+  /** The factor-changed notices sent to `to`, as their leading sentence. */
+  const notices = async (to: string) => {
+    await (running.app.sealed.service("mail") as { flush(): Promise<void> }).flush();
+    const rows = await running.app.db.selectFrom("trellis_mail" as never).select("text_body" as never).where("kind" as never, "=", "factor-changed" as never).where("to_address" as never, "=", to as never).orderBy("id" as never).execute();
+    return (rows as { text_body: string }[]).map((row) => row.text_body.split("\n")[2]!.replace(/ on your account.*/, ""));
+  };
   const session = async () => (await pageFetch(page, "/api/auth/get-session")).body as { user: { id: string; email: string } } | null;
 
   it("registers a passkey for a signed-in user, bound to the app's origin and host", async () => {
@@ -72,6 +79,7 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
     const rows = await running.app.db.selectFrom("passkey").selectAll().execute();
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ userId: up.body.user.id, name: "laptop" });
+    expect(await notices("ada@example.test")).toEqual(["A passkey was added"]);
   });
 
   it("refuses to register without a session (401)", async () => {
@@ -109,6 +117,7 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
     const deleted = await pageFetch(page, "/api/auth/passkey/delete-passkey", { id: listed.body[0].id });
     expect(deleted.status).toBe(200);
     expect((await pageFetch(page, "/api/auth/passkey/list-user-passkeys")).body).toEqual([]);
+    expect(await notices("ada@example.test")).toEqual(["A passkey was added", "A passkey was removed"]);
     await pageFetch(page, "/api/auth/sign-out", {});
     // The authenticator still holds the credential; the app no longer knows it.
     const refused = await signInWithPasskey(page);
