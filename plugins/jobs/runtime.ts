@@ -58,9 +58,9 @@ export class JobsRuntime implements JobsService {
    * by the organizations plugin), so the job runs in it. Only apps with organizations use it.
    */
   within(context: AppRpcContext): JobsService {
-    const view = Object.create(this.#bound) as JobsService;
-    view.send = (name, data, options) => this.#send(name, data, options, context);
-    return view;
+    const send: JobsService["send"] = (name, data, options) => this.#send(name, data, options, context);
+    // Defined, not assigned: the frozen prototype's `send` is read-only.
+    return Object.create(this.#bound, { send: { value: send, enumerable: true } }) as JobsService;
   }
 
   attach(sealed: SealedApp): void {
