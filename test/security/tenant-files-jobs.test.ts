@@ -148,7 +148,7 @@ describe("tenant isolation of files and jobs", () => {
       expect((await call(aliceA, "file.get", { id: fileA.id }, t)).status).toBe(200);
     });
 
-    it("keeps a signed URL working without a cookie, and signs only files of the caller's organization", async () => {
+    it("keeps a signed URL of an organization's file working without a cookie, from any session", async () => {
       const signed = await call(aliceA, "file.sign", { id: fileA.id, expiresIn: 60 }, t);
       expect(signed.status).toBe(200);
       const anonymous = await download(t, signed.body.url);
