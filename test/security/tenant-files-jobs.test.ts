@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema } from "../../kernel/schema/index.js";
 import { memorySecrets } from "trellis/secrets";
 import { App } from "../../presets/trellis.js";
+import type { Tenancy } from "../../plugins/organizations/index.js";
 import { testApp, type Actor, type TestApp, type TestAppInput } from "../../presets/testing.js";
 
 const ORIGIN = "http://localhost:3000";
@@ -39,7 +40,8 @@ function createApp({ db, secret, storage }: TestAppInput) {
       } catch (error) {
         tasks = { status: (error as { status: number }).status };
       }
-      const membership = await context.organizations!.membership(context);
+      // The service is on every context at run time; the app's context type does not name it.
+      const membership = await (context as unknown as { organizations: Tenancy }).organizations.membership(context);
       seen.push({ data, organizationId: job.organizationId, membership: membership && { organizationId: membership.organizationId, userId: membership.userId, roles: membership.roles }, tasks });
       // A job sent by a job carries what its sender carried.
       if (data === "chain") await context.jobs.send("probe", "chained");
