@@ -39,6 +39,8 @@ interface Relation {
 interface Pooled {
   client: EmbeddedClient;
   key: string;
+  /** At its key's migrated state (reused, or loaded from the key's dump), not the plain template. */
+  migrated: boolean;
   /** While idle: closes it unless a test takes it first. */
   expiry?: NodeJS.Timeout;
 }
@@ -61,6 +63,11 @@ export interface DatabaseLease {
   readonly database: DatabaseConfig;
   /** Names the schema (see `schemaKey`) before the first query. */
   key(key: string): void;
+  /**
+   * Opens the instance now; true when it is at the migrated state of its key's schema (a copy of
+   * that schema's template), so the app's migrations have nothing to do.
+   */
+  current(): Promise<boolean>;
   /** After the app's migrations: records the migrated state as the template of its key (first time only). */
   migrated(): Promise<void>;
   /** Puts the instance back in the pool at its template state (or closes it). Idempotent. */
@@ -81,7 +88,7 @@ export function leaseDatabase(): DatabaseLease {
       if (key === undefined) throw new Error("The test database was queried before its schema was named");
       const reused = templates.has(key) ? idle.get(key)?.pop() : undefined;
       if (reused) clearTimeout(reused.expiry);
-      return reused ?? { key, client: await open(key) };
+      return reused ?? { key, ...(await open(key)) };
     })());
   const client = async () => (await attach()).client;
   let releasing: Promise<void> | undefined;
@@ -103,6 +110,7 @@ export function leaseDatabase(): DatabaseLease {
   return {
     database,
     key: (name) => void (key = name),
+    current: async () => (await attach()).migrated,
     async migrated() {
       const pooled = await attached;
       if (pooled && !templates.has(pooled.key)) templates.set(pooled.key, await record(pooled.client));
@@ -111,15 +119,15 @@ export function leaseDatabase(): DatabaseLease {
   };
 }
 
-/** A new instance: from the schema's dump on disk when there is one, else from the plain template. */
-async function open(key: string): Promise<EmbeddedClient> {
+/** A new instance: from the schema's dump on disk when there is one (migrated), else from the plain template. */
+async function open(key: string): Promise<{ client: EmbeddedClient; migrated: boolean }> {
   const path = await dumpPath(key);
   const dump = readCachedTemplate(path);
   const { client, started } = openInstance(MEMORY, SHARED_BUFFERS, dump);
   await started;
   if (dump && !templates.has(key)) templates.set(key, await record(client));
   else if (!dump && path) pendingDumps.add(key);
-  return client;
+  return { client, migrated: Boolean(dump) };
 }
 
 /** Keys whose dump is not on disk yet: written when the first instance is released (idle, so it costs no test). */
@@ -142,6 +150,7 @@ async function putBack(pooled: Pooled): Promise<void> {
     await client.exec(added.length > 0 ? `truncate ${added.join(", ")} restart identity cascade;\n${template.reset}` : template.reset);
     if (pendingDumps.delete(key)) await saveDump(key, client);
     const list = idle.get(key) ?? [];
+    pooled.migrated = true;
     list.push(pooled);
     idle.set(key, list);
     pooled.expiry = setTimeout(() => {

@@ -8,6 +8,7 @@ import { reentrant } from "../db/dialect/reentrant.js";
 import { backupEmbedded } from "./backup.js";
 import { embeddedHost } from "./host.js";
 import { lockDataDir } from "./lock.js";
+import { stopSockets } from "./socket.js";
 import { MEMORY, openInstance, type EmbeddedClient } from "./instance.js";
 import { ThreadClient } from "./worker/client.js";
 import { databaseThread, threadModule } from "./worker/host.js";
@@ -150,6 +151,8 @@ function openEmbedded(dataDir: string, buffers: string, thread: EmbeddedThread, 
     (closing ??= (async () => {
       try {
         await started.catch(() => {});
+        // In-thread, psql's socket servers (`trellis db shell`) end with the instance; on the thread, its close ends them.
+        if (!(client instanceof ThreadClient)) await stopSockets(client as EmbeddedClient);
         if (!client.closed) await client.close();
       } finally {
         releaseLock();

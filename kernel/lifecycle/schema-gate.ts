@@ -64,6 +64,10 @@ export class SchemaGate {
       migrateTo: marked((target: Parameters<AppMigrator["migrateTo"]>[0]) => inner.migrateTo(target)),
       migrateUp: marked(() => inner.migrateUp()),
       migrateDown: marked(() => inner.migrateDown()),
+      assumeLatest: marked(async () => {
+        await inner.assumeLatest();
+        this.#latest = true;
+      }),
       getMigrations: () => inner.getMigrations(),
     });
   }

@@ -25,12 +25,14 @@ interface Outcome {
   ms: number;
 }
 
-function trellis(cwd: string, args: string[], env: Record<string, string | undefined> = {}): Promise<Outcome> {
+/** Runs `trellis args` in `cwd`; `input` is piped to its stdin (`echo ... | trellis db shell`). */
+function trellis(cwd: string, args: string[], env: Record<string, string | undefined> = {}, input?: string): Promise<Outcome> {
   const started = performance.now();
   return new Promise((done) => {
-    execFile(process.execPath, [bin, ...args], { cwd, env: { ...process.env, DATABASE_URL: undefined, NO_COLOR: "1", ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+    const child = execFile(process.execPath, [bin, ...args], { cwd, env: { ...process.env, DATABASE_URL: undefined, NO_COLOR: "1", ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
       done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr, ms: performance.now() - started });
     });
+    if (input !== undefined) child.stdin!.end(input);
   });
 }
 
@@ -181,8 +183,8 @@ describe.skipIf(!built)("trellis dev and the CLI beside a running server", () =>
       expect((await fetch(`${control}/run`, { method: "POST", body: JSON.stringify({ command: "routes", args: {} }) })).status).toBe(401);
 
       const times: Record<string, number> = {};
-      const run = async (args: string[]) => {
-        const outcome = await trellis(dir, args);
+      const run = async (args: string[], env: Record<string, string> = {}, input?: string) => {
+        const outcome = await trellis(dir, args, env, input);
         times[args.slice(0, 2).join(" ")] = Math.round(outcome.ms);
         return outcome;
       };
@@ -207,6 +209,25 @@ describe.skipIf(!built)("trellis dev and the CLI beside a running server", () =>
       const backup = await run(["db", "backup", "--to", file]);
       expect(backup.code, backup.stderr).toBe(0);
       expect([...(await readFile(file)).subarray(0, 2)]).toEqual([0x1f, 0x8b]);
+
+      // db shell: psql on a socket the server serves from the thread that holds the database.
+      const piped = await run(["db", "shell"], {}, `select email from "user" where email = '${email}';\nselect 40 + 2 as answer\n`);
+      expect(piped.code, piped.stderr).toBe(0);
+      expect(piped.stdout).toContain(email);
+      expect(piped.stdout).toMatch(/answer\s*\n-+\n\s*42\n\(1 row\)/);
+      const failing = await trellis(dir, ["db", "shell", "--", "-v", "ON_ERROR_STOP=1"], {}, "select * from nope;\n");
+      expect(failing.code).toBe(3);
+      expect(failing.stderr).toContain('ERROR:  relation "nope" does not exist');
+      // Without psql: the CLI's own prompt, each statement sent through the control channel.
+      const prompt = await trellis(dir, ["db", "shell"], { PATH: "/nonexistent" }, "select 40 + 2 as answer;\nselect * from nope;\n\\dt\n\\d note\nselect 'last'\n");
+      expect(prompt.code).toBe(1);
+      expect(prompt.stdout).toMatch(/answer\n42\n\(1 row\)/);
+      expect(prompt.stderr).toContain('ERROR:  relation "nope" does not exist (SQLSTATE 42P01)');
+      expect(prompt.stdout).toMatch(/public\s+note\s+table/);
+      expect(prompt.stdout).toMatch(/Column\s+Type\s+Nullable\s+Default\n[\s\S]*title\s+text/);
+      expect(prompt.stdout).toMatch(/\?column\?\nlast\n\(1 row\)/);
+      // The app still serves after both shells: the socket never held its statements.
+      expect((await fetch(url("/health"))).status).toBe(200);
       console.log(`beside trellis ${mode}: ${JSON.stringify(times)} ms`);
     } finally {
       await running.stop();

@@ -67,6 +67,13 @@ export class ThreadClient implements PGliteLike {
     return this.#track(this.thread.call({ op: "dump", db: this.db }));
   }
 
+  /** Serves the instance to psql on the Unix socket `path`, from the thread that holds it (kernel/embedded/socket.ts). */
+  async serveSocket(path: string): Promise<{ stop(): Promise<void> }> {
+    if (this.#closed) throw new Error("PGlite is closed");
+    await this.thread.call({ op: "serve", db: this.db, path });
+    return { stop: () => this.thread.call<void>({ op: "unserve", db: this.db, path }).catch(() => {}) };
+  }
+
   async transaction<T>(callback: (tx: Transaction) => Promise<T>): Promise<T> {
     if (this.#closed) throw new Error("PGlite is closed");
     const id = ++this.#transactions;

@@ -6,7 +6,8 @@ import { nestedDeeperThan } from "../../db/json-depth.js";
  * `id` answered exactly once; `db` names one embedded database (the thread can hold several),
  * `tx` one open transaction on it. The port delivers in order and the thread starts each
  * statement in arrival order, so statements run in the order they were sent. `dump` answers a
- * backup (kernel/embedded/backup.ts) taken between two statements, its bytes handed over, not copied.
+ * backup (kernel/embedded/backup.ts) taken between two statements, its bytes handed over, not copied;
+ * `serve` starts a socket server for psql on the instance at `path` (kernel/embedded/socket.ts), `unserve` stops it.
  */
 export type Request =
   | { id: number; op: "open"; db: number; dataDir: string; sharedBuffers: string }
@@ -16,6 +17,8 @@ export type Request =
   | { id: number; op: "end"; db: number; tx: number; commit: boolean }
   | { id: number; op: "rollback"; db: number; tx: number }
   | { id: number; op: "dump"; db: number }
+  | { id: number; op: "serve"; db: number; path: string }
+  | { id: number; op: "unserve"; db: number; path: string }
   | { id: number; op: "close"; db: number };
 
 export type Reply = { id: number; value?: unknown } | { id: number; error: WireError };

@@ -2,6 +2,7 @@ import { parentPort } from "node:worker_threads";
 import type { Results, Transaction } from "@electric-sql/pglite";
 import { backupEmbedded } from "../backup.js";
 import { openInstance, type EmbeddedClient } from "../instance.js";
+import { serveSocket, stopSockets, type ServedSocket } from "../socket.js";
 import { preparedStatementsOf } from "../../db/dialect/pglite-prepared.js";
 import { tooDeepToHandOver, toWire, transferables, type Reply, type Request } from "./protocol.js";
 
@@ -23,6 +24,8 @@ interface Database {
   started: Promise<void>;
   prepared: ReturnType<typeof preparedStatementsOf>;
   transactions: Map<number, OpenTransaction>;
+  /** Socket servers for psql, by path. */
+  sockets: Map<string, ServedSocket>;
 }
 
 const port = parentPort!;
@@ -93,7 +96,7 @@ async function handle(request: Request): Promise<void> {
   switch (request.op) {
     case "open": {
       const opened = openInstance(request.dataDir, request.sharedBuffers);
-      databases.set(request.db, { ...opened, prepared: preparedStatementsOf(opened.client), transactions: new Map() });
+      databases.set(request.db, { ...opened, prepared: preparedStatementsOf(opened.client), transactions: new Map(), sockets: new Map() });
       await opened.started;
       return reply(request.id, null);
     }
@@ -126,11 +129,24 @@ async function handle(request: Request): Promise<void> {
       // The tarball owns its buffer: moved to the request thread, never copied.
       return reply(request.id, bytes, [bytes.buffer as ArrayBuffer]);
     }
+    case "serve": {
+      const found = database(request.db);
+      await found.started;
+      found.sockets.set(request.path, await serveSocket(found.client, request.path));
+      return reply(request.id, null);
+    }
+    case "unserve": {
+      const found = databases.get(request.db);
+      await found?.sockets.get(request.path)?.stop();
+      found?.sockets.delete(request.path);
+      return reply(request.id, null);
+    }
     case "close": {
       const found = databases.get(request.db);
       databases.delete(request.db);
       if (found) {
         await found.started.catch(() => {});
+        await stopSockets(found.client);
         if (!found.client.closed) await found.client.close();
       }
       return reply(request.id, null);

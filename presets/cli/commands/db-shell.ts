@@ -1,8 +1,13 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { pgClientEnv } from "../../../kernel/db/pg-client-env.js";
 import { importPeer } from "../../../kernel/runtime/peers.js";
-import { CliError, say } from "../output.js";
-import { findProject, loadApp } from "../project.js";
+import { appTarget, quickServer } from "../app-target.js";
+import { callRemote } from "../control/client.js";
+import type { ControlRecord } from "../control/channel.js";
+import { CliError, dim, say } from "../output.js";
+import { findProject } from "../project.js";
+import { promptBeside } from "./db-shell-prompt.js";
+import { SOCKET_PORT, type ShellArgs } from "./db-shell-server.js";
 
 /** What the CLI needs of the embedded database object (`embedded()`, on the request thread). */
 interface EmbeddedLike {
@@ -19,9 +24,12 @@ interface SocketServer {
 
 /**
  * `trellis db shell [-- psql arguments]`: psql on DATABASE_URL; without it, on the project's
- * embedded database, served to psql on a loopback port by PGlite's socket server while this
- * process holds the data directory's lock (so the app must be stopped). When psql exits the
- * server stops and the lock is released; without psql the URL is printed and served until Ctrl-C.
+ * embedded database. Beside a running server (`trellis dev`, `trellis start`) that holds it, the
+ * server serves it to psql on a Unix socket through its control channel (or, without psql, the
+ * CLI's own prompt sends it each statement). With no server running, this process opens it, serves
+ * it to psql on a loopback port with PGlite's socket server and holds the data directory's lock
+ * meanwhile; when psql exits the server stops and the lock is released; without psql the URL is
+ * printed and served until Ctrl-C.
  */
 export async function dbShell(psqlArgs: string[]): Promise<number> {
   const project = findProject();
@@ -33,11 +41,14 @@ export async function dbShell(psqlArgs: string[]): Promise<number> {
   }
   // The socket server needs the PGlite instance itself, in this process.
   process.env.TRELLIS_EMBEDDED_THREAD = "main";
+  const quick = quickServer(project);
+  const target = quick ? { server: quick } : await loadProjectApp(project);
+  if (target.server) return shellBeside(target.server, psqlArgs);
   const { PGLiteSocketServer } = await importPeer<{ PGLiteSocketServer: new (options: { db: unknown; host: string; port: number }) => SocketServer }>(
     "@electric-sql/pglite-socket",
     "`trellis db shell` on the embedded database",
   );
-  const database = embeddedOf(await loadProjectApp(project));
+  const database = embeddedOf(target.app);
   const server = new PGLiteSocketServer({ db: database.client, host: "127.0.0.1", port: 0 });
   try {
     await database.ready();
@@ -58,16 +69,50 @@ export async function dbShell(psqlArgs: string[]): Promise<number> {
   }
 }
 
-/** Loads the app, which opens (and locks) its embedded data directory; a running app holds the lock. */
-async function loadProjectApp(project: ReturnType<typeof findProject>): Promise<unknown> {
+/**
+ * psql on the running server's database, through a socket it serves for this shell alone; the
+ * CLI's own prompt when psql is not installed, or the server cannot serve a socket (pglite-socket
+ * is not installed where it runs).
+ */
+async function shellBeside(server: ControlRecord, psqlArgs: string[]): Promise<number> {
+  if (psqlInstalled()) {
+    let dir: string | undefined;
+    try {
+      dir = ((await callRemote(server, "db shell", { op: "open" } satisfies ShellArgs)).value as { dir: string }).dir;
+    } catch (error) {
+      if ((error as CliError).code !== "PEER_MISSING") throw error;
+      say(dim(`${(error as Error).message}: using the CLI's own prompt instead of psql`));
+    }
+    if (dir) {
+      try {
+        return (await psql(`postgresql://postgres@/postgres?host=${encodeURIComponent(dir)}&port=${SOCKET_PORT}`, psqlArgs)) ?? 1;
+      } finally {
+        await callRemote(server, "db shell", { op: "close", dir } satisfies ShellArgs).catch(() => {});
+      }
+    }
+  }
+  if (psqlArgs.length > 0) throw new CliError("CLI_NO_PSQL", `psql is not installed, so its arguments (${psqlArgs.join(" ")}) have nothing to run them.`, "Install PostgreSQL's client (for example `apt-get install postgresql-client`), or pipe the statements in: `echo \"select 1\" | trellis db shell`.");
+  return promptBeside(server);
+}
+
+function psqlInstalled(): boolean {
+  return !spawnSync("psql", ["--version"], { stdio: "ignore" }).error;
+}
+
+/**
+ * Loads the app, which opens (and locks) its embedded data directory; or, when a server holding it
+ * answers on its control channel, names that server. A running app without one holds the lock.
+ */
+async function loadProjectApp(project: ReturnType<typeof findProject>): Promise<{ app: unknown; server?: undefined } | { server: ControlRecord }> {
   try {
-    return await loadApp(project);
+    const { app, server } = await appTarget(project, { database: true });
+    return server ? { server } : { app };
   } catch (error) {
     if ((error as { code?: string }).code !== "EMBEDDED_DIR_LOCKED") throw error;
     throw new CliError(
       "CLI_DB_LOCKED",
       `another process has this embedded database open (is the app running?). ${(error as Error).message}`,
-      "Stop the app (one process at a time opens the data directory), then run `trellis db shell` again; while it runs, `trellis migrate`, `admin create`, `doctor` and `db backup` work through it, and the admin dashboard (/_admin) shows the data.",
+      "Stop the app (one process at a time opens the data directory), then run `trellis db shell` again; a server started by `trellis dev` or `trellis start` (or `serve()`) runs it through its control channel.",
     );
   }
 }

@@ -61,5 +61,8 @@ export interface ControlRequest {
   colour: boolean;
 }
 
-/** What the server answers: the command's output and exit code, or the CLI error it raised. */
-export type ControlReply = { code: number; output: string } | { error: { code: string; message: string; fix?: string; exitCode: number }; output: string };
+/**
+ * What the server answers: the command's output and exit code (and a value for the CLI, from a
+ * command that hands one back: `db shell`'s socket), or the CLI error it raised.
+ */
+export type ControlReply = { code: number; output: string; value?: unknown } | { error: { code: string; message: string; fix?: string; exitCode: number }; output: string };

@@ -9,6 +9,11 @@ const TIMEOUT_MS = 120_000;
  * the server collected it, its exit code returned, and a CLI error it raised thrown again here.
  */
 export async function runRemote(server: ControlRecord, command: string, args: unknown): Promise<number> {
+  return (await callRemote(server, command, args)).code;
+}
+
+/** `runRemote`, with the value the command handed back. */
+export async function callRemote(server: ControlRecord, command: string, args: unknown): Promise<{ code: number; value?: unknown }> {
   const body: ControlRequest = { command, args, colour: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR };
   let response: Response;
   try {
@@ -29,5 +34,5 @@ export async function runRemote(server: ControlRecord, command: string, args: un
   const reply = (await response.json()) as ControlReply;
   process.stdout.write(reply.output);
   if ("error" in reply) throw new CliError(reply.error.code, reply.error.message, reply.error.fix, reply.error.exitCode);
-  return reply.code;
+  return { code: reply.code, value: reply.value };
 }

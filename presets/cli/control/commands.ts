@@ -10,7 +10,10 @@ export interface CommandTarget {
   options?: { db?: unknown; storage?: unknown };
 }
 
-type Runner = (target: CommandTarget, args: never) => Promise<number>;
+/** A command's exit code, or its code and a value handed back to the CLI (plain JSON). */
+export type CommandResult = number | { code: number; value: unknown };
+
+type Runner = (target: CommandTarget, args: never) => Promise<CommandResult>;
 
 export const remoteCommands: Record<string, Runner> = {
   routes: async (target) => (await import("../commands/routes.js")).routesOn(target),
@@ -20,4 +23,5 @@ export const remoteCommands: Record<string, Runner> = {
   "migrate up": async (target) => (await import("../commands/migrate.js")).upOn(target),
   doctor: async (target, args) => (await import("../commands/doctor.js")).databaseChecksOn(target, args),
   "db backup": async (target, args) => (await import("../commands/db-backup.js")).backupOn(target, args),
+  "db shell": async (target, args) => (await import("../commands/db-shell-server.js")).shellOn(target, args),
 };

@@ -51,8 +51,8 @@ async function answer(body: string, target: CommandTarget | undefined): Promise<
     const run = remoteCommands[command];
     if (!run) throw new CliError("CLI_CONTROL_UNKNOWN", `The running server does not know the command "${command}" (is it an older Trellis?).`, "Stop the server and run the command again.");
     if (!target) throw new CliError("CLI_CONTROL_NO_APP", "The server holding this data directory has no app running right now (a reload failed?).", "Fix the error `trellis dev` shows, or stop the server, then run the command again.");
-    const code = await outputSink.run(sink, () => run(target, args as never));
-    return { code, output };
+    const result = await outputSink.run(sink, () => run(target, args as never));
+    return typeof result === "number" ? { code: result, output } : { ...result, output };
   } catch (error) {
     const failure = error as Error & { code?: string; fix?: string; exitCode?: number };
     const exitCode = error instanceof CliError ? error.exitCode : 1;
