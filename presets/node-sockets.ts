@@ -1,7 +1,38 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
+import type { Peer } from "crossws";
 import { importPeer, type RequestFacts } from "../kernel/index.js";
-import type { ChannelSocketService } from "../plugins/channels/index.js";
+import type { ChannelSocketService, SocketPeer } from "../plugins/channels/index.js";
+
+/** Where a peer's context keeps the upgraded TCP socket, for `sendFrame`. */
+const RAW = "trellis:socket";
+const OPEN = 1;
+
+/**
+ * A crossws peer, plus `sendFrame`: a frame framed once for all of a message's members is written
+ * to the TCP socket itself, with no per-member copy or header. This keeps the socket library's
+ * order because its writes are synchronous: compression, the one thing that would queue them, is
+ * never negotiated (crossws's default). A closing socket (`readyState` past open) gets none.
+ */
+function nodePeer(peer: Peer): SocketPeer {
+  const socket = peer.context[RAW] as Duplex;
+  const websocket = peer.websocket;
+  return {
+    context: peer.context,
+    // What the socket library reports (`ws.bufferedAmount`), without compression: the TCP socket's queue.
+    get bufferedAmount() {
+      return socket.writableLength;
+    },
+    send: (text) => peer.send(text),
+    sendFrame(frame) {
+      if (websocket.readyState !== OPEN || !socket.writable) return false;
+      socket.write(frame);
+      return true;
+    },
+    close: (code, reason) => peer.close(code, reason),
+    terminate: () => peer.terminate(),
+  };
+}
 
 /**
  * Mounts the channels' socket endpoint on a Node server's `upgrade` event through crossws (an
@@ -12,15 +43,16 @@ export async function mountSockets(server: Server, service: ChannelSocketService
   // The package first, so a missing one is named with its install line; then its Node adapter.
   await importPeer("crossws", "realtime channels (.channels())");
   const { default: nodeAdapter } = await import("crossws/adapters/node");
-  const facts = new WeakMap<Request, RequestFacts>();
+  const facts = new WeakMap<Request, RequestFacts & { socket: Duplex }>();
   const adapter = nodeAdapter({
     serverOptions: { maxPayload: service.maxFrameBytes },
     hooks: {
       upgrade: async (request) => {
-        const answer = await service.upgrade(request, facts.get(request) ?? {});
-        return answer instanceof Response ? answer : { context: answer.context };
+        const known = facts.get(request);
+        const answer = await service.upgrade(request, known ?? {});
+        return answer instanceof Response ? answer : { context: { ...answer.context, [RAW]: known?.socket } };
       },
-      open: (peer) => service.open(peer as never),
+      open: (peer) => service.open(nodePeer(peer)),
       message: (peer, message) => service.message(peer as never, message.text()),
       close: (peer) => service.close(peer as never),
       error: (peer) => service.close(peer as never),
@@ -37,7 +69,7 @@ export async function mountSockets(server: Server, service: ChannelSocketService
       if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(", ") : value);
     }
     const request = new Request(url, { headers });
-    facts.set(request, { clientAddress: addressOf(socket, req.headers) });
+    facts.set(request, { clientAddress: addressOf(socket, req.headers), socket });
     void adapter.handleUpgrade(req, socket, head, request);
   };
   server.on("upgrade", onUpgrade);

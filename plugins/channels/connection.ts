@@ -3,12 +3,14 @@ import { RpcError, type AppRpcContext } from "../../kernel/index.js";
 import type { ClientFrame, ServerFrame } from "./frames.js";
 import type { Hub, Member } from "./hub.js";
 import type { ChannelSettings } from "./options.js";
+import type { Outgoing } from "./outgoing.js";
 import { matchChannel, type ChannelPattern, type MatchedChannel } from "./patterns.js";
 import { assertChannelRule, joinRule, sendRule } from "./rules.js";
 
 /** How a transport hands a connection its bytes: a WebSocket peer, or an SSE stream. */
 export interface Transport {
-  send(text: string): void;
+  /** A frame for this connection alone (a string), or one shared by many, encoded once for all of them. */
+  send(message: string | Outgoing): void;
   /** Bytes queued and not yet written. */
   buffered(): number;
   close(code: number, reason: string): void;
@@ -68,13 +70,13 @@ export class Connection implements Member {
   }
 
   /** Hands the client a frame; a client that does not read is disconnected, never buffered without bound. */
-  write(text: string): void {
+  write(message: string | Outgoing): void {
     if (this.closed) return;
     if (this.#transport.buffered() > this.#deps.settings.limits.sendBufferBytes) {
       this.close(CLOSE.slow, "Slow consumer: too many messages waiting to be sent");
       return;
     }
-    this.#transport.send(text);
+    this.#transport.send(message);
   }
 
   frame(frame: ServerFrame): void {
@@ -104,7 +106,7 @@ export class Connection implements Member {
   /** Re-checks the join rule of every channel with a fresh session; a refused channel is left with a `left` frame. */
   async revalidate(): Promise<void> {
     this.checkedAt = Date.now();
-    if (this.closed || this.channels.size === 0) return;
+    if (this.closed || this.channels.size === 0 || this.#onlyPublic()) return;
     let fresh: AppRpcContext;
     try {
       fresh = await this.#deps.refresh(this.context.headers);
@@ -123,6 +125,15 @@ export class Connection implements Member {
         this.frame({ type: "left", channel, code, status, message });
       }
     }
+  }
+
+  /** Whether no channel it is in has a join or send rule a new session could change: then a check has nothing to look up. */
+  #onlyPublic(): boolean {
+    for (const matched of this.channels.values()) {
+      const send = sendRule(matched);
+      if (joinRule(matched) !== "public" || (send !== "public" && send !== false)) return false;
+    }
+    return true;
   }
 
   /** A frame POSTed beside an SSE stream: handled in order with the others; a refusal rejects (an HTTP status). */

@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { Bus, BusMessage } from "./bus.js";
 import type { PresenceFrame } from "./frames.js";
+import { Outgoing } from "./outgoing.js";
 import type { MessageSpan } from "./tracing.js";
 
 /** A member as the hub sees it: an id unique across replicas and a way to hand it a frame. */
 export interface Member {
   readonly id: string;
-  write(text: string): void;
+  write(message: string | Outgoing): void;
 }
 
 interface PresenceEntry {
@@ -139,13 +140,13 @@ export class Hub {
   #deliver(channel: string, event: string, payload: unknown, from: string | undefined, except?: Member): number {
     const room = this.#rooms.get(channel);
     if (!room) return 0;
-    // Serialised once per message, whatever the number of members.
-    const text = JSON.stringify(from ? { type: "message", channel, event, payload, from } : { type: "message", channel, event, payload });
+    // Serialised and framed once per message, whatever the number of members.
+    const message = new Outgoing(JSON.stringify(from ? { type: "message", channel, event, payload, from } : { type: "message", channel, event, payload }));
     let members = 0;
     for (const member of room.members) {
       if (member === except) continue;
       members++;
-      member.write(text);
+      member.write(message);
     }
     this.counters.delivered += members;
     return members;
@@ -216,8 +217,8 @@ export class Hub {
     const leaves: string[] = [];
     for (const [key, state] of pending) {
       const frame: PresenceFrame = state === null ? { type: "presence", channel, event: "leave", key } : { type: "presence", channel, event: "join", key, state };
-      const text = JSON.stringify(frame);
-      for (const member of room.members) member.write(text);
+      const message = new Outgoing(JSON.stringify(frame));
+      for (const member of room.members) member.write(message);
       if (!local?.has(key)) continue;
       if (state === null) leaves.push(key);
       else joins[key] = state;

@@ -1,6 +1,7 @@
 import { callerBucket, type AppRpcContext, type RequestEvent } from "../../kernel/index.js";
 import type { Connection } from "./connection.js";
 import { CLOSE } from "./connection.js";
+import { Outgoing } from "./outgoing.js";
 
 /**
  * Every connection of this process, counted per caller (the user, else the client address), with
@@ -20,7 +21,7 @@ export class Connections {
 
   start(): void {
     const { heartbeatMs, revalidateMs } = this.options;
-    const ping = JSON.stringify({ type: "ping" });
+    const ping = new Outgoing(JSON.stringify({ type: "ping" }));
     // A connection is cut when nothing came from it since the ping of two sweeps ago: it had a whole
     // interval to answer that ping, so a busy process (answers waiting to be read) is not silence.
     let pingedAt = Date.now();

@@ -1,5 +1,6 @@
 import { RequestEvent, RpcError, type RequestFacts, type SealedApp } from "../../kernel/index.js";
 import { CLOSE, Connection, type ConnectionDeps } from "./connection.js";
+import type { Outgoing } from "./outgoing.js";
 import { callerOf, type Connections } from "./registry.js";
 
 /** How long a slow consumer has to read its close frame before its socket is cut. */
@@ -10,6 +11,12 @@ export interface SocketPeer {
   readonly context: Record<string, unknown>;
   readonly bufferedAmount: number;
   send(data: string): unknown;
+  /**
+   * Writes a whole, ready WebSocket text frame (`Outgoing.frame`) straight to the connection, so a
+   * message to many members is framed once; false when it cannot (the socket is closing), and the
+   * text goes through `send`. Optional: a runtime without it sends every frame through `send`.
+   */
+  sendFrame?(frame: Uint8Array): boolean;
   close(code?: number, reason?: string): void;
   terminate(): void;
 }
@@ -66,7 +73,10 @@ export function socketService(options: {
       if (!connections.admits(pending.caller)) return peer.close(1008, "Too many connections for this caller");
       const connection = new Connection(
         {
-          send: (text) => peer.send(text),
+          send: (message: string | Outgoing) => {
+            if (typeof message === "string") peer.send(message);
+            else if (!peer.sendFrame?.(message.frame)) peer.send(message.text);
+          },
           buffered: () => peer.bufferedAmount,
           close: (code, reason) => {
             if (code === CLOSE.gone) return peer.terminate();

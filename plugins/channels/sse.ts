@@ -40,7 +40,7 @@ export function sseRoutes(options: { path: string; connections: Connections; dep
           start(controller) {
             connection = new Connection(
               {
-                send: (text) => controller.enqueue(encoder.encode(`data: ${text}\n\n`)),
+                send: (message) => controller.enqueue(typeof message === "string" ? encoder.encode(`data: ${message}\n\n`) : message.event),
                 buffered: () => options.bufferBytes - (controller.desiredSize ?? 0),
                 close: () => {
                   try {

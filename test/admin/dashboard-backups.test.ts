@@ -1,12 +1,13 @@
 /**
  * The dashboard's backups view in Chromium (as in dashboard-mail.test.ts): the settings and kept
  * backups, "Back up now", a download; and the same API refused to a signed-in user without the
- * admin role. Skips, saying why, without a browser.
+ * admin role. The same app has channels, for the channels view. Skips, saying why, without a browser.
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { Page } from "playwright-core";
 import { embedded } from "../../kernel/embedded/index.js";
 import { schema } from "../../kernel/schema/index.js";
@@ -14,6 +15,7 @@ import { serve, type RunningServer } from "../../presets/node.js";
 import { App } from "../../presets/trellis.js";
 import { cookieOf } from "../support/auth.js";
 import { freePort, launchChromium } from "../support/browser.js";
+import { openSocket } from "../support/channel-socket.js";
 
 const { profile, context, unavailable } = await launchChromium("trellis-admin-backups-chromium-", "the dashboard backups suite");
 
@@ -42,7 +44,8 @@ describe.skipIf(unavailable !== undefined)("the dashboard's backups view in Chro
       .schema(v1)
       .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
       .admin()
-      .backups({ to: dir, keep: 3, every: "0 3 * * *" });
+      .backups({ to: dir, keep: 3, every: "0 3 * * *" })
+      .channels({ "room:{id}": { join: "public", events: { hello: z.object({ name: z.string() }) } } });
     running = await serve(app, { port, hostname: "127.0.0.1", handleSignals: false });
     const boss = await signUp("boss@example.test");
     alice = (await signUp("alice@example.test")).cookie;
@@ -91,5 +94,30 @@ describe.skipIf(unavailable !== undefined)("the dashboard's backups view in Chro
     const saved = join(profile, "downloaded.tar.gz");
     await download.saveAs(saved);
     expect(statSync(saved).size).toBe(statSync(join(dir, name!)).size);
+  });
+
+  it("shows the channels with their members, connections and messages", { timeout: 60_000 }, async () => {
+    const first = await openSocket(url);
+    const second = await openSocket(url);
+    try {
+      first.send({ type: "join", channel: "room:1" });
+      second.send({ type: "join", channel: "room:1" });
+      await first.next((frame) => frame.type === "joined");
+      await second.next((frame) => frame.type === "joined");
+      running.app.sealed.service("channels")!.publish("room:1" as never, "hello" as never, { name: "una" } as never);
+      await first.next((frame) => frame.type === "message");
+      await page.goto(`${url}/_admin#/`);
+      await page.getByRole("navigation", { name: "Tables" }).getByRole("link", { name: "Channels" }).click();
+      const row = page.getByRole("table", { name: "Channels with members" }).getByRole("row").filter({ hasText: "room:1" });
+      await row.waitFor();
+      expect(await row.getByRole("cell").allTextContents()).toEqual(["room:1", "2", "0"]);
+      const totals = page.getByRole("definition");
+      expect(await totals.allTextContents()).toEqual(["2", "none (one process)", expect.stringMatching(/^1( \(\d+\/s\))?$/), expect.stringMatching(/^2( \(\d+\/s\))?$/)]);
+      // The second answer, two seconds on, gives the rates.
+      await totals.filter({ hasText: "(0/s)" }).first().waitFor({ timeout: 10_000 });
+    } finally {
+      first.close();
+      second.close();
+    }
   });
 });

@@ -7,7 +7,7 @@ import { connect, type Socket } from "node:net";
 import { randomBytes } from "node:crypto";
 
 interface Command {
-  type: "open" | "collect" | "close";
+  type: "open" | "mark" | "collect" | "close";
   port?: number;
   count?: number;
   channels?: number;
@@ -18,6 +18,7 @@ const sockets: Socket[] = [];
 let latencies: number[] = [];
 let received = 0;
 let lastAt = 0;
+let cpuMark = process.cpuUsage();
 
 function frame(text: string): Buffer {
   const payload = Buffer.from(text);
@@ -82,10 +83,14 @@ process.on("message", async (command: Command) => {
       sockets.push(...(await Promise.all(batch)));
     }
     process.send!({ type: "opened" });
+  } else if (command.type === "mark") {
+    cpuMark = process.cpuUsage();
+    process.send!({ type: "marked" });
   } else if (command.type === "collect") {
     const deadline = Date.now() + 30_000;
     while (received < command.expected! && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
-    process.send!({ type: "collected", received, lastAt, latencies: Array.from(latencies) });
+    const cpu = process.cpuUsage(cpuMark);
+    process.send!({ type: "collected", received, lastAt, latencies: Array.from(latencies), cpuMicros: cpu.user + cpu.system });
     latencies = [];
     received = 0;
   } else if (command.type === "close") {

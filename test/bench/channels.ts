@@ -51,8 +51,8 @@ export async function run(): Promise<void> {
   const child = fork(fileURLToPath(new URL("./channels-clients.ts", import.meta.url)), [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
   await new Promise((resolve) => child.once("message", resolve));
   console.log("\n## channels (one server process; clients in a child process)\n");
-  console.log("| connections | channels | messages published | delivered | fan-out msgs/s | p50 ms | p99 ms | RSS per idle connection | server writes/s |");
-  console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  console.log("| connections | channels | messages published | delivered | fan-out msgs/s | p50 ms | p99 ms | RSS per idle connection | server writes/s | server CPU µs/msg | clients' CPU µs/msg |");
+  console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
   try {
     for (const count of [1_000, 10_000]) {
       for (const spread of [1, 1_000]) {
@@ -64,6 +64,8 @@ export async function run(): Promise<void> {
         const rounds = spread === 1 ? 20 : 5;
         let published = 0;
         let publishMs = 0;
+        await ask(child, { type: "mark" }, "marked");
+        const cpuBefore = process.cpuUsage();
         const startedAt = performance.timeOrigin + performance.now();
         for (let round = 0; round < rounds; round++) {
           for (let room = 0; room < spread; room++) {
@@ -74,18 +76,19 @@ export async function run(): Promise<void> {
           }
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
-        const { received, lastAt, latencies } = await ask(child, { type: "collect", expected: rounds * count }, "collected");
+        const { received, lastAt, latencies, cpuMicros } = await ask(child, { type: "collect", expected: rounds * count }, "collected");
+        const cpu = process.cpuUsage(cpuBefore);
         const sorted = (latencies as number[]).sort((a, b) => a - b);
         const perSecond = received / ((lastAt - startedAt) / 1000);
         const serverRate = received / (publishMs / 1000);
         console.log(
-          `| ${count.toLocaleString("en")} | ${spread.toLocaleString("en")} | ${published} | ${received.toLocaleString("en")} | ${Math.round(perSecond).toLocaleString("en")} | ${percentile(sorted, 0.5).toFixed(1)} | ${percentile(sorted, 0.99).toFixed(1)} | ${(perConnection / 1024).toFixed(1)} KB | ${Math.round(serverRate).toLocaleString("en")} |`,
+          `| ${count.toLocaleString("en")} | ${spread.toLocaleString("en")} | ${published} | ${received.toLocaleString("en")} | ${Math.round(perSecond).toLocaleString("en")} | ${percentile(sorted, 0.5).toFixed(1)} | ${percentile(sorted, 0.99).toFixed(1)} | ${(perConnection / 1024).toFixed(1)} KB | ${Math.round(serverRate).toLocaleString("en")} | ${((cpu.user + cpu.system) / received).toFixed(1)} | ${(cpuMicros / received).toFixed(1)} |`,
         );
         await ask(child, { type: "close" }, "closed");
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
     }
-    console.log("\nFan-out msgs/s counts messages received over the run including the 50 ms pauses between rounds, so it is a floor; p50/p99 are per delivered message. Server writes/s is messages handed to sockets per second of the server's own fan-out time (the synchronous part of publish).");
+    console.log("\nFan-out msgs/s counts messages received over the run including the 50 ms pauses between rounds, so it is a floor; p50/p99 are per delivered message. Server writes/s is messages handed to sockets per second of the server's own fan-out time (the synchronous part of publish). CPU µs/msg is each side's user + system time over the run per delivered message: when the clients' figure is the larger, they, not the server, set the latency.");
   } finally {
     child.kill();
     await server.close();

@@ -22,6 +22,25 @@ afterAll(async () => {
 });
 
 describe("the typed client's channels", () => {
+  it("receives a message intact at every frame length: a one-byte length, a 16-bit one and a 64-bit one", async () => {
+    const server = await start();
+    const options = { url: server.url, channels: { WebSocket } };
+    const ada = createClient<InferRouter<ReturnType<typeof createApp>>>(options);
+    const bob = createClient<InferRouter<ReturnType<typeof createApp>>>(options);
+    const adaRoom = ada.channel("room:sizes");
+    const bobRoom = bob.channel("room:sizes");
+    await Promise.all([adaRoom.joined, bobRoom.joined]);
+    const texts = ["short", "é".repeat(2_000), "x".repeat(100_000)];
+    const heard: string[] = [];
+    const all = new Promise<void>((resolve) => bobRoom.on("note", ({ text }) => heard.push(text) === texts.length && resolve()));
+    for (const text of texts) await adaRoom.send("note", { text });
+    await within(all, 5_000, "the three notes");
+    expect(heard.map((text) => text.length)).toEqual(texts.map((text) => text.length));
+    expect(heard).toEqual(texts);
+    ada.closeChannels();
+    bob.closeChannels();
+  });
+
   it("sends and receives between two clients, tracks presence, and after the server restarts rejoins and tracks again", async () => {
     const first = await start();
     const options = { url: first.url, channels: { WebSocket } };

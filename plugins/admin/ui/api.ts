@@ -138,3 +138,17 @@ export const auditAdmin = (client as unknown as {
     };
   };
 })._admin.audit;
+
+/** What `_admin.channels.list` answers: this process's connections and channels, and its message counters. */
+export interface ChannelStatsSummary {
+  transport: "local" | "redis" | "postgres";
+  connections: number;
+  published: number;
+  delivered: number;
+  channels: Array<{ channel: string; members: number; presence: number }>;
+}
+
+/** `_admin.channels.*`, served when the app has `.channels()`; typed by its shape, as the jobs section is. */
+export const channelsAdmin = (client as unknown as {
+  _admin: { channels: { list(): Promise<ChannelStatsSummary> } };
+})._admin.channels;

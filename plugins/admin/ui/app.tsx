@@ -10,6 +10,7 @@ import { MailView } from "./mail.js";
 import { Jobs } from "./jobs.js";
 import { Files } from "./files.js";
 import { Backups } from "./backups.js";
+import { Channels } from "./channels.js";
 import { Runner } from "./runner.js";
 import { SsoView } from "./sso.js";
 
@@ -27,13 +28,14 @@ const VIEWS = [
   { hash: "#/schema", label: "Schema and health", plugin: undefined },
   { hash: "#/activity", label: "Activity", plugin: undefined },
   { hash: "#/procedures", label: "Procedures", plugin: undefined },
-  // Shown only when the app has `.mail()` / `.jobs()` / `.files()` / `.backups()` (their `_admin.*` sections exist only then).
+  // Shown only when the app has `.mail()` / `.jobs()` / `.files()` / `.backups()` / `.channels()` (their `_admin.*` sections exist only then).
   { hash: "#/mail", label: "Mail", plugin: "mail" },
   { hash: "#/jobs", label: "Jobs", plugin: "jobs" },
   { hash: "#/files", label: "Files", plugin: "files" },
   { hash: "#/backups", label: "Backups", plugin: "backups" },
   // Shown only when the schema declares single sign-on (`.auth({ sso: true })`).
   { hash: "#/sso", label: "Single sign-on", plugin: "auth", table: "ssoProvider" },
+  { hash: "#/channels", label: "Channels", plugin: "channels" },
 ] as const;
 
 const viewInHash = () => VIEWS.find((v) => v.hash === location.hash)?.hash;
@@ -138,6 +140,8 @@ export function App() {
           <Backups />
         ) : view === "#/sso" && meta.tables.some((t) => t.name === "ssoProvider") ? (
           <SsoView />
+        ) : view === "#/channels" && meta.plugins.includes("channels") ? (
+          <Channels />
         ) : current ? (
           <Browse key={current.name} table={current} mail={mail} audit={meta.plugins.includes("audit")} onChanged={load} />
         ) : (
