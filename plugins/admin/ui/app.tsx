@@ -33,9 +33,9 @@ const VIEWS = [
   { hash: "#/jobs", label: "Jobs", plugin: "jobs" },
   { hash: "#/files", label: "Files", plugin: "files" },
   { hash: "#/backups", label: "Backups", plugin: "backups" },
+  { hash: "#/channels", label: "Channels", plugin: "channels" },
   // Shown only when the schema declares single sign-on (`.auth({ sso: true })`).
   { hash: "#/sso", label: "Single sign-on", plugin: "auth", table: "ssoProvider" },
-  { hash: "#/channels", label: "Channels", plugin: "channels" },
 ] as const;
 
 const viewInHash = () => VIEWS.find((v) => v.hash === location.hash)?.hash;
