@@ -19,7 +19,7 @@ import {
 } from "../kernel/index.js";
 import type { KyselyDatabase, QueryOf, RelationsOf, RowOf, SchemaResult, TableName, TablesOf, WhereOf } from "../kernel/schema/index.js";
 import { resourcesPlugin, type ResourceOptions, type ResourcesPlugin } from "../plugins/resources/index.js";
-import type { LiveSetting, ResourceRouter, ResourceShape } from "./resource-types.js";
+import type { LiveSetting, ResourceRouter, ResourceShape, SoftDeleteSetting } from "./resource-types.js";
 import { authPlugin, type AuthConfig } from "../plugins/auth/index.js";
 import { organizationsPlugin, withOrgRule, type OrganizationsConfig, type OrganizationsExtras, type OrgRule } from "../plugins/organizations/index.js";
 import { livePlugin } from "../plugins/live/index.js";
@@ -102,13 +102,14 @@ type ColumnName<S extends AnySchema, N extends TableName<S>> = keyof TablesOf<S>
 type RelationName<S extends AnySchema, N extends TableName<S>> = keyof RelationsOf<S, N> & string;
 
 /** The options of `.resource()` whose literal values type its procedures. */
-interface ResourceTyping<Owner, Writable, Readonly, Includable, Live, Tenant = never> {
+interface ResourceTyping<Owner, Writable, Readonly, Includable, Live, Tenant = never, SoftDelete = false> {
   ownerColumn?: Owner;
   tenant?: Tenant;
   writable?: Writable[];
   readonly?: Readonly[];
   includable?: Array<Includable | { relation: Includable; scoped?: boolean }>;
   live?: Live;
+  softDelete?: SoftDelete;
 }
 
 export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
@@ -209,11 +210,12 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
     const Includable extends RelationName<S, N> = never,
     const Live extends LiveSetting = false,
     const Tenant extends ColumnName<S, N> = never,
+    const SoftDelete extends SoftDeleteSetting = false,
   >(
     name: N,
-    options: ResourceOptions<Ctx<S, Extra>, RowOf<S, N>, WhereOf<S, N> | OrgRule> & ResourceTyping<Owner, Writable, Readonly, Includable, Live, Tenant> = {},
+    options: ResourceOptions<Ctx<S, Extra>, RowOf<S, N>, WhereOf<S, N> | OrgRule> & ResourceTyping<Owner, Writable, Readonly, Includable, Live, Tenant, SoftDelete> = {},
     // The tenant column is server-controlled like the owner column: absent from create and update input.
-  ): App<S, Extra, Router & { [K in N]: ResourceRouter<S, N, ResourceShape<Owner | Tenant, Writable, Readonly, Includable, Live>> }> {
+  ): App<S, Extra, Router & { [K in N]: ResourceRouter<S, N, ResourceShape<Owner | Tenant, Writable, Readonly, Includable, Live, SoftDelete>> }> {
     if (!this.#resources) this.kernel.use((this.#resources = resourcesPlugin()));
     const permissions = options.permissions && Object.fromEntries(Object.entries(options.permissions).map(([action, rule]) => [action, withOrgRule(rule, false)]));
     this.#resources.add(name, { ...options, ...(permissions && { permissions }) } as ResourceOptions<any, any>, this.#base);

@@ -1,21 +1,36 @@
 import type { ClientPromiseResult, FriendlyClientOptions } from "@orpc/client";
 import type { Procedure, ProcedureClient, Schema } from "@orpc/server";
 import type { ColumnState, ColumnsRow, RelationMapOf, SchemaResult, TableName, TablesOf } from "../kernel/schema/index.js";
+import type { SoftDeleteOptions } from "../plugins/resources/index.js";
 import type { FilterValue, NearestArgs, OrderByEntry, RelsOf, Where, WhereOf, WithDistance, WithIncluded } from "../kernel/db/query-types.js";
 
 type AnySchema = SchemaResult<any, any>;
 
 /**
  * What a `.resource()` call's options decide about its types: the owner column, `writable`,
- * `readonly` and `includable` names, and whether `live` is on. Captured from the options literal.
+ * `readonly` and `includable` names, and whether `live` and `softDelete` are on. Captured from the
+ * options literal.
  */
-export interface ResourceShape<Owner extends string = never, Writable extends string = never, Readonly extends string = never, Includable extends string = never, Live = false> {
+export interface ResourceShape<
+  Owner extends string = never,
+  Writable extends string = never,
+  Readonly extends string = never,
+  Includable extends string = never,
+  Live = false,
+  SoftDelete = false,
+> {
   owner: Owner;
   writable: Writable;
   readonly: Readonly;
   includable: Includable;
   live: Live;
+  softDelete: SoftDelete;
 }
+
+type AnyShape = ResourceShape<any, any, any, any, any, any>;
+
+/** The `softDelete` option as written: `true` or a purge delay turns `{name}.restore` on. */
+export type SoftDeleteSetting = boolean | SoftDeleteOptions;
 
 /** The `live` option as written: `true` or limits turn `{name}.live` on. */
 export type LiveSetting = boolean | { revalidateMs?: number | false; max?: number; maxPerCaller?: number };
@@ -41,7 +56,7 @@ type SerialColumns<Cols> = { [K in keyof Cols]: Cols[K] extends { kind: "serial"
 type PrimaryKey<Cols> = { [K in keyof Cols]: Cols[K] extends { primaryKey: true } ? K : never }[keyof Cols] & string;
 
 /** Columns a client sets: `writable` (all when unset), less `readonly`, the owner column and serials. */
-export type SettableColumns<Cols, O extends ResourceShape<any, any, any, any, any>> = Exclude<
+export type SettableColumns<Cols, O extends AnyShape> = Exclude<
   [O["writable"]] extends [never] ? keyof Cols : O["writable"] & keyof Cols,
   O["owner"] | O["readonly"] | SerialColumns<Cols>
 >;
@@ -168,16 +183,16 @@ export type TypedProcedure<I, O, Call> = Procedure<any, any, Schema<I, unknown>,
 type Cols<S extends AnySchema, T extends TableName<S>> = TablesOf<S>[T];
 type Rels<S extends AnySchema, T extends TableName<S>> = RelsOf<RelationMapOf<S>, T>;
 type Row<S extends AnySchema, T extends TableName<S>> = ColumnsRow<Cols<S, T>>;
-type Settable<S extends AnySchema, T extends TableName<S>, O extends ResourceShape<any, any, any, any, any>> = SettableColumns<Cols<S, T>, O>;
-type Updatable<S extends AnySchema, T extends TableName<S>, O extends ResourceShape<any, any, any, any, any>> = Exclude<
+type Settable<S extends AnySchema, T extends TableName<S>, O extends AnyShape> = SettableColumns<Cols<S, T>, O>;
+type Updatable<S extends AnySchema, T extends TableName<S>, O extends AnyShape> = Exclude<
   Settable<S, T, O>,
   PrimaryKey<Cols<S, T>>
 >;
 
 /** (A type alias, not an interface: oRPC's router constraint needs an implicit index signature.)
- * The generated procedures of `.resource(name)`: `{name}.list/get/create/update/delete/page/batch`, and
- * `{name}.live` when `live` is on. */
-export type ResourceRouter<S extends AnySchema, T extends TableName<S>, O extends ResourceShape<any, any, any, any, any> = ResourceShape> = {
+ * The generated procedures of `.resource(name)`: `{name}.list/get/create/update/delete/page/batch`,
+ * `{name}.live` when `live` is on and `{name}.restore` when `softDelete` is. */
+export type ResourceRouter<S extends AnySchema, T extends TableName<S>, O extends AnyShape = ResourceShape> = {
   list: TypedProcedure<
     ListInput<Cols<S, T>, O["includable"], IncludeFlags<O["includable"]>, NearestArgs<Cols<S, T>>, WhereOf<S, T>> | undefined,
     Array<Row<S, T> & Record<string, unknown>>,
@@ -205,15 +220,16 @@ export type ResourceRouter<S extends AnySchema, T extends TableName<S>, O extend
     PageCall<TablesOf<S>, Rels<S, T>, Cols<S, T>, O["includable"], WhereOf<S, T>>
   >;
   batch: TypedProcedure<BatchOf<S, T, O>, BatchResult<Row<S, T>>, WriteCall<BatchOf<S, T, O>, BatchResult<Row<S, T>>>>;
-} & ([O["live"]] extends [false | undefined] ? {} : { live: LiveProcedure<S, T, O> });
+} & ([O["live"]] extends [false | undefined] ? {} : { live: LiveProcedure<S, T, O> }) &
+  ([O["softDelete"]] extends [false | undefined] ? {} : { restore: TypedProcedure<{ where: KeyOf<Cols<S, T>> }, Row<S, T>, WriteCall<{ where: KeyOf<Cols<S, T>> }, Row<S, T>>> });
 
-type BatchOf<S extends AnySchema, T extends TableName<S>, O extends ResourceShape<any, any, any, any, any>> = BatchInput<
+type BatchOf<S extends AnySchema, T extends TableName<S>, O extends AnyShape> = BatchInput<
   CreateData<Cols<S, T>, Settable<S, T, O>>,
   UpdateInput<Cols<S, T>, Updatable<S, T, O>>,
   KeyOf<Cols<S, T>>
 >;
 
-type LiveProcedure<S extends AnySchema, T extends TableName<S>, O extends ResourceShape<any, any, any, any, any>> = TypedProcedure<
+type LiveProcedure<S extends AnySchema, T extends TableName<S>, O extends AnyShape> = TypedProcedure<
   LiveInput<Cols<S, T>, O["includable"], IncludeFlags<O["includable"]>, WhereOf<S, T>> | undefined,
   AsyncIterableIterator<Array<Row<S, T> & Record<string, unknown>>>,
   LiveCall<TablesOf<S>, Rels<S, T>, Cols<S, T>, O["includable"], WhereOf<S, T>>

@@ -31,7 +31,10 @@ export async function createAuditTable(db: Kysely<any>, kind: DatabaseKind): Pro
     organization_id text
   )`.execute(db);
   await sql`create index if not exists ${sql.id(`${AUDIT_TABLE}_row`)} on ${sql.table(AUDIT_TABLE)} (table_name, row_key, id)`.execute(db);
-  await sql`create index if not exists ${sql.id(`${AUDIT_TABLE}_actor`)} on ${sql.table(AUDIT_TABLE)} (actor_id, id)`.execute(db);
+  // No index by actor: every index is one more insert in each audited write, and the actor filter
+  // (`actor_id` or `impersonator_id`) could not use a one-column index anyway; it walks the primary
+  // key newest first and stops at a page. Earlier versions created one: dropped here.
+  await sql`drop index if exists ${sql.id(`${AUDIT_TABLE}_actor`)}`.execute(db);
   // Entries arrive in time order, so on PostgreSQL a BRIN index (a few pages, next to nothing per
   // write) serves the retention sweep and time filters; SQLite has only B-trees.
   const at = kind === "postgres" ? sql`using brin (at)` : sql`(at)`;

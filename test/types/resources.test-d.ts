@@ -25,6 +25,7 @@ const v1 = schema("1")
     slug: t.text(),
   }))
   .table("note", (t) => ({ key: t.uuid().primaryKey(), text: t.text(), secret: t.text().default("x") }))
+  .table("memo", (t) => ({ id: t.serial().primaryKey(), text: t.text(), deletedAt: t.timestamp().nullable() }))
   .relation("post", (rel) => ({
     author: rel.belongsTo("user", { from: "authorId", to: "id" }),
     tags: rel.manyToMany("tag", "post_tag", { from: "id", to: "id", pivotFrom: "postId", pivotTo: "tagId" }),
@@ -36,6 +37,7 @@ const app = new App({ db: sqliteMemory() })
   .resource("post", { ownerColumn: "authorId", readonly: ["slug"], includable: ["author", { relation: "tags", scoped: false }], live: true })
   .resource("note", { writable: ["text"] })
   .resource("tag")
+  .resource("memo", { softDelete: { purgeAfter: "7d" } })
   .procedure("echo", (base) => base.input(z.object({ n: z.number() })).handler(({ input }) => ({ twice: input.n * 2 })))
   .procedure("recent", (base) =>
     base.handler(async ({ context }) => {
@@ -153,6 +155,16 @@ describe("resource procedures on the in-process client and createClient", () => 
     // @ts-expect-error live takes no skip
     void client.post.live({ skip: 1 });
     expectTypeOf(client.note).not.toHaveProperty("live");
+  });
+
+  it("types restore where softDelete is on, and only there", async () => {
+    type MemoRow = { id: number; text: string; deletedAt: Date | null };
+    expectTypeOf(await client.memo.restore({ where: { id: 1 } })).toEqualTypeOf<MemoRow>();
+    expectTypeOf(await remote.memo.restore({ where: { id: 1 } })).toEqualTypeOf<MemoRow>();
+    // @ts-expect-error restore takes the key only
+    void client.memo.restore({ where: { text: "a" } });
+    expectTypeOf(client.note).not.toHaveProperty("restore");
+    expectTypeOf(remote.post).not.toHaveProperty("restore");
   });
 
   it("carries db.query's row types through a procedure's output", async () => {
