@@ -7,7 +7,7 @@ import { FORMAT_TYPES, negotiateFormat } from "./negotiate.js";
 import { matchesEtag, requestedRange } from "./ranges.js";
 import type { StoredFile } from "./records.js";
 import { essenceOf } from "./media-type.js";
-import { fallbackFormat, inspect, isTransformable, loadSharp, svgRefused, transform, type Resize } from "./transform.js";
+import { fallbackFormat, infoFromSignature, inspect, isTransformable, loadSharp, svgRefused, transform, type Resize } from "./transform.js";
 import { WorkLimit } from "./work-limit.js";
 
 /** The keys a variant can be cached under: the negotiated modern formats, or `auto` for the fallback. */
@@ -117,7 +117,7 @@ export class FileImages {
         const original = await this.#read(found.key);
         if (!original) throw new RpcError(FILES_BYTES_MISSING, { status: 410, message: `The file ${found.record.id} is listed but its contents are no longer stored; upload it again` });
         const sharp = await loadSharp();
-        const info = await inspect(sharp, original, this.images);
+        const info = infoFromSignature(original) ?? (await inspect(sharp, original, this.images));
         const out = await transform(sharp, original, info, resize, slot === "auto" ? fallbackFormat(info) : slot, this.images);
         if (store) await this.storage.set(key, out);
         return out;
