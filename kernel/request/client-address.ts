@@ -118,6 +118,23 @@ function inRange(bytes: Uint8Array, range: Range): boolean {
   return true;
 }
 
+/**
+ * Whether `host` names this machine: `localhost` and its subdomains (RFC 6761), 127.0.0.0/8 and
+ * `::1`, IPv4-mapped or not. Takes a URL's `hostname` (IPv6 in brackets) or a bare address such as
+ * `callerAddress` gives. The one loopback test of Trellis: origins trusted in development,
+ * development-only routes, and the warnings about a local `baseUrl` in production.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  if (name === "localhost" || name.endsWith(".localhost")) return true;
+  const bytes = addressBytes(name);
+  if (!bytes) return false;
+  if (bytes.length === 4) return bytes[0] === 127;
+  const zeros = (end: number) => bytes.subarray(0, end).every((byte) => byte === 0);
+  if (zeros(10) && bytes[10] === 0xff && bytes[11] === 0xff) return bytes[12] === 127;
+  return zeros(15) && bytes[15] === 1;
+}
+
 export function isIpAddress(value: string): boolean {
   return addressBytes(value) !== undefined;
 }

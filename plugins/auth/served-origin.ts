@@ -1,4 +1,4 @@
-const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
+import { isLoopbackHost } from "../../kernel/index.js";
 
 /**
  * Outside production, the loopback address a request reached (`http://localhost:4100` when the app
@@ -11,7 +11,7 @@ export function servedLoopbackOrigin(request: Request | undefined): string[] {
   if (!request) return [];
   try {
     const url = new URL(request.url);
-    return LOOPBACK.has(url.hostname) ? [url.origin] : [];
+    return isLoopbackHost(url.hostname) ? [url.origin] : [];
   } catch {
     return [];
   }

@@ -7,6 +7,7 @@ import type { FileRecord } from "./options.js";
 import { ENVELOPE_BYTES } from "./procedures.js";
 import type { FileRows } from "./records.js";
 import { admittedType, storeUpload, type UploadStore } from "./store-upload.js";
+import { removeBytes } from "./remove-bytes.js";
 import { parseFileRequest } from "./file-request.js";
 import type { FilesService } from "./signed-urls.js";
 import type { FileImages } from "./variants.js";
@@ -149,7 +150,7 @@ function fileAdminProcedures(gated: ProcedureBase<AppRpcContext>, deps: FilesAdm
       return rows.remove(trx, found.record.id);
     });
     if (!removed) throw fileNotFound();
-    for (const key of [removed.key, ...(uploads.derivedKeys?.(removed.key) ?? [])]) await uploads.storage.delete(key).catch((error) => uploads.report(error, "rpc"));
+    await removeBytes(uploads.storage, removed.key, uploads.derivedKeys, uploads.report);
     return removed.record;
   });
 

@@ -6,6 +6,7 @@ import type { FileAction, FilePermission, FileRecord, ResolvedFilesConfig } from
 import { scopeWhere, type FileRows } from "./records.js";
 import type { signProcedure } from "./sign-procedure.js";
 import { admittedType, storeUpload, type UploadStore } from "./store-upload.js";
+import { removeBytes } from "./remove-bytes.js";
 
 /** Room for the RPC envelope around the file in a multipart body (field names, JSON, boundaries). */
 export const ENVELOPE_BYTES = 64 * 1024;
@@ -42,7 +43,7 @@ export interface FileProcedureDeps {
   base: ProcedureBase<any>;
   report(error: unknown, source: ErrorSource): void;
   /** Keys stored beside a file's own (its cached variants), removed with it. */
-  derivedKeys?(key: string): string[];
+  derivedKeys?(key: string): Promise<string[]>;
   /** Columns computed at upload from the stored bytes (an image's placeholder). */
   describe?(key: string, type: string): Promise<Record<string, unknown>>;
 }
@@ -137,8 +138,7 @@ export function fileProcedures(deps: FileProcedureDeps) {
         return rows.remove(trx, found.record.id);
       });
       if (!removed) throw fileNotFound();
-      // After the commit: a failure here leaves an unreferenced blob, never a row without bytes.
-      for (const key of [removed.key, ...(deps.derivedKeys?.(removed.key) ?? [])]) await storage.delete(key).catch((error) => deps.report(error, "rpc"));
+      await removeBytes(storage, removed.key, deps.derivedKeys, deps.report);
       return removed.record;
     });
 

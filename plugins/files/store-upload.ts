@@ -15,7 +15,7 @@ export interface UploadStore {
   /** Columns computed from the stored bytes before the row is written (an image's placeholder). */
   describe?(key: string, type: string): Promise<Record<string, unknown>>;
   /** Keys stored beside a file's own (its cached variants), removed with it. */
-  derivedKeys?(key: string): string[];
+  derivedKeys?(key: string): Promise<string[]>;
 }
 
 /** The type to store for `file`, or the refusal: 413 over `maxBytes` (when the size is known yet), 415 outside `accept`. */

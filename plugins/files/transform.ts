@@ -55,6 +55,16 @@ export async function inspect(sharp: SharpFactory, bytes: Uint8Array, images: Re
   return { frames, hasAlpha: meta.hasAlpha === true };
 }
 
+/**
+ * What the header read would answer, when the first bytes already tell it: a JPEG is one frame and
+ * has no alpha channel. Its pixel limit is then sharp's own `limitInputPixels`, checked on the
+ * transform's header before any decoding; `transform` reports a refusal as `inspect` would.
+ * Undefined for every other format, which `inspect` reads.
+ */
+export function infoFromSignature(bytes: Uint8Array): ImageInfo | undefined {
+  return bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff ? { frames: 1, hasAlpha: false } : undefined;
+}
+
 export function svgRefused(): RpcError<any, any> {
   return new RpcError(FILES_SVG_REFUSED, { status: 415, message: "SVG images are not rasterised into variants (they can carry scripts); allow it with .files({ images: { svg: true } })" });
 }
@@ -91,6 +101,9 @@ export async function transform(sharp: SharpFactory, bytes: Uint8Array, info: Im
   try {
     return await encoded.toBuffer();
   } catch {
+    // An image `inspect` has not read (see `infoFromSignature`) gets its header's own answer: too
+    // large, or unreadable.
+    await inspect(sharp, bytes, images);
     // A header that parsed over pixels that do not (a truncated or corrupt file): the file's fault, not the server's.
     throw new RpcError(FILES_IMAGE_UNREADABLE, { status: 422, message: "The image could not be decoded: the file is truncated or corrupt" });
   }

@@ -7,7 +7,7 @@ import { FORMAT_TYPES, negotiateFormat } from "./negotiate.js";
 import { matchesEtag, requestedRange } from "./ranges.js";
 import type { StoredFile } from "./records.js";
 import { essenceOf } from "./media-type.js";
-import { fallbackFormat, inspect, isTransformable, loadSharp, svgRefused, transform, type Resize } from "./transform.js";
+import { fallbackFormat, infoFromSignature, inspect, isTransformable, loadSharp, svgRefused, transform, type Resize } from "./transform.js";
 import { WorkLimit } from "./work-limit.js";
 
 /** The keys a variant can be cached under: the negotiated modern formats, or `auto` for the fallback. */
@@ -23,6 +23,8 @@ export class FileImages {
   readonly limit: WorkLimit;
   /** Variants being made right now, by cache key: concurrent first requests share one transform. */
   readonly #making = new Map<string, Promise<Uint8Array>>();
+  /** Additions to a file's list of stored variants, by the file's key: run one at a time. */
+  readonly #listing = new Map<string, Promise<void>>();
   /** Size and format of variants stored in this process's lifetime, by cache key. */
   readonly #known = new Map<string, { size: number; format: ImageFormat }>();
 
@@ -43,11 +45,38 @@ export class FileImages {
     return Object.fromEntries(Object.keys(this.images.variants).map((name) => [name, `${url}?variant=${encodeURIComponent(name)}`]));
   }
 
-  /** Every cache key a named variant of `key` can occupy, for removal with the file; forgotten here at once. */
-  cachedKeys(key: string): string[] {
-    const keys = Object.entries(this.images.variants).flatMap(([name, spec]) => SLOTS.map((slot) => cacheKey(key, { ...spec, variant: name }, slot)));
+  /**
+   * Every key stored for variants of the file at `key`, for removal with it, the list itself last:
+   * those it lists, whatever the settings they were made under, and those the current settings can
+   * occupy (variants stored before files kept a list). Forgotten here at once.
+   */
+  async cachedKeys(key: string): Promise<string[]> {
+    const current = Object.entries(this.images.variants).flatMap(([name, spec]) => SLOTS.map((slot) => cacheKey(key, { ...spec, variant: name }, slot)));
+    const keys = [...new Set([...(await this.#listed(key)), ...current]), listKey(key)];
     for (const cached of keys) this.#known.delete(cached);
     return keys;
+  }
+
+  /** The variant keys listed for the file at `fileKey`. */
+  async #listed(fileKey: string): Promise<string[]> {
+    const bytes = await this.storage.get(listKey(fileKey));
+    return bytes ? new TextDecoder().decode(bytes).split("\n").filter(Boolean) : [];
+  }
+
+  /**
+   * Adds `key` to the file's list before the variant is stored, so a variant is never stored
+   * unlisted. The store has no listing by prefix, so the list is how deleting the file finds
+   * variants made under settings that have since changed. One file's additions run one at a time here.
+   */
+  #list(fileKey: string, key: string): Promise<void> {
+    const adding = (this.#listing.get(fileKey) ?? Promise.resolve()).then(async () => {
+      const listed = await this.#listed(fileKey);
+      if (!listed.includes(key)) await this.storage.set(listKey(fileKey), new TextEncoder().encode([...listed, key].join("\n")));
+    });
+    const settled = adding.catch(() => {});
+    this.#listing.set(fileKey, settled);
+    void settled.then(() => this.#listing.get(fileKey) === settled && this.#listing.delete(fileKey));
+    return adding;
   }
 
   /**
@@ -117,9 +146,12 @@ export class FileImages {
         const original = await this.#read(found.key);
         if (!original) throw new RpcError(FILES_BYTES_MISSING, { status: 410, message: `The file ${found.record.id} is listed but its contents are no longer stored; upload it again` });
         const sharp = await loadSharp();
-        const info = await inspect(sharp, original, this.images);
+        const info = infoFromSignature(original) ?? (await inspect(sharp, original, this.images));
         const out = await transform(sharp, original, info, resize, slot === "auto" ? fallbackFormat(info) : slot, this.images);
-        if (store) await this.storage.set(key, out);
+        if (store) {
+          await this.#list(found.key, key);
+          await this.storage.set(key, out);
+        }
         return out;
       })
       .finally(() => this.#making.delete(key));
@@ -140,6 +172,11 @@ function cacheKey(fileKey: string, resize: Resize & { variant?: string }, slot: 
     if (settingsHashes.size < 10_000) settingsHashes.set(settings, hash);
   }
   return `${fileKey}/variants/${resize.variant ?? "size"}-${hash}.${slot}`;
+}
+
+/** Where a file's stored variants are listed: beside them, under a name no variant key takes (those end in `-<hash>.<slot>`). */
+function listKey(fileKey: string): string {
+  return `${fileKey}/variants/list`;
 }
 
 function etagOf(key: string): string {

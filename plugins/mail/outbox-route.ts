@@ -1,8 +1,7 @@
-import { RpcError, callerAddress, errorResponse, type RouteDefinition } from "../../kernel/index.js";
+import { RpcError, callerAddress, errorResponse, isLoopbackHost, type RouteDefinition } from "../../kernel/index.js";
 import type { MailRows } from "./outbox.js";
 import type { Unrecorded } from "./unrecorded.js";
 
-const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
 /** Headers a proxy or tunnel adds: a request relayed from elsewhere also arrives from loopback. */
 const RELAYED = ["x-forwarded-for", "forwarded", "x-real-ip"];
 
@@ -19,7 +18,7 @@ export function outboxRoute(path: string, rows: MailRows, unrecorded: Unrecorded
     context: false,
     handler: async (event) => {
       const address = callerAddress(event);
-      if (address && !LOOPBACK.test(address)) {
+      if (address && !isLoopbackHost(address)) {
         return errorResponse(new RpcError("FORBIDDEN", { message: "The development outbox answers loopback callers only" }), false);
       }
       if (RELAYED.some((name) => event.request.headers.has(name))) {

@@ -40,6 +40,17 @@ export function bombPng(side = 50_000): Uint8Array {
   return new Uint8Array(Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk("IHDR", header), chunk("IDAT", deflateSync(Buffer.alloc(side + 1))), chunk("IEND", Buffer.alloc(0))]));
 }
 
+/** A small JPEG whose frame header is rewritten to declare `side` x `side` pixels: a bomb in the format read without a separate header pass. */
+export async function bombJpeg(side = 50_000): Promise<Uint8Array> {
+  const bytes = new Uint8Array(await sharp({ create: { width: 16, height: 16, channels: 3, background: "#808080" } }).jpeg().toBuffer());
+  // The baseline frame header (FF C0): length, precision, then height and width.
+  const frame = bytes.findIndex((byte, i) => byte === 0xff && bytes[i + 1] === 0xc0);
+  const view = new DataView(bytes.buffer, bytes.byteOffset);
+  view.setUint16(frame + 5, side);
+  view.setUint16(frame + 7, side);
+  return bytes;
+}
+
 export const SVG_WITH_SCRIPT = `<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100"><script>alert(document.cookie)</script><rect width="100" height="100" fill="red"/></svg>`;
 
 /** Format, size and whether EXIF is present, read back from bytes. */

@@ -1,7 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { clientAddressRule } from "../../kernel/index.js";
+import { clientAddressRule, isLoopbackHost } from "../../kernel/index.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { serve, type RunningServer, type ServeOptions } from "../../presets/node.js";
@@ -101,6 +101,13 @@ describe("the client address rule", () => {
     expect(() => clientAddressRule(-1)).toThrow(/hop count/);
     expect(() => clientAddressRule(["10.0.0.0/33"])).toThrow(/"10.0.0.0\/33" is not an IP address or CIDR range/);
     expect(() => clientAddressRule(["proxy.internal"])).toThrow(/not an IP address/);
+  });
+});
+
+describe("isLoopbackHost", () => {
+  it("names this machine by URL hostname or bare address, and nothing that only starts like it", () => {
+    for (const host of ["localhost", "LOCALHOST", "app.localhost", "127.0.0.1", "127.8.9.10", "[::1]", "::1", "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1", "[::ffff:7f00:1]"]) expect([host, isLoopbackHost(host)]).toEqual([host, true]);
+    for (const host of ["localhost.example.com", "127.0.0.1.example.com", "example.com", "0.0.0.0", "10.0.0.1", "[::2]", "::ffff:10.0.0.1", "128.0.0.1", ""]) expect([host, isLoopbackHost(host)]).toEqual([host, false]);
   });
 });
 

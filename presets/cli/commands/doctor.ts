@@ -1,9 +1,11 @@
+import { isLoopbackHost } from "../../../kernel/index.js";
 import { appTarget, quickServer } from "../app-target.js";
 import { runRemote } from "../control/client.js";
 import type { CommandTarget } from "../control/commands.js";
 import { green, red, say, yellow } from "../output.js";
 import { findProject } from "../project.js";
 import { memoryStorageWarning } from "../../banner.js";
+import { isLocalBaseUrl } from "../../production-checks.js";
 
 type Verdict = "ok" | "warn" | "fail";
 interface Check {
@@ -85,7 +87,7 @@ function servedElsewhere(baseUrl: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
-  if (!/^(localhost|127\.|\[::1\])/.test(url.hostname) || (url.port || (url.protocol === "https:" ? "443" : "80")) === PORT) return undefined;
+  if (!isLoopbackHost(url.hostname) || (url.port || (url.protocol === "https:" ? "443" : "80")) === PORT) return undefined;
   const host = !HOST || HOST === "0.0.0.0" || HOST === "::" ? url.hostname : HOST;
   return `${url.protocol}//${host}:${PORT}`;
 }
@@ -105,7 +107,7 @@ async function databaseChecks(built: any): Promise<Check[]> {
     add("database", "fail", `${failure.code ? `${failure.code}: ` : ""}${failure.message}`);
   }
   const baseUrl: string | undefined = built.sealed.baseUrl;
-  const local = !baseUrl || /^https?:\/\/(localhost|127\.|\[::1\])/.test(baseUrl);
+  const local = !baseUrl || isLocalBaseUrl(baseUrl);
   const memory = memoryStorageWarning(built.sealed.service("storage"));
   if (memory) add("storage", "warn", memory);
   const served = servedElsewhere(baseUrl);
