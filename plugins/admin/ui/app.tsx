@@ -11,6 +11,7 @@ import { Jobs } from "./jobs.js";
 import { Files } from "./files.js";
 import { Backups } from "./backups.js";
 import { Runner } from "./runner.js";
+import { Organizations } from "./organizations.js";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta };
 
@@ -23,10 +24,12 @@ function tableInHash(): string | undefined {
 /** The other views, each at its own address. */
 const VIEWS = [
   { hash: "#/users", label: "Users", plugin: undefined },
+  // Shown only when the app has organizations (`.auth({ organizations: true })` on the schema).
+  { hash: "#/organizations", label: "Organizations", plugin: "organizations" },
   { hash: "#/schema", label: "Schema and health", plugin: undefined },
   { hash: "#/activity", label: "Activity", plugin: undefined },
   { hash: "#/procedures", label: "Procedures", plugin: undefined },
-  // Shown only when the app has `.mail()` / `.jobs()` / `.files()` / `.backups()` (their `_admin.*` sections exist only then).
+  // Shown only when the app has `.mail()` / `.jobs()` / `.files()` / `.backups()` (their `_admin.*` sections exist only then: `meta.sections`).
   { hash: "#/mail", label: "Mail", plugin: "mail" },
   { hash: "#/jobs", label: "Jobs", plugin: "jobs" },
   { hash: "#/files", label: "Files", plugin: "files" },
@@ -94,6 +97,7 @@ export function App() {
   const current = meta.tables.find((t) => t.name === table);
   const mail = meta.plugins.includes("mail");
   const jobs = meta.plugins.includes("jobs");
+  const organizations = meta.sections.includes("organizations");
   return (
     <div class="layout">
       <header class="top">
@@ -102,7 +106,7 @@ export function App() {
       </header>
       <nav aria-label="Tables" class="side">
         <a href="#/" aria-current={current || view ? undefined : "page"}>Overview</a>
-        {VIEWS.filter((v) => !v.plugin || meta.plugins.includes(v.plugin)).map((v) => (
+        {VIEWS.filter((v) => !v.plugin || meta.sections.includes(v.plugin)).map((v) => (
           <a key={v.hash} href={v.hash} aria-current={view === v.hash ? "page" : undefined}>{v.label}</a>
         ))}
         <h2>Tables</h2>
@@ -118,7 +122,9 @@ export function App() {
       </nav>
       <main class="content">
         {view === "#/users" ? (
-          <Users passwordReset={mail} audit={meta.plugins.includes("audit")} />
+          <Users passwordReset={mail} audit={meta.plugins.includes("audit")} organizations={organizations} />
+        ) : view === "#/organizations" && organizations ? (
+          <Organizations />
         ) : view === "#/activity" ? (
           <Activity />
         ) : view === "#/schema" ? (
@@ -134,7 +140,14 @@ export function App() {
         ) : view === "#/backups" && meta.plugins.includes("backups") ? (
           <Backups />
         ) : current ? (
-          <Browse key={current.name} table={current} mail={mail} audit={meta.plugins.includes("audit")} onChanged={load} />
+          <Browse
+            key={current.name}
+            table={current}
+            mail={mail}
+            audit={meta.plugins.includes("audit")}
+            tenant={organizations ? meta.resources.find((r) => r.table === current.name && r.tenant)?.tenant ?? undefined : undefined}
+            onChanged={load}
+          />
         ) : (
           <Overview meta={meta} />
         )}
