@@ -115,7 +115,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's Organizations view i
     expect(await rolesOf(olga.userId, acme)).toBe("owner");
 
     const invitations = panel.getByRole("table", { name: "pending invitations" });
-    expect(await invitations.getByRole("cell", { name: "pat@example.test" }).isVisible()).toBe(true);
+    expect(await invitations.getByRole("cell", { name: "pat@example.test", exact: true }).isVisible()).toBe(true);
     await panel.getByRole("button", { name: "Cancel the invitation of pat@example.test" }).click();
     await panel.getByText("No pending invitations.").waitFor();
     expect((await running.app.db.selectFrom("invitation").select("status").where("email", "=", "pat@example.test").executeTakeFirstOrThrow()).status).toBe("canceled");
@@ -131,11 +131,11 @@ describe.skipIf(unavailable !== undefined)("the dashboard's Organizations view i
   it("filters a tenant table's rows by organization", async () => {
     await nav().getByRole("link", { name: /^task/ }).click();
     await page.getByRole("status").filter({ hasText: "Rows 1–3 of 3" }).waitFor();
-    await page.getByRole("form", { name: "Organization" }).getByLabel("Organization").selectOption({ label: "Acme (acme)" });
+    await page.getByRole("combobox", { name: "Organization" }).selectOption({ label: "Acme (acme)" });
     await page.getByRole("status").filter({ hasText: "Rows 1–2 of 2" }).waitFor();
     const titles = await page.getByRole("table", { name: "task rows" }).getByRole("cell", { name: /acme|beta/ }).allInnerTexts();
     expect(titles.sort()).toEqual(["acme launch", "acme review"]);
-    await page.getByLabel("Organization").selectOption({ label: "All organizations" });
+    await page.getByRole("combobox", { name: "Organization" }).selectOption({ label: "All organizations" });
     await page.getByRole("status").filter({ hasText: "Rows 1–3 of 3" }).waitFor();
   });
 

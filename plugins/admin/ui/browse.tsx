@@ -298,15 +298,15 @@ function OrganizationFilter({ value, onChange, onError }: { value: string; onCha
   const [organizations, setOrganizations] = useState<AdminOrganization[]>([]);
   useEffect(() => void organizationsAdmin.list({ take: 200 }).then((page) => setOrganizations(page.data), (e) => onError(messageOf(e))), []);
   return (
-    <form class="filter" aria-label="Organization" onSubmit={(e) => e.preventDefault()}>
+    <div class="filter">
       <label>
         Organization
-        <select name="organization" value={value} onChange={(e) => onChange((e.currentTarget as HTMLSelectElement).value)}>
+        <select name="organization" aria-label="Organization" value={value} onChange={(e) => onChange((e.currentTarget as HTMLSelectElement).value)}>
           <option value="">All organizations</option>
           {organizations.map((org) => <option key={org.id} value={org.id}>{org.name} ({org.slug})</option>)}
         </select>
       </label>
-    </form>
+    </div>
   );
 }
 
