@@ -67,7 +67,7 @@ afterAll(async () => {
 describe("trellis new", () => {
   // Under CI the packed test installs and type-checks both projects for real; this is the quick check for a local run.
   const packed = Boolean(process.env.CI || process.env.TRELLIS_PACK_TEST);
-  it.skipIf(packed)("renders a project that type-checks strict, with no surface, with every surface, with every sign-in method, and the saas template with all of them", { timeout: 300_000 }, async () => {
+  it.skipIf(packed)("renders a project that type-checks strict, with no surface, with every surface, with every sign-in method, and the saas template with all of them", { timeout: 480_000 }, async () => {
     const dirs: string[] = [];
     const saasEverything = ["--template", "saas", "--surfaces", "openapi,mcp,files,live,admin", "--auth", "github,google,passkeys,2fa"];
     for (const args of [[], ["--surfaces", "openapi,mcp,files,live,admin"], ["--auth", "github,google,passkeys,2fa"], saasEverything]) {
@@ -114,7 +114,7 @@ describe("trellis new", () => {
     expect(tsc.code, tsc.stdout).toBe(0);
   });
 
-  it("--template saas renders the team-tasks app, whose own tests pass", { timeout: 300_000 }, async () => {
+  it("--template saas renders the team-tasks app, whose own tests pass", { timeout: 480_000 }, async () => {
     const dir = await project("saas", ["--template", "saas", "--surfaces", "admin,live"]);
     made.push(dir);
     const read = (file: string) => readFile(join(dir, file), "utf8");
@@ -140,7 +140,7 @@ describe("trellis new", () => {
     // The project's first test migrates its database template (seconds when idle); on a loaded machine
     // that outlasts the project's own 60 s test timeout, so this run allows more.
     const tested = await new Promise<Outcome>((done) =>
-      execFile(process.execPath, [join(root, "node_modules/vitest/vitest.mjs"), "run", "--config", config, "--root", dir, "--testTimeout", "180000"], { cwd: dir, env: { ...process.env, NO_COLOR: "1", DATABASE_URL: "" }, timeout: 270_000 }, (error, stdout, stderr) =>
+      execFile(process.execPath, [join(root, "node_modules/vitest/vitest.mjs"), "run", "--config", config, "--root", dir, "--testTimeout", "180000"], { cwd: dir, env: { ...process.env, NO_COLOR: "1", DATABASE_URL: "" }, timeout: 450_000 }, (error, stdout, stderr) =>
         done({ code: error ? 1 : 0, stdout, stderr }),
       ),
     );
@@ -177,7 +177,7 @@ describe("trellis new", () => {
     expect(await readFile(join(plain, "src/app.ts"), "utf8")).not.toMatch(/unstorage|storage/);
   });
 
-  it("refuses a folder that is not empty, and unknown surfaces, with exit codes", { timeout: 60_000 }, async () => {
+  it("refuses a folder that is not empty, and unknown surfaces and templates, with exit codes", { timeout: 120_000 }, async () => {
     const dir = await project("twice");
     made.push(dir);
     // .env holds AUTH_SECRET: readable by the owner only.
