@@ -13,7 +13,7 @@ export { filesPlugin, type FilesConfig, type FilePermission, type FileRecord, ty
 export { telemetryPlugin, METRIC_NAMES, type TelemetryConfig, type MetricsConfig, type Telemetry, type SpanOptions } from "./telemetry/index.js";
 export { jobsPlugin, type JobsPlugin, type JobsConfig, type JobsService, type JobDefinitionOptions, type JobHandler, type JobRun, type JobInfo, type SendOptions, type JobRecord, type JobState, type QueueInfo } from "./jobs/index.js";
 export { webhooksPlugin, DELIVERY_JOB, type WebhooksConfig, type WebhookEndpoint, type WebhookEvent, type Delivery } from "./webhooks/index.js";
-export { mailPlugin, escapeHtml, defaultTemplate, type MailConfig, type Mailer, type MailMessage, type MailTransport, type MailKind, type MailTemplate, type MailTemplateData } from "./mail/index.js";
+export { mailPlugin, escapeHtml, defaultTemplate, type MailConfig, type Mailer, type MailMessage, type MailTransport, type MailKind, type MailTemplate, type MailTemplateData, type MailNotices, type FactorChange } from "./mail/index.js";
 export { backupsPlugin, BACKUP_JOB, type BackupsConfig, type BackupsService, type BackupInfo, type BackupFailure, type BackupsOverview, type AdminBackupsRouter } from "./backups/index.js";
 export { auditPlugin, RETAIN_JOB, type AuditConfig, type AuditEntry, type AuditService, type AdminAuditRouter } from "./audit/index.js";
 export { channelsPlugin, type ChannelDefinition, type ChannelDefinitions, type ChannelRule, type ChannelsConfig, type ChannelLimits, type ChannelsService, type ChannelStats } from "./channels/index.js";

@@ -37,6 +37,14 @@ export interface FilesOptions<O extends boolean, X extends readonly string[]> {
    * @default false
    */
   placeholder?: boolean;
+  /**
+   * Adds `file.organizationId` (nullable, the file's organization; its files go with a deleted
+   * organization): the files plugin sets it from the uploader's active organization and scopes
+   * every read of the file to that organization (docs/files.md). Requires
+   * `.auth({ organizations: true })`. Add it in a new version to an existing app.
+   * @default false
+   */
+  organizations?: boolean;
 }
 
 type Text = Of<"text", string>;
@@ -56,9 +64,14 @@ export type FileColumns = UnownedFileColumns & {
   userId: Of<"text", string, true>;
 };
 
-/** The `file` table `.files()` adds; `userId` only with `owner` (the default), `placeholder` only with `placeholder`. */
-export type FileTables<O extends boolean = true, P extends boolean = false> = {
-  file: (O extends true ? FileColumns : UnownedFileColumns) & (P extends true ? { placeholder: Of<"text", string, true> } : {});
+/**
+ * The `file` table `.files()` adds; `userId` only with `owner` (the default), `placeholder` only with
+ * `placeholder`, `organizationId` only with `organizations`.
+ */
+export type FileTables<O extends boolean = true, P extends boolean = false, G extends boolean = false> = {
+  file: (O extends true ? FileColumns : UnownedFileColumns) &
+    (P extends true ? { placeholder: Of<"text", string, true> } : {}) &
+    (G extends true ? { organizationId: Of<"text", string, true> } : {});
 };
 
 /** An `x_file` pivot; `E` is x's key column state, retyped as a plain foreign key. */
@@ -116,11 +129,21 @@ export type FileRelations<O extends boolean, X extends string> = Owned<
   file: Flat<Owned<O, { user: RelationState<"belongsTo", "user"> }> & { [K in X]: RelationState<"manyToMany", K> }>;
 } & { [K in X]: { files: RelationState<"manyToMany", "file"> } };
 
-export function fileTable(withOwner: boolean, withPlaceholder = false): ColumnModels {
+export function fileTable(withOwner: boolean, withPlaceholder = false, withOrganization = false): ColumnModels {
   const columns = withOwner ? owned(t) : unowned(t);
-  if (!withPlaceholder) return columnModels(columns, "file");
+  if (!withPlaceholder && !withOrganization) return columnModels(columns, "file");
   const { createdAt, updatedAt, ...head } = columns;
-  return columnModels({ ...head, placeholder: t.text().nullable(), createdAt, updatedAt }, "file");
+  return columnModels(
+    {
+      ...head,
+      ...(withPlaceholder && { placeholder: t.text().nullable() }),
+      // Cascade, not set null: a file left without its organization would be visible outside it.
+      ...(withOrganization && { organizationId: t.text().nullable().references("organization", "id", { onDelete: "cascade" }).index() }),
+      createdAt,
+      updatedAt,
+    },
+    "file",
+  );
 }
 
 /** `entityId` takes the target's key type (serial as integer), so the foreign key is valid DDL. */

@@ -107,7 +107,7 @@ export interface SchemaModel {
     readonly organizations?: { readonly teams: boolean };
   };
   /** Set by `.files()`. */
-  readonly files?: { readonly owner: boolean; readonly attachTo: readonly string[]; readonly placeholder?: boolean };
+  readonly files?: { readonly owner: boolean; readonly attachTo: readonly string[]; readonly placeholder?: boolean; readonly organizations?: boolean };
 }
 
 /** The schema of an app that registered none: no tables. */

@@ -61,11 +61,11 @@ export interface SchemaBuilder<TTables, TRelations> {
     MergeTables<TRelations, [O] extends [false] ? AuthRelations : AuthRelations & OrganizationRelations>
   >;
   /** Adds the `file` table and, per `attachTo` entry, a pivot table and relations both ways. */
-  files<O extends boolean = true, const X extends readonly Names<TTables>[] = [], P extends boolean = false>(
-    options?: FilesOptions<O, X> & { placeholder?: P },
+  files<O extends boolean = true, const X extends readonly Names<TTables>[] = [], P extends boolean = false, G extends boolean = false>(
+    options?: FilesOptions<O, X> & { placeholder?: P; organizations?: G },
   ): SchemaBuilder<
     // The keys are resolved here, inline, so declaration files do not repeat the whole table map.
-    MergeTables<TTables, FileTables<O, P> & PivotTables<{ [K in X[number]]: EntityIdOf<TTables[K]> }>>,
+    MergeTables<TTables, FileTables<O, P, G> & PivotTables<{ [K in X[number]]: EntityIdOf<TTables[K]> }>>,
     MergeTables<TRelations, FileRelations<O, X[number]>>
   >;
   /** Validates the whole schema and returns it deeply frozen. */
@@ -179,7 +179,8 @@ class Builder {
       throw new TypeError(`.files() cannot attach to "user" while owner is on: both would be named file.user`);
     }
     const placeholder = options.placeholder ?? this.draft.files?.placeholder ?? false;
-    const tables: Record<string, ColumnModels> = { file: fileTable(owner, placeholder) };
+    const organizations = options.organizations ?? this.draft.files?.organizations ?? false;
+    const tables: Record<string, ColumnModels> = { file: fileTable(owner, placeholder, organizations) };
     const targets: { table: string; key: string }[] = [];
     for (const target of attachTo) {
       checkName("table", target);
@@ -193,7 +194,7 @@ class Builder {
     return this.next({
       tables: mergeDeep(this.draft.tables, tables),
       relations: mergeDeep(this.draft.relations, named(fileRelations(owner, targets))),
-      files: { owner, attachTo, ...(placeholder ? { placeholder } : {}) },
+      files: { owner, attachTo, ...(placeholder ? { placeholder } : {}), ...(organizations ? { organizations } : {}) },
     });
   }
 

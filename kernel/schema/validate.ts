@@ -34,7 +34,7 @@ function coreTables(draft: Draft): Record<string, ColumnModels> {
     ...auth,
     ...organizations,
     ...(auth.session && { session: { ...auth.session, ...organizations.session } }),
-    ...(draft.files ? { file: fileTable(draft.files.owner, draft.files.placeholder) } : {}),
+    ...(draft.files ? { file: fileTable(draft.files.owner, draft.files.placeholder, draft.files.organizations) } : {}),
   };
 }
 
@@ -117,6 +117,9 @@ function featureProblems(draft: Draft): string[] {
   if (!files) return [];
   const problems: string[] = [];
   if (files.owner && !draft.auth) problems.push(`.files() with owner needs .auth() (file.userId references user.id)`);
+  if (files.organizations && !draft.auth?.organizations) {
+    problems.push(`.files({ organizations: true }) needs .auth({ organizations: true }) (file.organizationId references organization.id)`);
+  }
   for (const target of files.attachTo) {
     if (!tables[target]) problems.push(`.files() attachTo table "${target}" does not exist`);
     else if (!tables[`${target}_file`]) problems.push(`.files() attachTo table "${target}" must be declared before .files()`);

@@ -16,6 +16,7 @@ export type { AdminConfig } from "./options.js";
 export type { AdminRouter } from "./procedures.js";
 export type { AdminMeta, AdminTableInfo, AdminColumn } from "./meta.js";
 export type { AdminUser, AdminUserDetail } from "./users.js";
+export type { AdminSsoProvider } from "./sso-providers.js";
 export type { AdminHealth } from "./health.js";
 export type { ActivityEntry } from "./activity.js";
 export { REDACTED } from "./secrets.js";

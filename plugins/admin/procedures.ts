@@ -10,6 +10,7 @@ import { checkHealth, type AdminHealth } from "./health.js";
 import { activityProcedure, type ActivityRing } from "./activity.js";
 import type { AuthApi } from "./user-actions.js";
 import { procedureList } from "./procedure-list.js";
+import { ssoProviders } from "./sso-providers.js";
 
 export interface AdminDeps {
   db: AppDatabase<any>;
@@ -54,6 +55,7 @@ export function adminProcedures(base: ProcedureBase<AppRpcContext>, deps: AdminD
     procedures: procedureList(gated, deps.sealed),
     data: dataProcedures(gated, deps.db, deps.kind, deps.tables, deps.settings, deps.counts, deps.registry),
     users: userProcedures(gated, deps.db, deps.kind, deps.schema, deps.auth),
+    sso: ssoProviders(gated, deps.db, deps.schema, deps.auth),
   };
 }
 

@@ -48,11 +48,12 @@ export function downloadRoute(path: string, rule: FilePermission<any>, deps: Ser
       } else {
         if (request.adHoc) throw new RpcError(FILES_SIZE_NEEDS_SIGNATURE, { status: 403, message: "Sizes other than the configured variants need a signed URL (file.sign or context.files.sign)" });
         if (rule !== "owner") access.gate(rule, context);
-        found = await rows.find(id, access.ownerScope(rule, context));
+        found = await rows.find(id, await access.scope(rule, context));
         await access.check(rule, context, found?.record);
         if (!found) throw fileNotFound();
-        // Public bytes may sit in shared caches for an hour; others only in the caller's, revalidated each time.
-        cacheControl = rule === "public" ? "public, max-age=3600" : "private, no-cache";
+        // Public bytes may sit in shared caches for an hour; others only in the caller's, revalidated
+        // each time. An organization's file is never public: who gets it depends on the session.
+        cacheControl = rule === "public" && !found.record.organizationId ? "public, max-age=3600" : "private, no-cache";
       }
       if (request.resize) return media.images!.respond(event, found, request.resize, request.download, cacheControl);
       return serveFile(event, found, deps, cacheControl);

@@ -1,5 +1,5 @@
 import { TrellisError, definePlugin, installLine, missingPeers, type AppPlugin, type AppStorage, type RouteDefinition, type SealedApp } from "../../kernel/index.js";
-import { FileAccess } from "./access.js";
+import { FileAccess, type FileTenancy } from "./access.js";
 import { Attachments } from "./attachments.js";
 import { downloadRoute } from "./download.js";
 import { FILES_BAD_OPTION, FILES_BAD_PATH, FILES_NO_STORAGE, FILES_NO_TABLE, FILES_OWNER_WITHOUT_COLUMN, FILES_SHARP_MISSING } from "./errors.js";
@@ -46,7 +46,8 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
   return definePlugin({
     name: "files",
     stage: "feature",
-    optionalDependencies: ["auth", "resources"],
+    // `organizations`: built first, so its service is there to scope `.files({ organizations: true })`.
+    optionalDependencies: ["auth", "resources", "organizations"],
     provides: ["admin-section:files", "files"],
     validate(ctx) {
       const problems: TrellisError[] = [];
@@ -89,7 +90,8 @@ export function filesPlugin(config: FilesConfig<any> = {}): AppPlugin {
     build(ctx) {
       const { db, kind } = ctx.resources;
       const table = ctx.schema.tables.file!;
-      const access = new FileAccess(resolved.roles, table.columns.userId !== undefined);
+      const tenancy = table.columns.organizationId !== undefined ? { source: ctx.want("organizations") as FileTenancy | undefined } : undefined;
+      const access = new FileAccess(resolved.roles, table.columns.userId !== undefined, tenancy);
       const routeStorage = outageAware(storage!, ctx.report, "route");
       const images = resolved.images ? new FileImages(resolved.images, routeStorage) : undefined;
       const hasVariants = images && Object.keys(images.images.variants).length > 0;

@@ -74,6 +74,8 @@ export interface FileRecord {
   updatedAt: Date;
   /** The download URL's path, e.g. `/files/<id>`. */
   url: string;
+  /** The organization it was uploaded in (null: none), when the schema has `.files({ organizations: true })`. */
+  organizationId?: string | null;
   /** A thumbhash (base64) of an image, when the schema has `.files({ placeholder: true })`. */
   placeholder?: string | null;
   /** URLs of the image's variants by name, when `images.variants` is configured. */

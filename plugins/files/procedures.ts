@@ -3,7 +3,7 @@ import { RpcError, accessMeta, whereColumns, type AppDatabase, type AppStorage, 
 import { fileNotFound, type FileAccess } from "./access.js";
 import type { Attachment, Attachments } from "./attachments.js";
 import type { FileAction, FilePermission, FileRecord, ResolvedFilesConfig } from "./options.js";
-import type { FileRows } from "./records.js";
+import { scopeWhere, type FileRows } from "./records.js";
 import type { signProcedure } from "./sign-procedure.js";
 import { admittedType, storeUpload, type UploadStore } from "./store-upload.js";
 
@@ -63,7 +63,7 @@ export function fileProcedures(deps: FileProcedureDeps) {
           return next();
         })
     ).meta(accessMeta(rule, access.roles));
-  const scope = (action: FileAction, context: Parameters<FileAccess["ownerScope"]>[1]) => access.ownerScope(rules[action], context);
+  const scope = (action: FileAction, context: Parameters<FileAccess["scope"]>[1]) => access.scope(rules[action], context);
 
   const upload = gated(rules.upload)
     // `rest.multipart`: the files plugin serves `POST /rest/file/upload` itself; the OpenAPI document lists it.
@@ -75,7 +75,9 @@ export function fileProcedures(deps: FileProcedureDeps) {
       await access.check(rules.upload, context);
       const entity = attach && attachments.entity(attach.table, attach.entityId);
       if (attach && entity) await attachments.authorize("update", attach.table, entity.id, context);
-      const owner = access.owned ? { userId: context.user?.id ?? null } : {};
+      // A file uploaded in an organization belongs to it (with `.files({ organizations: true })`).
+      const organization = await access.organization(context);
+      const owner = { ...(access.owned && { userId: context.user?.id ?? null }), ...(organization !== undefined && { organizationId: organization }) };
       const link = attach && entity ? (trx: AppDatabase<any>, id: string) => attachments.attach(trx, id, attach.table, entity.id, attach.role ?? null, attach.position ?? 0) : undefined;
       return storeUpload(uploads, file, type, owner, link);
     });
@@ -90,11 +92,12 @@ export function fileProcedures(deps: FileProcedureDeps) {
       refuseKeyColumn(input.where);
       const entity = input.attachedTo && attachments.entity(input.attachedTo.table, input.attachedTo.entityId);
       await access.check(rules.list, context);
-      // A caller lists the files they could get: with `owner`, their own unless they hold a role.
-      const owner = access.ownerScope(rules.list === "owner" ? "owner" : rules.get, context);
-      // The owner condition is the query's trusted scope, ANDed in SQL: the caller's where keeps its paths.
+      // A caller lists the files they could get: with `owner`, their own unless they hold a role;
+      // with organizations, those of their active organization and those uploaded outside any.
+      const own = scopeWhere(await access.scope(rules.list === "owner" ? "owner" : rules.get, context));
+      // The scope is the query's trusted scope, ANDed in SQL: the caller's where keeps its paths.
       const scoped = (extra?: Record<string, unknown>) => {
-        const conditions = [owner === undefined ? undefined : { userId: owner }, extra].filter((condition) => condition !== undefined);
+        const conditions = [own, extra].filter((condition) => condition !== undefined);
         return { ...NO_RELATIONS, ...(conditions.length > 0 && { where: conditions.length === 1 ? conditions[0] : { AND: conditions } }) };
       };
       const query = (db.query as Record<string, any>).file;
@@ -117,7 +120,7 @@ export function fileProcedures(deps: FileProcedureDeps) {
   const get = gated(rules.get)
     .input(idInput)
     .handler(async ({ input, context }): Promise<FileRecord> => {
-      const found = await rows.find(input.id, scope("get", context));
+      const found = await rows.find(input.id, await scope("get", context));
       await access.check(rules.get, context, found?.record);
       if (!found) throw fileNotFound();
       return found.record;
@@ -127,7 +130,7 @@ export function fileProcedures(deps: FileProcedureDeps) {
     .input(idInput)
     .handler(async ({ input, context }): Promise<FileRecord> => {
       const removed = await db.transact(async (trx) => {
-        const found = await rows.find(input.id, scope("delete", context), trx);
+        const found = await rows.find(input.id, await scope("delete", context), trx);
         await access.check(rules.delete, context, found?.record);
         if (!found) throw fileNotFound();
         await attachments.detachAll(trx, found.record.id);
@@ -140,8 +143,8 @@ export function fileProcedures(deps: FileProcedureDeps) {
     });
 
   /** The file the caller may attach or detach: theirs (or any, holding a role); 404 otherwise. */
-  const ownFile = async (id: string, context: Parameters<FileAccess["ownerScope"]>[1]) => {
-    const found = await rows.find(id, access.ownerScope(attachRule, context));
+  const ownFile = async (id: string, context: Parameters<FileAccess["scope"]>[1]) => {
+    const found = await rows.find(id, await access.scope(attachRule, context));
     await access.check(attachRule, context, found?.record);
     if (!found) throw fileNotFound();
     return found;

@@ -10,6 +10,25 @@ export interface StoredFile {
   key: string;
 }
 
+/**
+ * What narrows a read by id. `userId`: only that uploader's files. `organizationId` (present only with
+ * the column): files of that organization and files uploaded outside any; null: only the latter.
+ */
+export interface FileScope {
+  userId?: string | undefined;
+  organizationId?: string | null;
+}
+
+/** The same scope as a query-API condition (`file.list`), or undefined when nothing narrows. */
+export function scopeWhere(scope: FileScope): Record<string, unknown> | undefined {
+  const conditions: Record<string, unknown>[] = [];
+  if (scope.userId !== undefined) conditions.push({ userId: scope.userId });
+  if (scope.organizationId !== undefined) {
+    conditions.push(scope.organizationId === null ? { organizationId: null } : { OR: [{ organizationId: null }, { organizationId: scope.organizationId }] });
+  }
+  return conditions.length === 0 ? undefined : conditions.length === 1 ? conditions[0] : { AND: conditions };
+}
+
 /** Ids the plugin could have generated; anything else is answered 404 without a query. */
 const ID = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -50,16 +69,26 @@ export class FileRows {
     return { record: this.decorate(record), key };
   }
 
-  async insert(executor: AppDatabase<any>, values: { id: string; key: string; name: string; type: string; size: number; userId?: string | null; placeholder?: string | null }): Promise<StoredFile> {
+  async insert(
+    executor: AppDatabase<any>,
+    values: { id: string; key: string; name: string; type: string; size: number; userId?: string | null; organizationId?: string | null; placeholder?: string | null },
+  ): Promise<StoredFile> {
     const row = await executor.insertInto("file").values(values).returning(this.#columns).executeTakeFirstOrThrow();
     return this.toStored(row as Row);
   }
 
-  /** The file with this id, scoped to `owner` when given: one `WHERE id = ? AND userId = ?`. */
-  async find(id: string, owner: string | undefined, executor: AppDatabase<any> = this.db): Promise<StoredFile | undefined> {
+  /**
+   * The file with this id, narrowed by `scope` in the same statement
+   * (`WHERE id = ? AND userId = ? AND (organizationId IS NULL OR organizationId = ?)`): a file outside
+   * it is exactly a missing one.
+   */
+  async find(id: string, scope: FileScope | undefined, executor: AppDatabase<any> = this.db): Promise<StoredFile | undefined> {
     if (!FileRows.plausibleId(id)) return undefined;
     let select = executor.selectFrom("file").select(this.#columns).where("id", "=", id);
-    if (owner !== undefined) select = select.where("userId", "=", owner);
+    if (scope?.userId !== undefined) select = select.where("userId", "=", scope.userId);
+    const organization = scope?.organizationId;
+    if (organization === null) select = select.where("organizationId", "is", null);
+    else if (organization !== undefined) select = select.where((eb) => eb.or([eb("organizationId", "is", null), eb("organizationId", "=", organization)]));
     const row = await select.executeTakeFirst();
     return row ? this.toStored(row as Row) : undefined;
   }

@@ -25,7 +25,7 @@ export function signProcedure(deps: { base: ProcedureBase<any>; rule: FilePermis
     .meta(accessMeta(rule, access.roles))
     .input(signInput)
     .handler(async ({ input, context }): Promise<{ url: string; expiresAt: Date }> => {
-      const found = await rows.find(input.id, access.ownerScope(rule, context));
+      const found = await rows.find(input.id, await access.scope(rule, context));
       await access.check(rule, context, found?.record);
       if (!found) throw fileNotFound();
       const url = service.sign(found.record.id, { expiresIn: input.expiresIn, variant: input.variant as never, download: input.download });

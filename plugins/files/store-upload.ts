@@ -39,7 +39,8 @@ export async function storeUpload(
   store: UploadStore,
   file: File,
   type: string,
-  owner: { userId: string | null } | {},
+  /** The row's owner and organization, when the schema has those columns. */
+  owner: { userId?: string | null; organizationId?: string | null },
   link?: (trx: AppDatabase<any>, id: string) => Promise<unknown>,
 ): Promise<FileRecord> {
   const { storage, db, rows, maxBytes } = store;

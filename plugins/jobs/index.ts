@@ -5,6 +5,7 @@ import { JobsRuntime } from "./runtime.js";
 import { Definitions } from "./registry.js";
 import { jobsAdminSection } from "./admin.js";
 import type { JobHandler, JobsService } from "./types.js";
+import type { JobTenancy } from "./carried.js";
 
 export type { JobsConfig, JobDefinitionOptions, Backoff, StandardSchema } from "./options.js";
 export type { JobsService, JobHandler, JobRun, JobInfo, SendOptions, JobRecord, JobState, QueueInfo, StateCounts } from "./types.js";
@@ -39,7 +40,8 @@ export function jobsPlugin(config: JobsConfig = {}): JobsPlugin {
   const plugin: AppPlugin = definePlugin({
       name: "jobs",
       stage: "feature",
-      optionalDependencies: ["telemetry"],
+      // `organizations`: built first, so a job sent in an organization carries it.
+      optionalDependencies: ["telemetry", "organizations"],
       provides: ["jobs", "admin-section:jobs"],
       validate(ctx) {
         if (ctx.resources.kind === "sqlite") {
@@ -55,8 +57,16 @@ export function jobsPlugin(config: JobsConfig = {}): JobsPlugin {
           logger: ctx.logger,
           report: (error) => ctx.report(error, "job"),
           telemetry: ctx.want("telemetry"),
+          tenancy: ctx.want("organizations") as JobTenancy | undefined,
         });
         ctx.provide("jobs", runtime, { context: true });
+        // With organizations, a signed-in caller's `context.jobs` is their own, so what they send
+        // carries their active organization; everyone else shares the runtime.
+        if (ctx.want("organizations")) {
+          ctx.hooks.context.tap((context) => {
+            if (context.session) (context as unknown as { jobs: JobsService }).jobs = runtime.within(context);
+          });
+        }
         // `_admin.jobs.*` when the app has `.admin()` (the admin plugin mounts it; unused otherwise).
         ctx.provide("admin-section:jobs", jobsAdminSection(runtime));
         ctx.hooks.sealed.tap((app) => runtime.attach(app));

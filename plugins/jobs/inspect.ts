@@ -1,3 +1,4 @@
+import { unwrap } from "./carried.js";
 import type { EngineDb } from "./engine-db.js";
 import type { Definition } from "./registry.js";
 import type { JobRecord, JobState, QueueInfo, StateCounts } from "./types.js";
@@ -80,11 +81,13 @@ function toRecord(row: any): JobRecord {
   const state = row.state as JobState;
   const output = typeof row.output === "string" ? safeParse(row.output) : row.output;
   const failedOutput = state === "failed" || state === "retry";
+  const stored = unwrap(row.data ?? null);
   return {
     id: row.id,
     queue: row.name,
     state,
-    data: row.data ?? null,
+    data: stored.data ?? null,
+    organizationId: stored.carried?.organizationId ?? null,
     attempts: row.started_on ? Number(row.retry_count) + 1 : 0,
     maxAttempts: Number(row.retry_limit) + 1,
     error: failedOutput ? messageOf(output) : null,

@@ -1,5 +1,7 @@
 import { RequestEvent, runInRequest, type AppRpcContext, type Logger, type SealedApp } from "../../kernel/index.js";
 import type { Definition } from "./registry.js";
+import { unwrap, type JobTenancy } from "./carried.js";
+import type { JobsService } from "./types.js";
 import type { StandardSchema } from "./options.js";
 import type { JobOutcome, JobsTelemetry } from "./telemetry.js";
 
@@ -22,13 +24,18 @@ export interface RunDeps {
   running: Set<AbortController>;
   /** Spans and metrics, when the app has the telemetry plugin. */
   telemetry: JobsTelemetry | undefined;
+  /** The organizations plugin's service, when the app has organizations. */
+  tenancy: JobTenancy | undefined;
+  /** A context's own `context.jobs`, whose sends carry its organization. */
+  within(context: AppRpcContext): JobsService;
 }
 
 /** Marks a failure that is part of normal operation (a webhook receiver answered 500): retried, logged, not reported to `onError`. */
 export const EXPECTED_FAILURE = Symbol.for("trellis.jobs.expected");
 
 /**
- * Runs one job: validates its data, builds a request-less context, runs the handler under its
+ * Runs one job: validates its data, builds a request-less context (acting in the organization the
+ * job was sent in, if any), runs the handler under its
  * timeout, then completes or fails it. Each job of a batch settles on its own, so one failure never
  * fails its neighbours. With telemetry, the attempt runs in a span of its own (`JobsTelemetry.run`).
  */
@@ -43,10 +50,16 @@ async function attempt(definition: Definition, job: FetchedJob, deps: RunDeps): 
   const timer = setTimeout(() => controller.abort(new Error(`job "${definition.name}" timed out after ${timeoutMs / 1000} s`)), timeoutMs);
   deps.running.add(controller);
   try {
-    const data = definition.input ? await parse(definition.input, job.data, definition.name) : job.data;
+    const { data: sent, carried } = unwrap(job.data);
+    const data = definition.input ? await parse(definition.input, sent, definition.name) : sent;
     const event = new RequestEvent(new Request(`http://trellis.internal/jobs/${encodeURIComponent(definition.name)}`));
     const context = await deps.sealed().createContext(event);
-    const info = { id: job.id, name: job.name, attempt: job.retryCount + 1, attempts: job.retryLimit + 1 };
+    // Sent during a request in an organization: the run is in it too, and so are the jobs it sends.
+    if (carried && deps.tenancy) {
+      deps.tenancy.actAs(context, carried);
+      (context as unknown as { jobs: JobsService }).jobs = deps.within(context);
+    }
+    const info = { id: job.id, name: job.name, attempt: job.retryCount + 1, attempts: job.retryLimit + 1, organizationId: carried?.organizationId ?? null };
     const result = await Promise.race([
       // In the run's scope, so what the handler writes is known to be this job's (the audit log reads it).
       runInRequest(event, () => Promise.resolve().then(() => definition.handler({ data, context: context as AppRpcContext, job: info, signal: controller.signal, logger: deps.logger }))),

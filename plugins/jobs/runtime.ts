@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
-import { MAX_JSON_DEPTH, RpcError, TrellisError, importPeer, nestedDeeperThan, type Logger, type SealedApp } from "../../kernel/index.js";
+import { MAX_JSON_DEPTH, RpcError, TrellisError, importPeer, nestedDeeperThan, type AppRpcContext, type Logger, type SealedApp } from "../../kernel/index.js";
+import { carriedFrom, wrap, type JobTenancy } from "./carried.js";
 import { engineDb, type EngineDb } from "./engine-db.js";
 import { JOBS_BAD_DATA, JOBS_UNKNOWN } from "./errors.js";
 import { JobTable, describeDefinitions, queueInfos, totals } from "./inspect.js";
@@ -20,6 +21,8 @@ export interface RuntimeDeps {
   report(error: unknown): void;
   /** The telemetry plugin's service, when the app has it. */
   telemetry: Telemetry | undefined;
+  /** The organizations plugin's service, when the app has organizations: jobs carry the sender's. */
+  tenancy?: JobTenancy | undefined;
 }
 
 /**
@@ -36,6 +39,8 @@ export class JobsRuntime implements JobsService {
   #boss: PgBoss | undefined;
   #sealed: SealedApp | undefined;
   #closed = false;
+  /** Every method bound to this runtime: the prototype of each context's own `context.jobs`. */
+  readonly #bound: JobsService;
 
   constructor(
     readonly definitions: Definitions,
@@ -44,6 +49,18 @@ export class JobsRuntime implements JobsService {
     this.#db = engineDb(deps.kysely);
     this.#table = new JobTable(this.#db, deps.settings.schema);
     this.#telemetry = deps.telemetry && new JobsTelemetry(deps.telemetry, () => this.queues());
+    const names = ["define", "cron", "send", "drain", "cancel", "retry", "get", "list", "queues", "counts", "describe"] as const;
+    this.#bound = Object.freeze(Object.fromEntries(names.map((name) => [name, (this[name] as (...args: unknown[]) => unknown).bind(this)]))) as unknown as JobsService;
+  }
+
+  /**
+   * `context.jobs` for one context: `send` carries the context's active organization (confirmed
+   * by the organizations plugin), so the job runs in it. Only apps with organizations use it.
+   */
+  within(context: AppRpcContext): JobsService {
+    const send: JobsService["send"] = (name, data, options) => this.#send(name, data, options, context);
+    // Defined, not assigned: the frozen prototype's `send` is read-only.
+    return Object.create(this.#bound, { send: { value: send, enumerable: true } }) as JobsService;
   }
 
   attach(sealed: SealedApp): void {
@@ -105,6 +122,8 @@ export class JobsRuntime implements JobsService {
       report: this.deps.report,
       running: this.#running,
       telemetry: this.#telemetry,
+      tenancy: this.deps.tenancy,
+      within: (context: AppRpcContext) => this.within(context),
     };
     // Not pg-boss's `work()`: it runs a batch as one unit (the next fetch waits for its slowest
     // job) and, once the batch is over, completes every job of it again, which could mark a job
@@ -137,7 +156,11 @@ export class JobsRuntime implements JobsService {
     await this.#db.close();
   }
 
-  async send(name: string, data?: unknown, options: SendOptions = {}): Promise<string | null> {
+  send(name: string, data?: unknown, options: SendOptions = {}): Promise<string | null> {
+    return this.#send(name, data, options, undefined);
+  }
+
+  async #send(name: string, data: unknown, options: SendOptions = {}, context: AppRpcContext | undefined): Promise<string | null> {
     const definition = this.definitions.get(name);
     if (!definition) throw new TrellisError(JOBS_UNKNOWN, `send("${name}"): no job of that name is defined (define it with .job(), .cron() or jobs.define())`, { plugin: "jobs" });
     let value = data;
@@ -152,6 +175,7 @@ export class JobsRuntime implements JobsService {
     if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
       throw new RpcError("BAD_REQUEST", { message: `send("${name}"): the job's data is nested more than ${MAX_JSON_DEPTH} levels deep`, data: { code: JOBS_BAD_DATA } });
     }
+    const carried = context ? await carriedFrom(this.deps.tenancy, context) : null;
     const boss = await this.#started();
     // pg-boss checks the keys present, not their values: only the options given are passed.
     const { startAfter, singletonKey, priority } = options;
@@ -159,7 +183,8 @@ export class JobsRuntime implements JobsService {
     if (startAfter !== undefined) sendOptions.startAfter = startAfter instanceof Date ? startAfter.toISOString() : startAfter;
     if (singletonKey !== undefined) Object.assign(sendOptions, { singletonKey, singletonSeconds: options.singletonSeconds ?? 60 });
     if (priority !== undefined) sendOptions.priority = priority;
-    const enqueue = () => boss.send(name, JSON.stringify(value ?? null) as never, sendOptions);
+    const stored = wrap(value ?? null, carried);
+    const enqueue = () => boss.send(name, JSON.stringify(stored) as never, sendOptions);
     const id = await (this.#telemetry ? this.#telemetry.send(name, enqueue) : enqueue());
     // Wakes this process's worker; on PGlite its fetch queues behind an open transaction, so it
     // sees the job right after the commit.

@@ -9,11 +9,15 @@ export interface JobInfo {
   attempt: number;
   /** Attempts allowed in all (`retry + 1`). */
   attempts: number;
+  /** The organization it was sent in (`context.jobs.send` during a request with an active organization), else null. */
+  organizationId: string | null;
 }
 
 /**
  * A handler's argument. `context` is the app's context as a procedure sees it (database, services,
- * `context.jobs`), without a request: `user` and `session` are null.
+ * `context.jobs`), without a request: `user` and `session` are null. A job sent during a request
+ * with an active organization runs in it: `context.organizations` answers with the sender's
+ * membership there, and tenant-scoped resources are scoped to it.
  */
 export interface JobRun<Data, Context = AppRpcContext> {
   data: Data;
@@ -53,6 +57,8 @@ export interface JobRecord {
   queue: string;
   state: JobState;
   data: unknown;
+  /** The organization it was sent in, or null. */
+  organizationId: string | null;
   /** Attempts made so far (a job waiting for its first run has 0). */
   attempts: number;
   /** Attempts allowed in all. */

@@ -9,13 +9,15 @@ import { resolveMail, type MailConfig } from "./options.js";
 import { createMailTable, MailRows } from "./outbox.js";
 import { outboxRoute } from "./outbox-route.js";
 import { Unrecorded } from "./unrecorded.js";
+import { NoticeWork, wireNotices } from "./notices.js";
+import { createDeviceTable } from "./known-devices.js";
 import { jobsQueue, processQueue, type JobsLike, type MailQueue } from "./queue.js";
 import { MAIL_KINDS } from "./templates.js";
 import { NODEMAILER, openTransport, type OpenTransport } from "./transports.js";
 
-export type { MailConfig, MailMessage, MailTransport, OutgoingMail, MailAuthOptions, MailLimits } from "./options.js";
+export type { MailConfig, MailMessage, MailTransport, OutgoingMail, MailAuthOptions, MailLimits, MailNotices } from "./options.js";
 export type { Mailer } from "./mailer.js";
-export type { MailKind, MailTemplate, MailTemplateData, RenderedMail } from "./templates.js";
+export type { MailKind, MailTemplate, MailTemplateData, RenderedMail, FactorChange } from "./templates.js";
 export type { MailRow, MailState } from "./outbox.js";
 export type { AdminMailRouter, MailSummary } from "./admin.js";
 export { defaultTemplate } from "./templates.js";
@@ -55,7 +57,11 @@ export function mailPlugin(config: MailConfig): AppPlugin {
       const { db, kind, name } = ctx.resources;
       const rows = new MailRows(db);
       const report = (error: unknown) => ctx.report(error, "route");
-      ctx.hooks.migrated.tap(() => createMailTable(db, kind));
+      const notices = ctx.plugins.includes("auth") && (resolved.notices.newSignIn || resolved.notices.factorChanged) ? resolved.notices : undefined;
+      ctx.hooks.migrated.tap(async () => {
+        await createMailTable(db, kind);
+        if (notices?.newSignIn) await createDeviceTable(db, kind);
+      });
       ctx.hooks.ready.tap(async () => void (transport = await openTransport(resolved.transport, ctx.logger)));
       const auth = resolved.auth && ctx.plugins.includes("auth") ? resolved.auth : false;
       // Filled when the auth library's options are assembled (wireAuthFlows), before the first request.
@@ -69,14 +75,18 @@ export function mailPlugin(config: MailConfig): AppPlugin {
       const jobs = ctx.want("jobs") as JobsLike | undefined;
       queue = jobs ? jobsQueue(jobs, delivery, inProcess, report) : inProcess;
       const tracked = unrecorded.track(() => queue!);
-      const mailer = createMailer(name, config.templates ?? {}, () => tracked);
+      // A notice's device lookup runs after its sign-in answered: flush() and close() wait for it too.
+      const noticeWork = new NoticeWork();
+      const settled = { push: tracked.push, idle: async () => (await noticeWork.idle(), await tracked.idle()) };
+      const mailer = createMailer(name, config.templates ?? {}, () => settled);
       ctx.provide("mail", mailer, { context: true });
       ctx.provide("admin-section:mail", mailAdminSection({ rows, db, auth: () => ctx.want("auth") as { api: Record<string, any> } | undefined }));
       if (auth) wireAuthFlows(ctx.need("auth-options") as AuthOptionsService, mailer, auth, sending);
+      if (notices) wireNotices(ctx.need("auth-options") as AuthOptionsService, notices, { mailer, db, work: noticeWork, failed: report });
       ctx.hooks.close.tap(async () => {
         closing.abort();
         // Messages already queued get a moment to leave; a stuck server does not hold the close.
-        await Promise.race([queue!.idle(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+        await Promise.race([settled.idle(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
         transport?.close();
         limiter?.close();
       });
@@ -117,6 +127,13 @@ function checkConfig(config: MailConfig | undefined, resolved: ReturnType<typeof
   for (const [kind, template] of Object.entries(config?.templates ?? {})) {
     if (!(MAIL_KINDS as string[]).includes(kind)) fail(MAIL_BAD_OPTION, `.mail() templates.${kind} is not a message kind (${MAIL_KINDS.join(", ")})`);
     else if (typeof template !== "function") fail(MAIL_BAD_OPTION, `.mail() templates.${kind} must be a function returning { subject, text, html }`);
+  }
+  for (const [key, value] of Object.entries(config?.notices ?? {})) {
+    if (key !== "newSignIn" && key !== "factorChanged") fail(MAIL_BAD_OPTION, `.mail() notices.${key} is not a notice (newSignIn, factorChanged)`);
+    else if (typeof value !== "boolean") fail(MAIL_BAD_OPTION, `.mail() notices.${key} must be true or false, got ${describe(value)}`);
+  }
+  if ((resolved.notices.newSignIn || resolved.notices.factorChanged) && !ctx.plugins.includes("auth")) {
+    fail(MAIL_BAD_OPTION, ".mail() notices (newSignIn, factorChanged) need .auth()");
   }
   const flows = config?.auth;
   if (flows && !ctx.plugins.includes("auth") && (flows.requireEmailVerification || flows.magicLink || flows.emailOtp)) {

@@ -19,8 +19,12 @@ export interface Mailer {
 }
 
 export interface MailerInternals extends Mailer {
-  /** Queues an auth message of `kind`: rendered, limited per address. */
-  queueAuth(kind: MailKind, data: Omit<MailTemplateData, "appName">): void;
+  /**
+   * Queues an auth message of `kind`, rendered. Counted against the per-address limit unless
+   * `limited` is false: a security notice follows a signed-in action, and must not be silenced by
+   * someone else's reset requests filling the address's quota.
+   */
+  queueAuth(kind: MailKind, data: Omit<MailTemplateData, "appName">, options?: { limited?: boolean }): void;
 }
 
 export function createMailer(appName: string, templates: Partial<Record<MailKind, MailTemplate>>, queue: () => MailQueue): MailerInternals {
@@ -35,9 +39,9 @@ export function createMailer(appName: string, templates: Partial<Record<MailKind
     },
     render,
     flush: () => queue().idle(),
-    queueAuth(kind, data) {
+    queueAuth(kind, data, options) {
       const rendered = render(kind, data);
-      queue().push({ id: mailId(), kind, to: data.to, ...rendered, link: data.link ?? null, limited: true });
+      queue().push({ id: mailId(), kind, to: data.to, ...rendered, link: data.link ?? null, limited: options?.limited ?? true });
     },
   };
 }

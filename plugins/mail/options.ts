@@ -56,6 +56,28 @@ export interface MailAuthOptions {
 /** The flows with their defaults; the reset landing stays open until the auth pages are known. */
 export type MailAuthFlows = Required<Omit<MailAuthOptions, "resetPasswordPage">> & Pick<MailAuthOptions, "resetPasswordPage">;
 
+/**
+ * Security notices to a user about their own account, after the fact. Each is off unless turned
+ * on, and each is a replaceable template (`new-sign-in`, `factor-changed`).
+ */
+export interface MailNotices {
+  /**
+   * Mails the user when they sign in (by any method) from a browser or device not seen before for
+   * them: its user agent with the version numbers left out, and the client address's network
+   * (IPv4 /16, IPv6 /48), kept as a keyed hash per user, the last 20. The first one a user is seen
+   * with (their sign-up, or their first sign-in after notices are turned on) is remembered without
+   * a notice.
+   * @default false
+   */
+  newSignIn?: boolean;
+  /**
+   * Mails the user when their password is changed or reset, two-factor sign-in is turned on or
+   * off, or a passkey is added or removed.
+   * @default false
+   */
+  factorChanged?: boolean;
+}
+
 export interface MailLimits {
   /**
    * Auth messages (verification, reset, sign-in links) to one address per hour; beyond it the
@@ -88,6 +110,8 @@ export interface MailConfig {
   templates?: Partial<Record<MailKind, MailTemplate>>;
   /** Which auth flows send mail (needs `.auth()`); `false` wires none. */
   auth?: MailAuthOptions | false;
+  /** Security notices about a user's own account (needs `.auth()`): new sign-ins, changed factors. */
+  notices?: MailNotices;
   /** Abuse limits on the auth flows; `false` turns them off. */
   limits?: MailLimits | false;
   /**
@@ -112,6 +136,7 @@ export interface ResolvedMail {
   transport: { kind: "outbox" } | { kind: "smtp"; url: string } | { kind: "custom"; transport: MailTransport } | { kind: "missing" } | { kind: "bad"; value: unknown };
   from: string;
   auth: MailAuthFlows | false;
+  notices: Required<MailNotices>;
   limits: { perAddress: number; perClient: number; store: RateLimitStore | undefined } | false;
   retries: number;
   retryDelayMs: number;
@@ -134,6 +159,7 @@ export function resolveMail(config: MailConfig): ResolvedMail {
     transport: transportOf(config.transport, production),
     from: config.from,
     auth,
+    notices: { newSignIn: config.notices?.newSignIn === true, factorChanged: config.notices?.factorChanged === true },
     limits,
     retries: config.retries ?? 2,
     retryDelayMs: config.retryDelayMs ?? 2000,

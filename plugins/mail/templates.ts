@@ -1,7 +1,10 @@
 import { escapeHtml } from "../../kernel/index.js";
 
 /** The messages the auth flows send, one template per kind, each replaceable through `templates`. */
-export type MailKind = "verify-email" | "reset-password" | "change-email" | "magic-link" | "sign-in-code" | "organization-invitation";
+export type MailKind = "verify-email" | "reset-password" | "change-email" | "magic-link" | "sign-in-code" | "organization-invitation" | "new-sign-in" | "factor-changed";
+
+/** What a `factor-changed` notice reports. */
+export type FactorChange = "password-changed" | "password-reset" | "two-factor-enabled" | "two-factor-disabled" | "passkey-added" | "passkey-removed";
 
 /** What a template receives. Every string may come from a user: escape it in HTML (`escapeHtml`). */
 export interface MailTemplateData {
@@ -21,6 +24,14 @@ export interface MailTemplateData {
   organization?: string;
   inviter?: string;
   role?: string;
+  /** The browser's user agent, as it sent it (new sign-in). */
+  device?: string;
+  /** The client's IP address, when known (new sign-in). */
+  address?: string;
+  /** When it happened, as a UTC date and time (new sign-in, factor changed). */
+  time?: string;
+  /** What changed (factor changed). */
+  factor?: FactorChange;
 }
 
 export interface RenderedMail {
@@ -70,11 +81,30 @@ const WORDING: Record<MailKind, Wording> = {
     action: "Open the invitation",
     after: "The invitation expires; if you did not expect it, ignore this message.",
   },
+  "new-sign-in": {
+    subject: (d) => `New sign-in to your ${d.appName} account`,
+    lead: (d) => `Your account was signed in to from a browser or device it had not been used from before: ${d.device || "an unknown browser"}${d.address ? `, address ${d.address}` : ""}${d.time ? `, on ${d.time}` : ""}.`,
+    after: "If it was you, there is nothing to do. If not, change your password now and sign out your other sessions.",
+  },
+  "factor-changed": {
+    subject: (d) => `Your ${d.appName} sign-in settings changed`,
+    lead: (d) => `${FACTOR_WORDS[d.factor ?? "password-changed"]} on your account${d.time ? ` on ${d.time}` : ""}.`,
+    after: "If it was you, there is nothing to do. If not, reset your password now and tell us.",
+  },
   "sign-in-code": {
     subject: (d) => `Your ${d.appName} code: ${d.code ?? ""}`,
     lead: (d) => `Your one-time code is ${d.code ?? ""}. It expires in a few minutes.`,
     after: "If you did not ask for it, ignore this message.",
   },
+};
+
+const FACTOR_WORDS: Record<FactorChange, string> = {
+  "password-changed": "The password was changed",
+  "password-reset": "The password was reset",
+  "two-factor-enabled": "Two-factor sign-in was turned on",
+  "two-factor-disabled": "Two-factor sign-in was turned off",
+  "passkey-added": "A passkey was added",
+  "passkey-removed": "A passkey was removed",
 };
 
 /** The built-in template of a kind: plain text, and HTML with every value escaped. */

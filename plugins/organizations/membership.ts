@@ -3,6 +3,13 @@ import type { Membership, Tenancy } from "./options.js";
 import { NO_ACTIVE_ORGANIZATION } from "./errors.js";
 
 type Caller = Parameters<Tenancy["membership"]>[0];
+type Acting = Parameters<Tenancy["actAs"]>[1];
+
+/**
+ * A context made without a request (a job's) that acts for a member in an organization. A symbol
+ * property, so copies of the context (`{ ...context, db: trx }`) keep it.
+ */
+const ACTING = Symbol("trellis.organizations.acting");
 
 /** How long a membership read is kept between requests, for writes made by another process. */
 export const MEMBERSHIP_TTL_MS = 5_000;
@@ -31,7 +38,7 @@ export function membershipLookup(db: AppDatabase<any>, ttlMs = MEMBERSHIP_TTL_MS
       .executeTakeFirst()) as { id: string; role: string | null } | undefined;
     if (!row) return null;
     const roles = String(row.role ?? "").split(",").map((role) => role.trim()).filter(Boolean);
-    return { organizationId, memberId: row.id, roles };
+    return { organizationId, userId, memberId: row.id, roles };
   };
   const cached = (organizationId: string, userId: string): Promise<Membership | null> => {
     const key = `${userId}\0${organizationId}`;
@@ -47,6 +54,12 @@ export function membershipLookup(db: AppDatabase<any>, ttlMs = MEMBERSHIP_TTL_MS
     return found;
   };
   const membership = (caller: Caller): Promise<Membership | null> => {
+    const acting = (caller as { [ACTING]?: Acting })[ACTING];
+    if (acting) {
+      let found = memo.get(acting);
+      if (!found) memo.set(acting, (found = cached(acting.organizationId, acting.userId)));
+      return found;
+    }
     const { session, user } = caller;
     const active = session?.activeOrganizationId;
     if (!session || !user || typeof active !== "string" || active === "") return Promise.resolve(null);
@@ -55,9 +68,16 @@ export function membershipLookup(db: AppDatabase<any>, ttlMs = MEMBERSHIP_TTL_MS
     return found;
   };
   const require = async (caller: Caller): Promise<Membership> => {
-    if (!caller.user) throw new RpcError("UNAUTHORIZED", { message: "Sign in to call this procedure" });
+    const acting = (caller as { [ACTING]?: Acting })[ACTING];
+    if (!caller.user && !acting) throw new RpcError("UNAUTHORIZED", { message: "Sign in to call this procedure" });
     const found = await membership(caller);
     if (found) return found;
+    if (acting) {
+      throw new RpcError(NO_ACTIVE_ORGANIZATION, {
+        status: 403,
+        message: `The member this work acts for is no longer in organization ${acting.organizationId} (or it was deleted)`,
+      });
+    }
     const active = caller.session?.activeOrganizationId;
     throw new RpcError(NO_ACTIVE_ORGANIZATION, {
       status: 403,
@@ -67,7 +87,11 @@ export function membershipLookup(db: AppDatabase<any>, ttlMs = MEMBERSHIP_TTL_MS
           : "No active organization: choose one with POST /api/auth/organization/set-active ({ organizationId })",
     });
   };
+  /** Makes `context` act for a member in an organization: `membership` and `require` answer from that member's row. */
+  const actAs = (context: Caller, acting: Acting): void => {
+    Object.defineProperty(context, ACTING, { value: { organizationId: acting.organizationId, userId: acting.userId }, enumerable: true });
+  };
   /** Drops every kept answer: a membership or an organization changed. */
   const forget = () => kept.clear();
-  return { membership, require, forget };
+  return { membership, require, actAs, forget };
 }

@@ -23,6 +23,8 @@ export interface OrganizationsExtras {
 export interface Membership {
   /** The session's `activeOrganizationId`, confirmed by a `member` row. */
   organizationId: string;
+  /** The member's user. */
+  userId: string;
   /** The member row's id. */
   memberId: string;
   /** The member's roles (`member.role` is comma-separated: `"admin,billing"`). */
@@ -41,6 +43,14 @@ export interface Tenancy {
   membership(context: { session: { [key: string]: unknown } | null; user: { id: string } | null }): Promise<Membership | null>;
   /** Like `membership`, but 401 signed out and 403 `NO_ACTIVE_ORGANIZATION` (naming `organization/set-active`) without one. */
   require(context: { session: { [key: string]: unknown } | null; user: { id: string } | null }): Promise<Membership>;
+  /**
+   * Makes a context built without a request (a job's, a script's) act for `userId` in
+   * `organizationId`: `membership` and `require` then answer from that member's row as it is when
+   * asked (null, or 403, once the member or the organization is gone), and tenant-scoped resources
+   * called with the context are scoped to the organization. `context.user` is left as it is. The
+   * jobs plugin does this for a job sent during a request with an active organization.
+   */
+  actAs(context: { session: { [key: string]: unknown } | null; user: { id: string } | null }, acting: { organizationId: string; userId: string }): void;
   /** Whether one of the member's roles grants every action named (the app's access-control statements). */
   can(membership: Membership, permissions: PermissionStatements): boolean;
 }

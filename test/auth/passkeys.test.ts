@@ -2,7 +2,8 @@
  * Passkeys (schema().auth({ passkeys: true })) in a real browser: Debian's Chromium through
  * playwright-core, with the DevTools protocol's virtual authenticator standing in for a phone or a
  * security key. Register, sign out, sign in by passkey, list, delete; a banned user's passkey signs
- * nobody in. Skips, saying why, when no browser can be started.
+ * nobody in. The dashboard's admin, signed in with two-factor, also manages single sign-on providers
+ * (against oidc-provider on a loopback port). Skips, saying why, when no browser can be started.
  */
 import { rmSync } from "node:fs";
 import * as OTPAuth from "otpauth";
@@ -14,6 +15,7 @@ import { App } from "../../presets/trellis.js";
 import { freePort, launchChromium } from "../support/browser.js";
 import { openDatabase, type TestDatabase } from "../support/databases.js";
 import { pageFetch, registerPasskey, signInWithPasskey } from "../support/webauthn-page.js";
+import { startOidcServer, type OidcServer } from "../support/oidc-server.js";
 
 const PASSWORD = "correct-horse-battery-staple";
 const { profile, context, unavailable } = await launchChromium("trellis-passkeys-chromium-", "the passkey browser suite");
@@ -25,16 +27,20 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
   let cdp: CDPSession;
   let authenticatorId: string;
   let url: string;
+  let idp: OidcServer;
 
   beforeAll(async () => {
+    idp = await startOidcServer([]);
     db = await openDatabase("sqlite");
     const port = await freePort();
     // localhost, not 127.0.0.1: a relying-party id must be a domain, never an IP address.
     url = `http://localhost:${port}`;
     const app = new App({ name: "Passkey Test", baseUrl: url, db: { dialect: db.dialect, kind: db.kind } })
-      .schema(schema("1").auth({ passkeys: true, twoFactor: true }).build())
-      .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
-      .admin({ requireTwoFactor: true });
+      .schema(schema("1").auth({ passkeys: true, twoFactor: true, sso: true }).build())
+      // The identity provider is on a private address: trusted by listing its origin.
+      .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true }, trustedOrigins: [idp.issuer] })
+      .admin({ requireTwoFactor: true })
+      .mail({ from: "Passkey Test <no-reply@example.test>", notices: { factorChanged: true } });
     running = await serve(app, { port, hostname: "127.0.0.1", handleSignals: false });
     page = await context!.newPage();
     cdp = await context!.newCDPSession(page);
@@ -50,8 +56,15 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
     rmSync(profile, { recursive: true, force: true });
     await running?.close();
     await db?.close();
+    await idp?.close();
   });
 
+  /** The factor-changed notices sent to `to`, as their leading sentence. */
+  const notices = async (to: string) => {
+    await (running.app.sealed.service("mail") as { flush(): Promise<void> }).flush();
+    const rows = await running.app.db.selectFrom("trellis_mail" as never).select("text_body" as never).where("kind" as never, "=", "factor-changed" as never).where("to_address" as never, "=", to as never).orderBy("id" as never).execute();
+    return (rows as { text_body: string }[]).map((row) => row.text_body.split("\n")[2]!.replace(/ on your account.*/, ""));
+  };
   const session = async () => (await pageFetch(page, "/api/auth/get-session")).body as { user: { id: string; email: string } } | null;
 
   it("registers a passkey for a signed-in user, bound to the app's origin and host", async () => {
@@ -66,6 +79,7 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
     const rows = await running.app.db.selectFrom("passkey").selectAll().execute();
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ userId: up.body.user.id, name: "laptop" });
+    expect(await notices("ada@example.test")).toEqual(["A passkey was added"]);
   });
 
   it("refuses to register without a session (401)", async () => {
@@ -103,6 +117,7 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
     const deleted = await pageFetch(page, "/api/auth/passkey/delete-passkey", { id: listed.body[0].id });
     expect(deleted.status).toBe(200);
     expect((await pageFetch(page, "/api/auth/passkey/list-user-passkeys")).body).toEqual([]);
+    expect(await notices("ada@example.test")).toEqual(["A passkey was added", "A passkey was removed"]);
     await pageFetch(page, "/api/auth/sign-out", {});
     // The authenticator still holds the credential; the app no longer knows it.
     const refused = await signInWithPasskey(page);
@@ -152,5 +167,26 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
     await panel.getByRole("status").filter({ hasText: "Passkey deleted" }).waitFor();
     await panel.getByText("No passkeys.").waitFor();
     expect(await running.app.db.selectFrom("passkey").selectAll().where("userId", "=", carol.body.user.id).execute()).toEqual([]);
+  }, 60_000);
+
+  it("lets the signed-in admin register a single sign-on provider from the dashboard, and delete it", async () => {
+    await page.getByRole("link", { name: "Single sign-on" }).click();
+    await page.getByText("No providers yet.").waitFor();
+    const form = page.getByRole("form", { name: "Register a provider" });
+    await form.getByLabel("Provider id").fill("corp");
+    await form.getByLabel("Issuer URL").fill(idp.issuer);
+    await form.getByLabel("Email domain").fill("corp.test");
+    await form.getByLabel("Client id").fill(idp.clientId);
+    await form.getByLabel("Client secret").fill(idp.clientSecret);
+    await form.getByRole("button", { name: "Register" }).click();
+    await page.getByRole("status").filter({ hasText: "Provider corp registered" }).waitFor();
+    const row = page.getByRole("table", { name: "Single sign-on providers" }).getByRole("row").filter({ hasText: "corp.test" });
+    expect(await row.textContent()).toContain(`${url}/api/auth/sso/callback/corp`);
+    expect(await running.app.db.selectFrom("ssoProvider").select(["providerId", "domain"]).execute()).toEqual([{ providerId: "corp", domain: "corp.test" }]);
+    await row.getByRole("button", { name: "Delete corp" }).click();
+    await row.getByRole("button", { name: "Confirm delete corp" }).click();
+    await page.getByRole("status").filter({ hasText: "Provider corp deleted" }).waitFor();
+    await page.getByText("No providers yet.").waitFor();
+    expect(await running.app.db.selectFrom("ssoProvider").selectAll().execute()).toEqual([]);
   }, 60_000);
 });

@@ -1,10 +1,11 @@
 // Single sign-on (schema().auth({ sso: true })): an admin registers an OpenID Connect provider for an
 // email domain at run time, and a user of that domain signs in through it; nobody else may register
-// one. Against oidc-provider on a loopback port, on SQLite.
+// one. Against oidc-provider on a loopback port, on SQLite. The admin API's `_admin.sso` section lists,
+// registers and deletes providers for any admin.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
-import { sqliteMemory } from "../support/app.js";
+import { rpc, sqliteMemory } from "../support/app.js";
 import { ORIGIN, signUp } from "../support/auth.js";
 import { OAuthBrowser } from "../support/oauth-browser.js";
 import { startOidcServer, type OidcServer } from "../support/oidc-server.js";
@@ -19,6 +20,7 @@ beforeAll(async () => {
     .schema(schema("1").auth({ sso: true }).build())
     // The provider is on a private address: an internal IdP is trusted by listing its origin.
     .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true }, trustedOrigins: [idp.issuer] })
+    .admin({ ui: false })
     .start();
 }, 30_000);
 afterAll(async () => {
@@ -66,5 +68,58 @@ describe("SSO providers", () => {
     expect(stoppedAt?.pathname).toBe("/home");
     const session = (await (await browser.request(`${ORIGIN}/api/auth/get-session`)).json()) as { user: { email: string } } | null;
     expect(session?.user.email).toBe("ann@corp.test");
+  });
+});
+
+describe("_admin.sso", () => {
+  const partner = () => ({ providerId: "partner", issuer: idp.issuer, domain: "Partner.test", clientId: idp.clientId, clientSecret: idp.clientSecret });
+
+  it("answers 401 signed out and 403 to a user without an admin role", async () => {
+    expect((await rpc(app, "_admin.sso.list")).status).toBe(401);
+    const user = await signUp(app, "nosy@elsewhere.test");
+    expect((await rpc(app, "_admin.sso.list", undefined, { cookie: user.cookie })).status).toBe(403);
+    expect((await rpc(app, "_admin.sso.register", partner(), { cookie: user.cookie })).status).toBe(403);
+    expect((await rpc(app, "_admin.sso.delete", { providerId: "corp" }, { cookie: user.cookie })).status).toBe(403);
+  });
+
+  it("registers a provider as the admin, lists every provider without secrets, and deletes any of them", async () => {
+    const root = await signUp(app, "root@elsewhere.test");
+    await app.db.updateTable("user").set({ role: "admin" }).where("id", "=", root.userId).execute();
+    const as = { cookie: root.cookie };
+
+    const bad = await rpc(app, "_admin.sso.register", { ...partner(), providerId: "part ner", issuer: "ftp://idp.test" }, as);
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain("letters, digits, - and _ only");
+    expect((await rpc(app, "_admin.sso.register", partner(), as)).body).toEqual({ providerId: "partner" });
+    const again = await rpc(app, "_admin.sso.register", partner(), as);
+    expect(again.status).toBeGreaterThanOrEqual(400);
+    expect(again.status).toBeLessThan(500);
+
+    const listed = await rpc(app, "_admin.sso.list", undefined, as);
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual([
+      expect.objectContaining({ providerId: "corp", type: "oidc", domain: "corp.test", registeredBy: { id: expect.any(String), email: "boss@elsewhere.test" } }),
+      {
+        providerId: "partner",
+        type: "oidc",
+        issuer: idp.issuer,
+        domain: "partner.test",
+        domainVerified: false,
+        organizationId: null,
+        clientIdEnd: idp.clientId.slice(-4),
+        registeredBy: { id: root.userId, email: "root@elsewhere.test" },
+        callbackUrl: `${ORIGIN}/api/auth/sso/callback/partner`,
+      },
+    ]);
+    expect(JSON.stringify(listed.body)).not.toContain(idp.clientSecret);
+
+    // Another admin's provider, with the account a user signed in through: both go.
+    expect(await app.db.selectFrom("account").select("providerId").where("providerId", "=", "corp").execute()).toHaveLength(1);
+    expect((await rpc(app, "_admin.sso.delete", { providerId: "corp" }, as)).body).toEqual({ deleted: true });
+    expect(await app.db.selectFrom("account").select("providerId").where("providerId", "=", "corp").execute()).toEqual([]);
+    const missing = await rpc(app, "_admin.sso.delete", { providerId: "corp" }, as);
+    expect(missing.status).toBe(404);
+    expect(missing.body.message).toBe('No single sign-on provider "corp"');
+    expect((await rpc(app, "_admin.sso.list", undefined, as)).body.map((p: { providerId: string }) => p.providerId)).toEqual(["partner"]);
   });
 });

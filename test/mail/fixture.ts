@@ -34,11 +34,11 @@ export interface Answer {
 }
 
 /** A JSON POST to the auth library as a browser sends it (with `Origin`). */
-export async function post(app: Handler, path: string, body: unknown, options: { cookie?: string; clientAddress?: string } = {}): Promise<Answer> {
+export async function post(app: Handler, path: string, body: unknown, options: { cookie?: string; clientAddress?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
   const response = await app.handle(
     new Request(`${ORIGIN}${path}`, {
       method: "POST",
-      headers: { "content-type": "application/json", origin: ORIGIN, ...(options.cookie ? { cookie: options.cookie } : {}) },
+      headers: { "content-type": "application/json", origin: ORIGIN, ...options.headers, ...(options.cookie ? { cookie: options.cookie } : {}) },
       body: JSON.stringify(body),
     }),
     options.clientAddress ? { clientAddress: options.clientAddress } : undefined,

@@ -12,6 +12,7 @@ import { Files } from "./files.js";
 import { Backups } from "./backups.js";
 import { Runner } from "./runner.js";
 import { Organizations } from "./organizations.js";
+import { SsoView } from "./sso.js";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta };
 
@@ -25,15 +26,17 @@ function tableInHash(): string | undefined {
 const VIEWS = [
   { hash: "#/users", label: "Users", plugin: undefined },
   // Shown only when the app has organizations (`.auth({ organizations: true })` on the schema).
-  { hash: "#/organizations", label: "Organizations", plugin: "organizations" },
+  { hash: "#/organizations", label: "Organizations", plugin: undefined, section: "organizations" },
   { hash: "#/schema", label: "Schema and health", plugin: undefined },
   { hash: "#/activity", label: "Activity", plugin: undefined },
   { hash: "#/procedures", label: "Procedures", plugin: undefined },
-  // Shown only when the app has `.mail()` / `.jobs()` / `.files()` / `.backups()` (their `_admin.*` sections exist only then: `meta.sections`).
+  // Shown only when the app has `.mail()` / `.jobs()` / `.files()` / `.backups()` (their `_admin.*` sections exist only then).
   { hash: "#/mail", label: "Mail", plugin: "mail" },
   { hash: "#/jobs", label: "Jobs", plugin: "jobs" },
   { hash: "#/files", label: "Files", plugin: "files" },
   { hash: "#/backups", label: "Backups", plugin: "backups" },
+  // Shown only when the schema declares single sign-on (`.auth({ sso: true })`).
+  { hash: "#/sso", label: "Single sign-on", plugin: "auth", table: "ssoProvider" },
 ] as const;
 
 const viewInHash = () => VIEWS.find((v) => v.hash === location.hash)?.hash;
@@ -106,7 +109,7 @@ export function App() {
       </header>
       <nav aria-label="Tables" class="side">
         <a href="#/" aria-current={current || view ? undefined : "page"}>Overview</a>
-        {VIEWS.filter((v) => !v.plugin || meta.sections.includes(v.plugin)).map((v) => (
+        {VIEWS.filter((v) => (!v.plugin || meta.plugins.includes(v.plugin)) && (!("table" in v) || meta.tables.some((t) => t.name === v.table)) && (!("section" in v) || meta.sections.includes(v.section))).map((v) => (
           <a key={v.hash} href={v.hash} aria-current={view === v.hash ? "page" : undefined}>{v.label}</a>
         ))}
         <h2>Tables</h2>
@@ -139,6 +142,8 @@ export function App() {
           <Files />
         ) : view === "#/backups" && meta.plugins.includes("backups") ? (
           <Backups />
+        ) : view === "#/sso" && meta.tables.some((t) => t.name === "ssoProvider") ? (
+          <SsoView />
         ) : current ? (
           <Browse
             key={current.name}

@@ -1,0 +1,123 @@
+import type { BetterAuthOptions, BetterAuthPlugin } from "better-auth";
+import { createAuthMiddleware, isAPIError } from "better-auth/api";
+import type { AppDatabase } from "../../kernel/index.js";
+import type { AuthOptionsService } from "./auth-flows.js";
+import { deviceFingerprint, forgetDevices, sighted } from "./known-devices.js";
+import type { MailerInternals } from "./mailer.js";
+import type { MailNotices } from "./options.js";
+import type { FactorChange } from "./templates.js";
+
+type User = { id: string; email: string; name?: string | null };
+
+/** Factor changes recognised by the endpoint that made them (the two-factor switch by its write). */
+const FACTOR_PATHS: Record<string, FactorChange> = {
+  "/change-password": "password-changed",
+  "/passkey/verify-registration": "passkey-added",
+  "/passkey/delete-passkey": "passkey-removed",
+};
+
+/** Work started by a sign-in that the response does not wait for, awaited by `flush()` and `close()`. */
+export class NoticeWork {
+  readonly #pending = new Set<Promise<void>>();
+
+  run(task: () => Promise<void>, failed: (error: unknown) => void): void {
+    const promise = Promise.resolve().then(task).catch(failed);
+    this.#pending.add(promise);
+    void promise.finally(() => this.#pending.delete(promise));
+  }
+
+  async idle(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.all([...this.#pending]);
+  }
+}
+
+export interface NoticeDeps {
+  mailer: MailerInternals;
+  db: AppDatabase<any>;
+  work: NoticeWork;
+  failed: (error: unknown) => void;
+}
+
+/**
+ * Adds the security notices to the auth library as a library plugin of its own, placed last so
+ * its hook runs after the two-factor plugin's (which withdraws the session of a sign-in still
+ * waiting for its second factor). Nothing here can fail or slow the request: the device lookup and
+ * the message run after it, and an error is reported, never thrown.
+ */
+export function wireNotices(auth: AuthOptionsService, notices: Required<MailNotices>, deps: NoticeDeps): void {
+  auth.extend((options) => {
+    const next: BetterAuthOptions = { ...options, plugins: [...(options.plugins ?? []), noticesPlugin(notices, deps, options.secret ?? "")] };
+    if (notices.factorChanged && options.emailAndPassword?.enabled) {
+      const own = options.emailAndPassword.onPasswordReset;
+      next.emailAndPassword = {
+        ...options.emailAndPassword,
+        onPasswordReset: async (data, request) => {
+          factorChanged(deps, data.user, "password-reset");
+          await own?.(data, request);
+        },
+      };
+    }
+    return next;
+  });
+}
+
+function noticesPlugin(notices: Required<MailNotices>, deps: NoticeDeps, secret: string): BetterAuthPlugin {
+  // The endpoint calls whose user row turned two-factor on or off (set before the write, read after it).
+  const switched = new WeakMap<object, boolean>();
+  return {
+    id: "trellis-notices",
+    init: () => ({
+      options: {
+        databaseHooks: {
+          user: {
+            update: {
+              before: async (data, context) => {
+                if (notices.factorChanged && context && typeof data.twoFactorEnabled === "boolean") switched.set(context, data.twoFactorEnabled);
+              },
+              after: async (user, context) => {
+                const enabled = context ? switched.get(context) : undefined;
+                if (enabled === undefined || !user) return;
+                switched.delete(context!);
+                factorChanged(deps, user, enabled ? "two-factor-enabled" : "two-factor-disabled");
+              },
+            },
+            // The device table exists only with `newSignIn`.
+            ...(notices.newSignIn && { delete: { after: async (user: User) => deps.work.run(() => forgetDevices(deps.db, user.id), deps.failed) } }),
+          },
+        },
+      },
+    }),
+    hooks: {
+      after: [
+        {
+          matcher: () => true,
+          handler: createAuthMiddleware(async (ctx) => {
+            const created = ctx.context.newSession;
+            // A sign-up is the user's first device, remembered silently; an impersonation is not theirs.
+            if (notices.newSignIn && created && !created.session.impersonatedBy) {
+              const { user, session } = created;
+              const signUp = ctx.path.startsWith("/sign-up");
+              deps.work.run(async () => {
+                const seen = await sighted(deps.db, user.id, deviceFingerprint(secret, session.userAgent, session.ipAddress));
+                if (seen !== "new" || signUp) return;
+                deps.mailer.queueAuth("new-sign-in", { to: user.email, name: user.name, device: session.userAgent ?? undefined, address: session.ipAddress ?? undefined, time: now() }, { limited: false });
+              }, deps.failed);
+            }
+            const change = FACTOR_PATHS[ctx.path];
+            const returned = ctx.context.returned;
+            const user = ctx.context.session?.user;
+            if (notices.factorChanged && change && user && !(isAPIError(returned) && returned.statusCode >= 400)) factorChanged(deps, user, change);
+          }),
+        },
+      ],
+    },
+  };
+}
+
+function factorChanged(deps: NoticeDeps, user: User, factor: FactorChange): void {
+  deps.mailer.queueAuth("factor-changed", { to: user.email, name: user.name ?? undefined, factor, time: now() }, { limited: false });
+}
+
+function now(): string {
+  return new Date().toUTCString();
+}
