@@ -52,7 +52,7 @@ describe("_admin.organizations", () => {
     // Ivan works in Acme.
     expect((await ivan.fetch("/api/auth/organization/set-active", json({ organizationId: acme }))).status).toBe(200);
     await olga.client.task.create({ title: "ship" });
-  });
+  }, 120_000);
   afterAll(() => t?.close());
 
   it("answers 401 signed out and 403 to a non-admin on every action, before reading the input", async () => {
