@@ -17,4 +17,4 @@ export { mailPlugin, escapeHtml, defaultTemplate, type MailConfig, type Mailer, 
 export { backupsPlugin, BACKUP_JOB, type BackupsConfig, type BackupsService, type BackupInfo, type BackupFailure, type BackupsOverview, type AdminBackupsRouter } from "./backups/index.js";
 export { auditPlugin, RETAIN_JOB, type AuditConfig, type AuditEntry, type AuditService, type AdminAuditRouter } from "./audit/index.js";
 export { channelsPlugin, type ChannelDefinition, type ChannelDefinitions, type ChannelRule, type ChannelsConfig, type ChannelLimits, type ChannelsService, type ChannelStats } from "./channels/index.js";
-export { organizationsPlugin, NO_ACTIVE_ORGANIZATION, orgRulePermission, type OrgRule, type OrganizationsConfig, type Membership, type Tenancy, type PermissionStatements } from "./organizations/index.js";
+export { organizationsPlugin, NO_ACTIVE_ORGANIZATION, orgRulePermission, type OrgRule, type OrganizationsConfig, type Membership, type Tenancy, type PermissionStatements, type AdminOrganizationsRouter } from "./organizations/index.js";

@@ -55,6 +55,7 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
       if (recorder) ctx.hooks.error.tap(recorder.onError);
       ctx.hooks.changed.tap((change) => counts.changed(change.table));
       const tables = adminTables(ctx.schema);
+      const sections = adminSections(ctx, gatedBase(ctx, settings), settings);
       const procedures = adminProcedures(ctx.base, {
         db: ctx.resources.db,
         kind: ctx.resources.kind,
@@ -68,8 +69,8 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
         activity,
         services: () => ({ kv: ctx.resources.kv, storage: ctx.resources.storage }),
         auth: () => ctx.want("auth") as AuthApi | undefined,
+        sections: Object.keys(sections.procedures),
       });
-      const sections = adminSections(ctx, gatedBase(ctx, settings), settings);
       return {
         procedures: { _admin: { ...sections.procedures, ...procedures } } as never,
         // The export is part of the API: served with `ui: false` too.

@@ -43,10 +43,13 @@ export interface AdminMeta {
   kind: DatabaseKind;
   versions: string[];
   tables: AdminTableInfo[];
-  resources: { name: string; table: string; permissions: Record<string, string>; procedures: Record<string, string>; ownerColumn: string | null; includable: string[] }[];
+  /** `tenant`: the column holding the row's organization on a tenant-scoped resource, else null. */
+  resources: { name: string; table: string; permissions: Record<string, string>; procedures: Record<string, string>; ownerColumn: string | null; tenant: string | null; includable: string[] }[];
   /** Which surfaces the app serves (plugin names, plus `rpc` and the dashboard). */
   surfaces: Record<string, boolean>;
   plugins: string[];
+  /** The other plugins' sections under `_admin` (`mail`, `jobs`, `organizations`, ...): what the app serves there. */
+  sections: string[];
 }
 
 /** Plugin names that stand for a surface or a feature an admin wants to see at a glance. */
@@ -60,6 +63,7 @@ export async function describeApp(
   registry: ResourceRegistry | undefined,
   plugins: readonly string[],
   dashboard: boolean,
+  sections: readonly string[] = [],
 ): Promise<AdminMeta> {
   const counts = await Promise.all([...tables.keys()].map((name) => (db.query as Record<string, any>)[name].count() as Promise<number>));
   return {
@@ -73,6 +77,7 @@ export async function describeApp(
       permissions: { ...resource.permissions },
       procedures: { ...resource.procedures } as Record<string, string>,
       ownerColumn: resource.ownerColumn ?? null,
+      tenant: resource.tenant ?? null,
       includable: [...resource.includable],
     })),
     surfaces: {
@@ -81,6 +86,7 @@ export async function describeApp(
       dashboard,
     },
     plugins: [...plugins],
+    sections: [...sections],
   };
 }
 

@@ -28,6 +28,8 @@ export interface AdminDeps {
   services: () => { kv: AppKV | undefined; storage: AppStorage | undefined };
   /** The auth library instance (the `auth` service), once the app is ready. */
   auth: () => AuthApi | undefined;
+  /** The other plugins' sections mounted under `_admin` (sections.ts). */
+  sections: readonly string[];
 }
 
 /**
@@ -38,7 +40,7 @@ export function adminProcedures(base: ProcedureBase<AppRpcContext>, deps: AdminD
   const gated = base.use(permissionMiddleware({ permission: "admin", roles: deps.settings.roles })).use(secondFactorMiddleware(deps.settings) as never);
   return {
     meta: gated.handler(
-      (): Promise<AdminMeta> => describeApp(deps.sealed(), deps.db, deps.kind, deps.tables, deps.registry(), deps.plugins, deps.settings.ui),
+      (): Promise<AdminMeta> => describeApp(deps.sealed(), deps.db, deps.kind, deps.tables, deps.registry(), deps.plugins, deps.settings.ui, deps.sections),
     ),
     /**
      * `drift`: "verified" when the applied definition's checksum is recorded (the app checks it

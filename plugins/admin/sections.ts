@@ -16,7 +16,7 @@ import { assertSecondFactor, type SecondFactorRule } from "./second-factor.js";
 export type AdminSection = ((gated: ProcedureBase<AppRpcContext>) => ProcedureTree) & { routes?: readonly RouteDefinition[] };
 
 /** Plugins whose admin sections are read, in this order. */
-export const SECTION_PLUGINS = ["mail", "jobs", "files", "backups", "audit", "channels"] as const;
+export const SECTION_PLUGINS = ["mail", "jobs", "files", "backups", "audit", "channels", "organizations"] as const;
 
 export function adminSections(ctx: PluginContext, gated: ProcedureBase<AppRpcContext>, mount: { path: string; roles: readonly string[] } & SecondFactorRule): { procedures: ProcedureTree; routes: RouteDefinition[] } {
   const procedures: ProcedureTree = {};

@@ -5,10 +5,13 @@ import { invitationMail } from "./invitation-mail.js";
 import { permissionCheck } from "./access.js";
 import { membershipLookup } from "./membership.js";
 import { ORGANIZATIONS_SCHEMA_MISSING } from "./errors.js";
+import { organizationsAdminSection } from "./admin.js";
+import { defaultRoles } from "better-auth/plugins/organization/access";
 import type { OrganizationsConfig, OrganizationsExtras, Tenancy } from "./options.js";
 
 export type { OrganizationsConfig, OrganizationsExtras, Membership, Tenancy, PermissionStatements } from "./options.js";
 export { NO_ACTIVE_ORGANIZATION, ORGANIZATIONS_SCHEMA_MISSING } from "./errors.js";
+export type { AdminOrganizationsRouter, AdminOrganization, AdminOrganizationDetail, AdminOrganizationMember, AdminOrganizationInvitation, AdminMembership } from "./admin.js";
 export { isOrgRule, orgRulePermission, withOrgRule, type OrgRule } from "./rules.js";
 
 declare module "../../kernel/index.js" {
@@ -65,6 +68,10 @@ export function organizationsPlugin(config?: OrganizationsConfig & Organizations
       });
       const tenancy: Tenancy = { ...lookup, can: permissionCheck(given) };
       ctx.provide("organizations", tenancy, { context: true });
+      // `_admin.organizations.*`, mounted when the app has .admin().
+      const ownerRole = given.creatorRole ?? "owner";
+      const roles = [...new Set([ownerRole, ...Object.keys(given.roles ?? defaultRoles)])];
+      ctx.provide("admin-section:organizations", organizationsAdminSection({ db: ctx.resources.db, kind: ctx.resources.kind, schema: ctx.schema, roles, ownerRole }));
     },
   });
 }

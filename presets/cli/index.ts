@@ -31,6 +31,7 @@ program
   .argument("<dir>", "the folder to create")
   .option("--surfaces <list>", `comma-separated extras: ${SURFACES.join(", ")}`)
   .option("--auth <list>", `comma-separated sign-in methods beside email and password: ${AUTH_METHODS.join(", ")}`)
+  .option("--template <name>", "the app to write: app (private notes, the default) or saas (team tasks: organizations, invitations, roles)")
   .option("--plugin", "write an in-house plugin package instead of an app")
   .option("--trellis <spec>", "how the project depends on Trellis (a version range, a tarball or a git URL)")
   .option("--no-install", "skip npm install")

@@ -68,6 +68,7 @@ describe.each(families())("the _admin API on %s", (family) => {
         permissions: { list: "public", get: "public", create: "authenticated", update: "authenticated", delete: "admin" },
         procedures: { list: "post.list", get: "post.get", create: "post.create", update: "post.update", delete: "post.delete" },
         ownerColumn: null,
+        tenant: null,
         includable: [],
       },
     ]);

@@ -67,9 +67,10 @@ afterAll(async () => {
 describe("trellis new", () => {
   // Under CI the packed test installs and type-checks both projects for real; this is the quick check for a local run.
   const packed = Boolean(process.env.CI || process.env.TRELLIS_PACK_TEST);
-  it.skipIf(packed)("renders a project that type-checks strict, with no surface, with every surface and with every sign-in method", { timeout: 180_000 }, async () => {
+  it.skipIf(packed)("renders a project that type-checks strict, with no surface, with every surface, with every sign-in method, and the saas template with all of them", { timeout: 480_000 }, async () => {
     const dirs: string[] = [];
-    for (const args of [[], ["--surfaces", "openapi,mcp,files,live,admin"], ["--auth", "github,google,passkeys,2fa"]]) {
+    const saasEverything = ["--template", "saas", "--surfaces", "openapi,mcp,files,live,admin", "--auth", "github,google,passkeys,2fa"];
+    for (const args of [[], ["--surfaces", "openapi,mcp,files,live,admin"], ["--auth", "github,google,passkeys,2fa"], saasEverything]) {
       const dir = await project("typed", args);
       made.push(dir);
       dirs.push(dir);
@@ -80,7 +81,14 @@ describe("trellis new", () => {
       const manifest = JSON.parse(await readFile(join(dir, "package.json"), "utf8"));
       expect(manifest.scripts).toMatchObject({ dev: "trellis dev", build: "trellis build", start: "trellis start", test: "vitest run", typecheck: "tsc --noEmit" });
       const app = await readFile(join(dir, "src/app.ts"), "utf8");
-      expect(app).not.toMatch(/surface:|auth:/);
+      expect(app).not.toMatch(/surface:|auth:|template:/);
+      if (args[0] === "--template") {
+        expect(app).toContain('tenant: "orgId"');
+        expect(await readFile(join(dir, ".env.example"), "utf8")).toMatch(/^# SMTP_URL=/m);
+        expect(app).toMatch(/\.admin\(.*\.procedure\(/s);
+        expect(await readFile(join(dir, "src/schema.ts"), "utf8")).toMatch(/\.auth\(\{\s+organizations: true,\s+twoFactor: true,\s+passkeys: true,\s+\}\)/);
+        continue;
+      }
       if (args[0] === "--surfaces") expect(Object.keys(manifest.dependencies)).toEqual(expect.arrayContaining(["@orpc/openapi", "@modelcontextprotocol/sdk", "swagger-ui-dist"]));
       else expect(app).not.toMatch(/openapi|mcp|files/);
       if (args[0] === "--auth") {
@@ -104,6 +112,40 @@ describe("trellis new", () => {
       execFile(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", combined], { cwd: root }, (error, stdout, stderr) => done({ code: error ? 1 : 0, stdout, stderr })),
     );
     expect(tsc.code, tsc.stdout).toBe(0);
+  });
+
+  it("--template saas renders the team-tasks app, whose own tests pass", { timeout: 480_000 }, async () => {
+    const dir = await project("saas", ["--template", "saas", "--surfaces", "admin,live"]);
+    made.push(dir);
+    const read = (file: string) => readFile(join(dir, file), "utf8");
+    expect(await read("src/app.ts")).toContain('.resource("task", {\n      tenant: "orgId"');
+    expect(await read("README.md")).toContain("/api/auth/organization/invite-member");
+    expect(await read(".env.example")).toContain("# INVITE_URL=http://localhost:3000/invite/{id}");
+    expect(await read(".env.example")).not.toContain("template:");
+    // The notes app's files are replaced, not kept beside the team's.
+    expect(await read("test/app.test.ts")).not.toContain("note");
+    // Its `npm test`: the repository's vitest on the project's own config and tests, with `trellis/*`
+    // resolved as the project resolves it (the linked build, or the source without a fresh one).
+    const config = built ? join(dir, "vitest.config.ts") : join(dir, "vitest.source.config.ts");
+    if (!built) {
+      const paths = JSON.parse((await readFile(join(root, "tsconfig.json"), "utf8")).replace(/^\s*\/\/.*$/gm, "")).compilerOptions.paths as Record<string, string[]>;
+      const alias = Object.entries(paths)
+        .sort(([a], [b]) => b.length - a.length)
+        .map(([find, [target]]) => ({ find: new RegExp(`^${find.replace("/", "\\/")}$`).source, replacement: join(root, target!) }));
+      await writeFile(
+        config,
+        `import base from "./vitest.config.ts";\nexport default { ...base, resolve: { alias: ${JSON.stringify(alias)}.map(({ find, replacement }) => ({ find: new RegExp(find), replacement })) } };\n`,
+      );
+    }
+    // The project's first test migrates its database template (seconds when idle); on a loaded machine
+    // that outlasts the project's own 60 s test timeout, so this run allows more.
+    const tested = await new Promise<Outcome>((done) =>
+      execFile(process.execPath, [join(root, "node_modules/vitest/vitest.mjs"), "run", "--config", config, "--root", dir, "--testTimeout", "180000"], { cwd: dir, env: { ...process.env, NO_COLOR: "1", DATABASE_URL: "" }, timeout: 450_000 }, (error, stdout, stderr) =>
+        done({ code: error ? 1 : 0, stdout, stderr }),
+      ),
+    );
+    expect(tested.code, `${tested.stdout}\n${tested.stderr}`).toBe(0);
+    expect(tested.stdout).toMatch(/2 passed/);
   });
 
   it("renders what a first app needs: files on disk, ignored data and backups, the surfaces documented, install scripts declared", { timeout: 60_000 }, async () => {
@@ -135,7 +177,7 @@ describe("trellis new", () => {
     expect(await readFile(join(plain, "src/app.ts"), "utf8")).not.toMatch(/unstorage|storage/);
   });
 
-  it("refuses a folder that is not empty, and unknown surfaces, with exit codes", { timeout: 60_000 }, async () => {
+  it("refuses a folder that is not empty, and unknown surfaces and templates, with exit codes", { timeout: 120_000 }, async () => {
     const dir = await project("twice");
     made.push(dir);
     // .env holds AUTH_SECRET: readable by the owner only.
@@ -146,6 +188,12 @@ describe("trellis new", () => {
     const bogus = await trellis(root, ["new", join(dir, "nested"), "--surfaces", "bogus"]);
     expect(bogus.code).toBe(2);
     expect(bogus.stderr).toContain('Unknown surface "bogus"');
+    const template = await trellis(root, ["new", join(dir, "nested"), "--template", "crm"]);
+    expect(template.code).toBe(2);
+    expect(template.stderr).toContain('Unknown template "crm"');
+    const plugin = await trellis(root, ["new", join(dir, "nested"), "--plugin", "--template", "saas"]);
+    expect(plugin.code).toBe(2);
+    expect(plugin.stderr).toContain("--template applies to apps");
     const unknown = await trellis(root, ["nope"]);
     expect(unknown.code).toBe(2);
     expect((await trellis(root, ["migrate", "--help"])).stdout).toContain("check");

@@ -1,5 +1,8 @@
 import { createClient } from "../../../presets/client.js";
 import type { AdminRouter } from "../procedures.js";
+import type { AdminMembership, AdminOrganization, AdminOrganizationDetail } from "../../organizations/index.js";
+
+export type { AdminMembership, AdminOrganization, AdminOrganizationDetail };
 
 /** The same typed client users get (`trellis/client`), pointed at this origin; the session cookie travels with it. */
 export const client = createClient<{ _admin: AdminRouter }>({ url: location.origin });
@@ -152,3 +155,18 @@ export interface ChannelStatsSummary {
 export const channelsAdmin = (client as unknown as {
   _admin: { channels: { list(): Promise<ChannelStatsSummary> } };
 })._admin.channels;
+
+/** `_admin.organizations.*`, served when the app has organizations; typed by its shape, as the audit section is. */
+export const organizationsAdmin = (client as unknown as {
+  _admin: { organizations: AdminOrganizationsRouterClient };
+})._admin.organizations;
+
+type AdminOrganizationsRouterClient = {
+  list(input: { take?: number; skip?: number }): Promise<{ data: AdminOrganization[]; count: number }>;
+  get(input: { id: string }): Promise<AdminOrganizationDetail>;
+  memberships(input: { userId: string }): Promise<AdminMembership[]>;
+  setRoles(input: { memberId: string; roles: string[] }): Promise<{ id: string; roles: string[] }>;
+  removeMember(input: { memberId: string }): Promise<{ removed: true }>;
+  cancelInvitation(input: { id: string }): Promise<{ id: string; status: "canceled" }>;
+  delete(input: { id: string }): Promise<{ deleted: true }>;
+};

@@ -12,6 +12,7 @@ import { Files } from "./files.js";
 import { Backups } from "./backups.js";
 import { Channels } from "./channels.js";
 import { Runner } from "./runner.js";
+import { Organizations } from "./organizations.js";
 import { SsoView } from "./sso.js";
 
 type State = { kind: "loading" } | { kind: "signed-out" } | { kind: "forbidden"; message: string } | { kind: "failed"; message: string } | { kind: "ready"; meta: Meta };
@@ -25,6 +26,8 @@ function tableInHash(): string | undefined {
 /** The other views, each at its own address. */
 const VIEWS = [
   { hash: "#/users", label: "Users", plugin: undefined },
+  // Shown only when the app has organizations (`.auth({ organizations: true })` on the schema).
+  { hash: "#/organizations", label: "Organizations", plugin: undefined, section: "organizations" },
   { hash: "#/schema", label: "Schema and health", plugin: undefined },
   { hash: "#/activity", label: "Activity", plugin: undefined },
   { hash: "#/procedures", label: "Procedures", plugin: undefined },
@@ -99,6 +102,7 @@ export function App() {
   const current = meta.tables.find((t) => t.name === table);
   const mail = meta.plugins.includes("mail");
   const jobs = meta.plugins.includes("jobs");
+  const organizations = meta.sections.includes("organizations");
   return (
     <div class="layout">
       <header class="top">
@@ -107,7 +111,7 @@ export function App() {
       </header>
       <nav aria-label="Tables" class="side">
         <a href="#/" aria-current={current || view ? undefined : "page"}>Overview</a>
-        {VIEWS.filter((v) => (!v.plugin || meta.plugins.includes(v.plugin)) && (!("table" in v) || meta.tables.some((t) => t.name === v.table))).map((v) => (
+        {VIEWS.filter((v) => (!v.plugin || meta.plugins.includes(v.plugin)) && (!("table" in v) || meta.tables.some((t) => t.name === v.table)) && (!("section" in v) || meta.sections.includes(v.section))).map((v) => (
           <a key={v.hash} href={v.hash} aria-current={view === v.hash ? "page" : undefined}>{v.label}</a>
         ))}
         <h2>Tables</h2>
@@ -123,7 +127,9 @@ export function App() {
       </nav>
       <main class="content">
         {view === "#/users" ? (
-          <Users passwordReset={mail} audit={meta.plugins.includes("audit")} />
+          <Users passwordReset={mail} audit={meta.plugins.includes("audit")} organizations={organizations} />
+        ) : view === "#/organizations" && organizations ? (
+          <Organizations />
         ) : view === "#/activity" ? (
           <Activity />
         ) : view === "#/schema" ? (
@@ -143,7 +149,14 @@ export function App() {
         ) : view === "#/channels" && meta.plugins.includes("channels") ? (
           <Channels />
         ) : current ? (
-          <Browse key={current.name} table={current} mail={mail} audit={meta.plugins.includes("audit")} onChanged={load} />
+          <Browse
+            key={current.name}
+            table={current}
+            mail={mail}
+            audit={meta.plugins.includes("audit")}
+            tenant={organizations ? meta.resources.find((r) => r.table === current.name && r.tenant)?.tenant ?? undefined : undefined}
+            onChanged={load}
+          />
         ) : (
           <Overview meta={meta} />
         )}

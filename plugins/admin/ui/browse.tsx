@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { client, messageOf, type Row, type TableInfo } from "./api.js";
+import { client, messageOf, organizationsAdmin, type AdminOrganization, type Row, type TableInfo } from "./api.js";
 import { display, filterValue, keyOf, operatorsFor } from "./values.js";
 import { RowPanel } from "./row-panel.js";
 import { NearestForm, SearchForm, type NearestQuery } from "./find.js";
@@ -15,11 +15,11 @@ interface Filter {
 
 type Panel = { mode: "edit"; row: Row } | { mode: "create" } | undefined;
 
-/** The filter chips as `_admin.data.list`'s `where`, each value typed for its column. */
-function whereOf(table: TableInfo, filters: Filter[]) {
-  return filters.length
-    ? { AND: filters.map((f) => ({ [f.column]: { [f.op]: filterValue(table.columns.find((c) => c.name === f.column)!, f.value) } })) }
-    : undefined;
+/** The filter chips (and the organization picked, on a tenant table) as `_admin.data.list`'s `where`, each value typed for its column. */
+function whereOf(table: TableInfo, filters: Filter[], tenant?: { column: string; organizationId: string }) {
+  const all = filters.map((f) => ({ [f.column]: { [f.op]: filterValue(table.columns.find((c) => c.name === f.column)!, f.value) } }));
+  if (tenant) all.push({ [tenant.column]: { equals: tenant.organizationId } });
+  return all.length ? { AND: all } : undefined;
 }
 
 /** The export route beside this page (`<dashboard path>/export/post.csv?where=...`): what the filters, search and sort select, every row. */
@@ -41,13 +41,15 @@ function exportHref(table: TableInfo, format: "csv" | "json", where: unknown, or
  * rank, which has no cursor, so it pages by `skip`, as does a table without a primary key. A nearest
  * query is one list of k rows, without pages or sorting.
  */
-export function Browse({ table, mail = false, audit = false, onChanged }: { table: TableInfo; mail?: boolean; audit?: boolean; onChanged: () => void }) {
+export function Browse({ table, mail = false, audit = false, tenant, onChanged }: { table: TableInfo; mail?: boolean; audit?: boolean; tenant?: string; onChanged: () => void }) {
   const [skip, setSkip] = useState(0);
   // The `after` of each page beyond the first, in the order they were reached: the last is this page's.
   const [cursors, setCursors] = useState<string[]>([]);
   const [order, setOrder] = useState<[string, "asc" | "desc"] | undefined>();
   const [filters, setFilters] = useState<Filter[]>([]);
   const [search, setSearch] = useState("");
+  // On a tenant-scoped table: the organization whose rows are shown ("" for every organization's).
+  const [organization, setOrganization] = useState("");
   const [nearest, setNearest] = useState<NearestQuery>();
   // The page remembers where it starts, so the pager never describes rows not yet shown.
   // `ranked`: the rows were loaded in rank order, so the status describes the rows shown, not a sort clicked since.
@@ -59,7 +61,7 @@ export function Browse({ table, mail = false, audit = false, onChanged }: { tabl
   const [confirming, setConfirming] = useState(false);
   const filterable = table.columns.filter((c) => !c.secret && operatorsFor(c).length > 0);
   const key = table.writable ? table.primaryKey : null;
-  const where = whereOf(table, filters);
+  const where = whereOf(table, filters, tenant && organization ? { column: tenant, organizationId: organization } : undefined);
   const orderBy = order ? [{ [order[0]]: order[1] }] : undefined;
   const vectors = table.columns.filter((c) => c.vector && !c.secret);
   // Rank (a search without a sort) has no cursor, and neither has a table without a primary key.
@@ -85,7 +87,7 @@ export function Browse({ table, mail = false, audit = false, onChanged }: { tabl
       setError(messageOf(e));
     }
   };
-  useEffect(() => void load(), [table.name, skip, cursors, order, filters, search, nearest]);
+  useEffect(() => void load(), [table.name, skip, cursors, order, filters, organization, search, nearest]);
 
   /** Back to the first page: any change of what is selected or how it is ordered. */
   const restart = () => {
@@ -145,6 +147,16 @@ export function Browse({ table, mail = false, audit = false, onChanged }: { tabl
           <p class="note">Read-only: these rows hold credentials and belong to the auth library.</p>
         )}
       </div>
+      {tenant && (
+        <OrganizationFilter
+          value={organization}
+          onChange={(id) => {
+            restart();
+            setOrganization(id);
+          }}
+          onError={setError}
+        />
+      )}
       <FilterForm table={table} columns={filterable.map((c) => c.name)} onSubmit={addFilter} />
       {table.search && (
         <SearchForm
@@ -278,6 +290,23 @@ export function Browse({ table, mail = false, audit = false, onChanged }: { tabl
         />
       )}
     </>
+  );
+}
+
+/** A tenant-scoped table's organization picker: every organization by name (the first 200), or all of them. */
+function OrganizationFilter({ value, onChange, onError }: { value: string; onChange: (id: string) => void; onError: (message: string) => void }) {
+  const [organizations, setOrganizations] = useState<AdminOrganization[]>([]);
+  useEffect(() => void organizationsAdmin.list({ take: 200 }).then((page) => setOrganizations(page.data), (e) => onError(messageOf(e))), []);
+  return (
+    <div class="filter">
+      <label>
+        Organization
+        <select name="organization" aria-label="Organization" value={value} onChange={(e) => onChange((e.currentTarget as HTMLSelectElement).value)}>
+          <option value="">All organizations</option>
+          {organizations.map((org) => <option key={org.id} value={org.id}>{org.name} ({org.slug})</option>)}
+        </select>
+      </label>
+    </div>
   );
 }
 

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { client, mailAdmin, messageOf } from "./api.js";
+import { client, mailAdmin, messageOf, organizationsAdmin, type AdminMembership } from "./api.js";
 import { age, display } from "./values.js";
 import { usePanel } from "./panel.js";
 import { UserActivity } from "./row-history.js";
@@ -8,8 +8,9 @@ type Detail = Awaited<ReturnType<typeof client._admin.users.get>>;
 
 
 /** One user: who they are, their sessions, keys and accounts, and the actions on them. */
-export function UserPanel({ id, passwordReset, audit = false, onClose, onChanged }: { id: string; passwordReset: boolean; audit?: boolean; onClose: () => void; onChanged: () => void }) {
+export function UserPanel({ id, passwordReset, audit = false, organizations = false, onClose, onChanged }: { id: string; passwordReset: boolean; audit?: boolean; organizations?: boolean; onClose: () => void; onChanged: () => void }) {
   const [user, setUser] = useState<Detail>();
+  const [memberships, setMemberships] = useState<AdminMembership[]>();
   const [error, setError] = useState<string>();
   const [notice, setNotice] = useState<string>();
   const panel = usePanel(onClose);
@@ -17,6 +18,7 @@ export function UserPanel({ id, passwordReset, audit = false, onClose, onChanged
   const load = async () => {
     try {
       setUser(await client._admin.users.get({ id }));
+      if (organizations) setMemberships(await organizationsAdmin.memberships({ userId: id }));
     } catch (e) {
       setError(messageOf(e));
     }
@@ -112,6 +114,17 @@ export function UserPanel({ id, passwordReset, audit = false, onClose, onChanged
                       {" "}<button type="button" class="quiet" aria-label={`Revoke API key ${k.name ?? k.id}`} onClick={act(() => client._admin.users.revokeApiKey({ id: k.id }), "API key revoked")}>Revoke</button>
                     </li>
                   ))}
+                </ul>
+              )}
+            </>
+          )}
+
+          {memberships && (
+            <>
+              <h3>Organizations</h3>
+              {memberships.length === 0 ? <p class="note">Not a member of any organization.</p> : (
+                <ul class="plain" aria-label="memberships">
+                  {memberships.map((m) => <li key={m.memberId}>{m.organization} <span class="note">({m.slug})</span>: {m.roles.join(", ")}</li>)}
                 </ul>
               )}
             </>

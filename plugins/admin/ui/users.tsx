@@ -8,7 +8,7 @@ type Page = Awaited<ReturnType<typeof client._admin.users.list>> & { skip: numbe
 const PAGE = 25;
 
 /** Users: search by email or name, open one in the side panel, or create one. */
-export function Users({ passwordReset, audit = false }: { passwordReset: boolean; audit?: boolean }) {
+export function Users({ passwordReset, audit = false, organizations = false }: { passwordReset: boolean; audit?: boolean; organizations?: boolean }) {
   const [search, setSearch] = useState("");
   const [skip, setSkip] = useState(0);
   const [page, setPage] = useState<Page>();
@@ -73,7 +73,7 @@ export function Users({ passwordReset, audit = false }: { passwordReset: boolean
         </>
       )}
       {open === "new" && <NewUser onClose={() => setOpen(undefined)} onCreated={(id) => (setOpen(id), void load())} />}
-      {open && open !== "new" && <UserPanel key={open} id={open} passwordReset={passwordReset} audit={audit} onClose={() => setOpen(undefined)} onChanged={load} />}
+      {open && open !== "new" && <UserPanel key={open} id={open} passwordReset={passwordReset} audit={audit} organizations={organizations} onClose={() => setOpen(undefined)} onChanged={load} />}
     </>
   );
 }

@@ -10,11 +10,21 @@ import { SURFACES, SURFACE_PEERS, type Surface } from "./surfaces.js";
 
 const DEV_TOOLS = ["typescript", "tsx", "vitest", "@types/node"];
 
+/**
+ * What `trellis new --template` can write: `app` (private notes per user, the default) or `saas`
+ * (team tasks: organizations, invitations by mail, roles, tenant-scoped projects and tasks). A
+ * template other than `app` is a folder of files laid over the `app` template's.
+ */
+export const TEMPLATES = ["app", "saas"] as const;
+export type Template = (typeof TEMPLATES)[number];
+
 export interface NewOptions {
   surfaces?: string;
   /** Sign-in methods beside email and password: github, google, passkeys, 2fa. */
   auth?: string;
   plugin?: boolean;
+  /** The app to write: `app` (the default) or `saas`. */
+  template?: string;
   /** How the new project depends on Trellis: a version range, a tarball path or a git URL. */
   trellis?: string;
   install?: boolean;
@@ -30,15 +40,19 @@ export async function create(dir: string, options: NewOptions): Promise<number> 
   if (options.plugin && surfaces.length) throw new CliError("CLI_BAD_OPTION", "--surfaces applies to apps, not to --plugin packages.", undefined, 2);
   const auth = parseList(options.auth, AUTH_METHODS, "sign-in method");
   if (options.plugin && auth.length) throw new CliError("CLI_BAD_OPTION", "--auth applies to apps, not to --plugin packages.", undefined, 2);
+  const [template = "app"] = parseList(options.template, TEMPLATES, "template");
+  if (options.template?.includes(",")) throw new CliError("CLI_BAD_OPTION", "--template takes one template.", `Choose from: ${TEMPLATES.join(", ")}.`, 2);
+  if (options.plugin && options.template) throw new CliError("CLI_BAD_OPTION", "--template applies to apps, not to --plugin packages.", undefined, 2);
   const trellis = trellisManifest();
   const name = basename(target).toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "") || "trellis-app";
   const title = name.replace(/(^|-)(\w)/g, (_, space: string, letter: string) => `${space ? " " : ""}${letter.toUpperCase()}`);
   const kind = options.plugin ? "plugin" : "app";
   await mkdir(target, { recursive: true });
   await cp(join(templatesDir(), kind), target, { recursive: true });
+  if (kind === "app" && template !== "app") await cp(join(templatesDir(), template), target, { recursive: true });
   for (const file of listFiles(target)) {
     const text = await readFile(file, "utf8");
-    await writeFile(file, render(text, { name, title, surfaces, auth }));
+    await writeFile(file, render(text, { name, title, surfaces, auth, template }));
   }
   await rename(join(target, "gitignore"), join(target, ".gitignore"));
   if (kind === "app") {
@@ -50,7 +64,7 @@ export async function create(dir: string, options: NewOptions): Promise<number> 
   const spec = options.trellis ?? inferredSpec(trellis.version, target);
   await writeFile(join(target, "package.json"), `${JSON.stringify(manifestFor(kind, name, spec, surfaces, auth, trellis), null, 2)}\n`);
 
-  say(`${green("created")} ${bold(relative(process.cwd(), target) || ".")} ${dim(`(${kind}${surfaces.length ? `: ${surfaces.join(", ")}` : ""})`)}`);
+  say(`${green("created")} ${bold(relative(process.cwd(), target) || ".")} ${dim(`(${kind === "app" ? template : kind}${surfaces.length ? `: ${surfaces.join(", ")}` : ""})`)}`);
   if (options.install !== false) {
     say(dim("npm install ..."));
     const result = spawnSync("npm", ["install", "--no-audit", "--no-fund"], { cwd: target, stdio: "inherit" });
@@ -74,16 +88,16 @@ function parseList<T extends string>(list: string | undefined, known: readonly T
 
 /**
  * Keeps or drops the lines marked `// surface:<name>` (kept when chosen) and `// surface:-<name>`
- * (kept when not), the same with `auth:` for sign-in methods (`#` in .env files), and fills in the
- * project's name. Templates stay plain files a reader can open.
+ * (kept when not), the same with `auth:` for sign-in methods and `template:` for the template
+ * (`#` in .env files), and fills in the project's name. Templates stay plain files a reader can open.
  */
-export function render(text: string, values: { name: string; title: string; surfaces: readonly string[]; auth?: readonly string[] }): string {
+export function render(text: string, values: { name: string; title: string; surfaces: readonly string[]; auth?: readonly string[]; template?: string }): string {
   const chosenAuth = authMarkers(values.auth ?? []);
   const lines: string[] = [];
   for (const line of text.split("\n")) {
-    const marker = /\s*(?:\/\/|#) (surface|auth):(-?)([a-z0-9]+)\s*$/.exec(line);
+    const marker = /\s*(?:\/\/|#) (surface|auth|template):(-?)([a-z0-9]+)\s*$/.exec(line);
     if (marker) {
-      const chosen = marker[1] === "auth" ? chosenAuth.has(marker[3]!) : values.surfaces.includes(marker[3]!);
+      const chosen = marker[1] === "auth" ? chosenAuth.has(marker[3]!) : marker[1] === "template" ? (values.template ?? "app") === marker[3] : values.surfaces.includes(marker[3]!);
       if (chosen === (marker[2] === "-")) continue;
       lines.push(line.slice(0, marker.index));
     } else lines.push(line);
