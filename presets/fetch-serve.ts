@@ -7,6 +7,7 @@ import type { ServeOptions } from "./node.js";
 import { assertPortFree } from "./port-check.js";
 import { warnLocalBaseUrl } from "./production-checks.js";
 import { DRAIN_MS, STREAM_END_MS, inFlight, signals } from "./shutdown.js";
+import type { SocketEndpoint } from "./socket-hooks.js";
 import { startupErrorText } from "./startup-error.js";
 import type { BuiltApp } from "./types.js";
 
@@ -27,6 +28,13 @@ export interface Listening<Server> {
   cut(): void;
 }
 
+/**
+ * Starts the runtime's server on `address`, answering with `fetch`; with `sockets` (an app with
+ * `.channels()`), a WebSocket upgrade on the endpoint's path opens a channel socket instead, and
+ * `stop()` ends the open sockets first.
+ */
+export type Listen<Server> = (address: { port: number; hostname: string }, fetch: FetchHandler, sockets: SocketEndpoint | undefined) => Promise<Listening<Server>>;
+
 export interface RunningFetchServer<Server> {
   readonly url: string;
   readonly server: Server;
@@ -44,7 +52,7 @@ export interface RunningFetchServer<Server> {
  */
 export async function serveFetch<Server>(
   runtime: "bun" | "deno",
-  listen: (options: { port: number; hostname: string }, fetch: FetchHandler) => Listening<Server>,
+  listen: Listen<Server>,
   app: Servable | (() => Servable | Promise<Servable>),
   options: ServeOptions,
 ): Promise<RunningFetchServer<Server>> {
@@ -60,7 +68,7 @@ export async function serveFetch<Server>(
 }
 
 async function start<Server>(
-  listen: (options: { port: number; hostname: string }, fetch: FetchHandler) => Listening<Server>,
+  listen: Listen<Server>,
   app: Servable,
   options: ServeOptions,
 ): Promise<RunningFetchServer<Server>> {
@@ -72,13 +80,14 @@ async function start<Server>(
   warnLocalBaseUrl(built.sealed.baseUrl);
   const respond: Respond = (built as { [RESPOND]?: Respond })[RESPOND] ?? ((request, facts) => built.handle(request, facts));
   const drain = inFlight();
-  const fetch: FetchHandler = (request, peer) =>
-    drain.track(respond(request, {
-      clientAddress: addressOf(peer, request.headers.get("x-forwarded-for")) ?? "",
-      requestId: request.headers.get("x-request-id"),
-    }));
+  const factsOf = (request: Request, peer: string | undefined) => ({
+    clientAddress: addressOf(peer, request.headers.get("x-forwarded-for")) ?? "",
+    requestId: request.headers.get("x-request-id"),
+  });
+  const fetch: FetchHandler = (request, peer) => drain.track(respond(request, factsOf(request, peer)));
+  const service = built.sealed.service("channel-sockets");
   const control = options.control === false ? undefined : await openControlFor(app, built);
-  const listening = listen({ port, hostname }, fetch);
+  const listening = await listen({ port, hostname }, fetch, service && { service, factsOf });
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {

@@ -1,7 +1,8 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
-import { importPeer, type RequestFacts } from "../kernel/index.js";
+import { importPeer } from "../kernel/index.js";
 import type { ChannelSocketService } from "../plugins/channels/index.js";
+import { socketHooks } from "./socket-hooks.js";
 
 /**
  * Mounts the channels' socket endpoint on a Node server's `upgrade` event through crossws (an
@@ -12,20 +13,8 @@ export async function mountSockets(server: Server, service: ChannelSocketService
   // The package first, so a missing one is named with its install line; then its Node adapter.
   await importPeer("crossws", "realtime channels (.channels())");
   const { default: nodeAdapter } = await import("crossws/adapters/node");
-  const facts = new WeakMap<Request, RequestFacts>();
-  const adapter = nodeAdapter({
-    serverOptions: { maxPayload: service.maxFrameBytes },
-    hooks: {
-      upgrade: async (request) => {
-        const answer = await service.upgrade(request, facts.get(request) ?? {});
-        return answer instanceof Response ? answer : { context: answer.context };
-      },
-      open: (peer) => service.open(peer as never),
-      message: (peer, message) => service.message(peer as never, message.text()),
-      close: (peer) => service.close(peer as never),
-      error: (peer) => service.close(peer as never),
-    },
-  });
+  const { upgrading, hooks } = socketHooks(service);
+  const adapter = nodeAdapter({ serverOptions: { maxPayload: service.maxFrameBytes }, hooks });
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`);
     if (url.pathname !== service.path) {
@@ -36,8 +25,7 @@ export async function mountSockets(server: Server, service: ChannelSocketService
     for (const [key, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(", ") : value);
     }
-    const request = new Request(url, { headers });
-    facts.set(request, { clientAddress: addressOf(socket, req.headers) });
+    const request = upgrading(new Request(url, { headers }), { clientAddress: addressOf(socket, req.headers) });
     void adapter.handleUpgrade(req, socket, head, request);
   };
   server.on("upgrade", onUpgrade);
