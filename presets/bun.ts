@@ -1,5 +1,7 @@
 import { serveFetch, type FetchHandler, type Listening, type RunningFetchServer, type Servable } from "./fetch-serve.js";
 import type { ServeOptions } from "./node.js";
+import { importPeer } from "../kernel/index.js";
+import { opensSocket, socketHooks, terminateAll, type SocketEndpoint } from "./socket-hooks.js";
 
 export type { ServeOptions } from "./node.js";
 
@@ -16,7 +18,10 @@ interface BunRuntime {
     port: number;
     hostname: string;
     idleTimeout: number;
-    fetch(request: Request, server: BunServer): Response | Promise<Response>;
+    /** crossws's handler for the sockets `fetch` upgrades (Bun calls it, not `fetch`, once upgraded). */
+    websocket?: object;
+    /** Nothing once `server.upgrade()` has taken the request over. */
+    fetch(request: Request, server: BunServer): Response | undefined | Promise<Response | undefined>;
   }): BunServer;
 }
 
@@ -37,21 +42,46 @@ const IDLE_TIMEOUT_S = 255;
 export async function serve(app: Servable | (() => Servable | Promise<Servable>), options: ServeOptions = {}): Promise<RunningBunServer> {
   const bun = (globalThis as { Bun?: BunRuntime }).Bun;
   if (!bun) throw new Error("trellis/bun serves on Bun only: run this file with `bun`, or use serve() from trellis/node");
-  return serveFetch("bun", (address, fetch) => listen(bun, address, fetch), app, options);
+  return serveFetch("bun", (address, fetch, sockets) => listen(bun, address, fetch, sockets), app, options);
 }
 
-function listen(bun: BunRuntime, address: { port: number; hostname: string }, fetch: FetchHandler): Listening<BunServer> {
+async function listen(bun: BunRuntime, address: { port: number; hostname: string }, fetch: FetchHandler, endpoint: SocketEndpoint | undefined): Promise<Listening<BunServer>> {
+  const sockets = endpoint && (await bunSockets(endpoint));
   const server = bun.serve({
     ...address,
     idleTimeout: IDLE_TIMEOUT_S,
-    fetch: (request, server) => fetch(request, server.requestIP(request)?.address),
+    ...(sockets && { websocket: sockets.websocket }),
+    fetch: (request, server) => {
+      const peer = server.requestIP(request)?.address;
+      return sockets?.opens(request) ? sockets.upgrade(request, server, peer) : fetch(request, peer);
+    },
   });
   return {
     server,
     hostname: server.hostname,
     port: server.port,
     // Without `true`, stop() lets the open requests finish and resolves when they have.
-    stop: async () => void (await server.stop(false)),
+    stop: async () => {
+      sockets?.close();
+      await server.stop(false);
+    },
     cut: () => void server.stop(true),
+  };
+}
+
+/** Channels' socket endpoint through crossws's Bun adapter (an optional peer, loaded only for an app with `.channels()`). */
+async function bunSockets({ service, factsOf }: SocketEndpoint) {
+  // The package first, so a missing one is named with its install line; then its Bun adapter.
+  await importPeer("crossws", "realtime channels (.channels())");
+  const { default: bunAdapter } = await import("crossws/adapters/bun");
+  const { upgrading, hooks } = socketHooks(service);
+  const adapter = bunAdapter({ hooks });
+  return {
+    // Bun closes a socket sent a larger frame (1009), as Node's socket library does.
+    websocket: { ...adapter.websocket, maxPayloadLength: service.maxFrameBytes },
+    opens: (request: Request) => opensSocket(request, service.path),
+    // A refused upgrade is the service's HTTP answer; an accepted one is Bun's from then on.
+    upgrade: (request: Request, server: BunServer, peer: string | undefined) => adapter.handleUpgrade(upgrading(request, factsOf(request, peer)), server as never),
+    close: () => terminateAll(adapter.peers as never),
   };
 }

@@ -1,31 +1,20 @@
-import { RESPOND, clientAddressRule, underTestRunner, type Respond } from "../kernel/index.js";
-import { App } from "./app.js";
-import { announce, bannerNotes } from "./banner.js";
 import { assertRuntimeSupports } from "./runtime-support.js";
-import { openControlFor } from "./control-channel.js";
 import type { ServeOptions } from "./node.js";
-import { assertPortFree } from "./port-check.js";
-import { warnLocalBaseUrl } from "./production-checks.js";
-import { DRAIN_MS, STREAM_END_MS, inFlight, signals } from "./shutdown.js";
-import { startupErrorText } from "./startup-error.js";
+import { serveWith, type Listening, type Servable } from "./serving.js";
+import type { SocketEndpoint } from "./socket-hooks.js";
 import type { BuiltApp } from "./types.js";
 
-export type Servable = App<any, any, any> | BuiltApp<any, any>;
+export type { Listening, Servable } from "./serving.js";
 
 /** A Fetch handler as a runtime's server calls it, told the peer's address by the runtime. */
 export type FetchHandler = (request: Request, peer: string | undefined) => Response | Promise<Response>;
 
-/** What a runtime's own HTTP server (`Bun.serve`, `Deno.serve`) hands back once listening. */
-export interface Listening<Server> {
-  server: Server;
-  /** The bound address: `hostname` and the port (a real one when 0 was asked). */
-  hostname: string;
-  port: number;
-  /** Stops accepting; resolves once the open connections have finished. */
-  stop(): Promise<void>;
-  /** Ends whatever is still open. */
-  cut(): void;
-}
+/**
+ * Starts the runtime's server on `address`, answering with `fetch`; with `sockets` (an app with
+ * `.channels()`), a WebSocket upgrade on the endpoint's path opens a channel socket instead, and
+ * `stop()` ends the open sockets first.
+ */
+export type Listen<Server> = (address: { port: number; hostname: string }, fetch: FetchHandler, sockets: SocketEndpoint | undefined) => Promise<Listening<Server>>;
 
 export interface RunningFetchServer<Server> {
   readonly url: string;
@@ -38,65 +27,26 @@ export interface RunningFetchServer<Server> {
 }
 
 /**
- * `serve()` for a runtime with a Fetch-shaped server (Bun, Deno): the same start (port check, start
- * and migrate, banner, control channel), signals and graceful close as `trellis/node`'s, around the
- * runtime's `listen`.
+ * `serve()` for a runtime with a Fetch-shaped server (Bun, Deno): the start, signals and graceful
+ * close every runtime shares (presets/serving.ts) around the runtime's `listen`, after refusing
+ * what the runtime cannot run (`RUNTIME_UNSUPPORTED`).
  */
-export async function serveFetch<Server>(
+export function serveFetch<Server>(
   runtime: "bun" | "deno",
-  listen: (options: { port: number; hostname: string }, fetch: FetchHandler) => Listening<Server>,
+  listen: Listen<Server>,
   app: Servable | (() => Servable | Promise<Servable>),
   options: ServeOptions,
 ): Promise<RunningFetchServer<Server>> {
-  try {
-    const servable = typeof app === "function" ? await app() : app;
-    assertRuntimeSupports(runtime, servable);
-    return await start(listen, servable, options);
-  } catch (error) {
-    if (!(options.exitOnStartError ?? !underTestRunner())) throw error;
-    process.stderr.write(startupErrorText(error));
-    process.exit(1);
-  }
-}
-
-async function start<Server>(
-  listen: (options: { port: number; hostname: string }, fetch: FetchHandler) => Listening<Server>,
-  app: Servable,
-  options: ServeOptions,
-): Promise<RunningFetchServer<Server>> {
-  const addressOf = clientAddressRule(options.trustProxy ?? false);
-  const port = options.port ?? 3000;
-  const hostname = options.hostname ?? "localhost";
-  await assertPortFree(port, hostname);
-  const built = app instanceof App ? await app.start() : app;
-  warnLocalBaseUrl(built.sealed.baseUrl);
-  const respond: Respond = (built as { [RESPOND]?: Respond })[RESPOND] ?? ((request, facts) => built.handle(request, facts));
-  const drain = inFlight();
-  const fetch: FetchHandler = (request, peer) =>
-    drain.track(respond(request, {
-      clientAddress: addressOf(peer, request.headers.get("x-forwarded-for")) ?? "",
-      requestId: request.headers.get("x-request-id"),
-    }));
-  const control = options.control === false ? undefined : await openControlFor(app, built);
-  const listening = listen({ port, hostname }, fetch);
-  let closing: Promise<void> | undefined;
-  const close = () =>
-    (closing ??= (async () => {
-      signals.forget(close);
-      await control?.close();
-      const stopped = listening.stop();
-      await drain.settled(DRAIN_MS);
-      try {
-        await built.close();
-      } finally {
-        const cut = setTimeout(() => listening.cut(), STREAM_END_MS);
-        await stopped;
-        clearTimeout(cut);
-      }
-    })());
-  if (options.handleSignals ?? true) signals.watch(close);
-  const host = listening.hostname.includes(":") ? `[${listening.hostname}]` : listening.hostname;
-  const url = `http://${host}:${listening.port}`;
-  const notes = options.banner === false ? {} : await bannerNotes(built);
-  return { url, server: listening.server, app: built, banner: announce(built, url, options.banner, notes), close };
+  return serveWith<Server>(
+    (address, { handle, addressOf, sockets }) => {
+      const factsOf = (request: Request, peer: string | undefined) => ({
+        clientAddress: addressOf(peer, request.headers.get("x-forwarded-for")) ?? "",
+        requestId: request.headers.get("x-request-id"),
+      });
+      return listen(address, (request, peer) => handle(request, factsOf(request, peer)), sockets && { service: sockets, factsOf });
+    },
+    app,
+    options,
+    { check: (servable) => assertRuntimeSupports(runtime, servable) },
+  );
 }

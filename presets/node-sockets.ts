@@ -1,8 +1,9 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Peer } from "crossws";
-import { importPeer, type RequestFacts } from "../kernel/index.js";
+import { importPeer } from "../kernel/index.js";
 import type { ChannelSocketService, SocketPeer } from "../plugins/channels/index.js";
+import { socketHooks } from "./socket-hooks.js";
 
 /** Where a peer's context keeps the upgraded TCP socket, for `sendFrame`. */
 const RAW = "trellis:socket";
@@ -43,21 +44,8 @@ export async function mountSockets(server: Server, service: ChannelSocketService
   // The package first, so a missing one is named with its install line; then its Node adapter.
   await importPeer("crossws", "realtime channels (.channels())");
   const { default: nodeAdapter } = await import("crossws/adapters/node");
-  const facts = new WeakMap<Request, RequestFacts & { socket: Duplex }>();
-  const adapter = nodeAdapter({
-    serverOptions: { maxPayload: service.maxFrameBytes },
-    hooks: {
-      upgrade: async (request) => {
-        const known = facts.get(request);
-        const answer = await service.upgrade(request, known ?? {});
-        return answer instanceof Response ? answer : { context: { ...answer.context, [RAW]: known?.socket } };
-      },
-      open: (peer) => service.open(nodePeer(peer)),
-      message: (peer, message) => service.message(peer as never, message.text()),
-      close: (peer) => service.close(peer as never),
-      error: (peer) => service.close(peer as never),
-    },
-  });
+  const { upgrading, hooks } = socketHooks(service, nodePeer);
+  const adapter = nodeAdapter({ serverOptions: { maxPayload: service.maxFrameBytes }, hooks });
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`);
     if (url.pathname !== service.path) {
@@ -68,8 +56,7 @@ export async function mountSockets(server: Server, service: ChannelSocketService
     for (const [key, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(", ") : value);
     }
-    const request = new Request(url, { headers });
-    facts.set(request, { clientAddress: addressOf(socket, req.headers), socket });
+    const request = upgrading(new Request(url, { headers }), { clientAddress: addressOf(socket, req.headers) }, { [RAW]: socket });
     void adapter.handleUpgrade(req, socket, head, request);
   };
   server.on("upgrade", onUpgrade);

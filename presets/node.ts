@@ -1,17 +1,11 @@
 import { serve as serveNode, type HttpBindings } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
-import { RESPOND, clientAddressRule, underTestRunner, type Respond, type TrustProxy } from "../kernel/index.js";
-import { App } from "./app.js";
-import { announce, bannerNotes } from "./banner.js";
+import type { TrustProxy } from "../kernel/index.js";
 import type { BuiltApp } from "./types.js";
-import { assertPortFree } from "./port-check.js";
-import { startupErrorText } from "./startup-error.js";
-import { warnLocalBaseUrl } from "./production-checks.js";
 import { devSupervisor } from "./cli/dev/hook.js";
 import { mountSockets } from "./node-sockets.js";
-import { openControlFor } from "./control-channel.js";
-import { DRAIN_MS, STREAM_END_MS, inFlight, signals } from "./shutdown.js";
+import { serveWith, type Listening, type Servable, type Serving } from "./serving.js";
 
 export interface ServeOptions {
   /** @default 3000 */
@@ -65,8 +59,6 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-type Servable = App<any, any, any> | BuiltApp<any, any>;
-
 /**
  * Serves an app over Node's HTTP server; an `App` is started (built and migrated) first. A function
  * is called inside `serve()`, so an error thrown while the app is configured (a malformed
@@ -76,85 +68,47 @@ export async function serve(app: Servable | (() => Servable | Promise<Servable>)
   // Under `trellis dev` the supervisor owns signals, start-up errors and the control channel, across reloads.
   const dev = devSupervisor();
   if (dev) options = { ...options, handleSignals: false, exitOnStartError: false, control: false };
-  try {
-    const servable = typeof app === "function" ? await app() : app;
-    const running = await listen(servable, options);
-    dev?.served(running, servable);
-    return running;
-  } catch (error) {
-    if (!(options.exitOnStartError ?? !underTestRunner())) throw error;
-    process.stderr.write(startupErrorText(error));
-    process.exit(1);
-  }
+  return serveWith(listen, app, options, { served: (running, servable) => dev?.served(running, servable) });
 }
 
-async function listen(app: Servable, options: ServeOptions): Promise<RunningServer> {
-  // A malformed setting throws before the app starts.
-  const addressOf = clientAddressRule(options.trustProxy ?? false);
-  await assertPortFree(options.port ?? 3000, options.hostname ?? "localhost");
-  const built = app instanceof App ? await app.start() : app;
-  warnLocalBaseUrl(built.sealed.baseUrl);
+async function listen(address: { port: number; hostname: string }, { handle, addressOf, sockets }: Serving): Promise<Listening<Server>> {
   // The address travels beside the request, never in a copy of it (no per-request allocation).
   // Node has already parsed the headers: the request id is read there, and written on Node's response,
   // so a request whose handler never reads a header builds no `Headers` either way (docs/performance.md).
-  // A response the app gives at once is handed over as is, not in a promise: the adapter writes it at once.
-  const respond: Respond = (built as { [RESPOND]?: Respond })[RESPOND] ?? ((request, facts) => built.handle(request, facts));
-  // Requests whose answer is not produced yet: close() lets them finish (one answered at once is
-  // not tracked). A stream (a live query) has its answer as soon as it starts, so it never holds close() up.
-  const drain = inFlight();
   const fetch = (request: Request, env: HttpBindings) => {
     const { incoming, outgoing } = env;
     const headers = incoming.headers;
     const forwarded = headers["x-forwarded-for"];
     const requestId = headers["x-request-id"];
-    return drain.track(respond(request, {
+    return handle(request, {
       // Empty, never undefined, when the socket is gone: the headers must not stand in for it.
       clientAddress: addressOf(incoming.socket.remoteAddress, Array.isArray(forwarded) ? forwarded.join(",") : (forwarded ?? null)) ?? "",
       requestId: typeof requestId === "string" ? requestId : null,
       response: outgoing,
-    }));
+    });
   };
-  // Open before the port answers: a command run as soon as /health says 200 finds the server.
-  const control = options.control === false ? undefined : await openControlFor(app, built);
   const server = await new Promise<Server>((resolve) => {
-    const created = serveNode(
-      { fetch: fetch as never, port: options.port ?? 3000, hostname: options.hostname ?? "localhost" },
-      () => resolve(created as Server),
-    );
+    const created = serveNode({ fetch: fetch as never, ...address }, () => resolve(created as Server));
   });
   // Channels' sockets, when the app has `.channels()`: on the upgrade event, closed first at close().
-  const sockets = built.sealed.service("channel-sockets");
   const closeSockets = sockets
     ? await mountSockets(server, sockets, (socket, headers) => {
         const forwarded = headers["x-forwarded-for"];
         return addressOf((socket as { remoteAddress?: string }).remoteAddress, Array.isArray(forwarded) ? forwarded.join(",") : (forwarded ?? null)) ?? "";
       })
     : undefined;
-  const address = server.address() as AddressInfo;
-  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-  let closing: Promise<void> | undefined;
-  // Stop accepting, let the answers in flight be produced (up to DRAIN_MS), then close the app,
-  // which ends open streams with their `done` event; connections still open after that are cut.
-  const close = () =>
-    (closing ??= (async () => {
-      signals.forget(close);
-      await control?.close();
+  const bound = server.address() as AddressInfo;
+  return {
+    server,
+    hostname: bound.address,
+    port: bound.port,
+    stop: () => {
       closeSockets?.();
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      await drain.settled(DRAIN_MS);
-      // The connections end even when closing the app fails (a plugin's close hook): its error is close()'s.
-      try {
-        await built.close();
-      } finally {
-        server.closeIdleConnections();
-        const cut = setTimeout(() => server.closeAllConnections(), STREAM_END_MS);
-        await stopped;
-        clearTimeout(cut);
-      }
-    })());
-  if (options.handleSignals ?? true) signals.watch(close);
-  const url = `http://${host}:${address.port}`;
-  const notes = options.banner === false ? {} : await bannerNotes(built);
-  return { url, server, app: built, banner: announce(built, url, options.banner, notes), close };
+      return stopped;
+    },
+    appClosed: () => server.closeIdleConnections(),
+    cut: () => server.closeAllConnections(),
+  };
 }

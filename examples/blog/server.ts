@@ -1,4 +1,3 @@
-import { serve } from "trellis/node";
 import { blogFromEnv } from "./from-env.js";
 
 /**
@@ -7,6 +6,10 @@ import { blogFromEnv } from "./from-env.js";
  * DATABASE_URL, no AUTH_SECRET in production) is printed as one block with its fix, like a
  * database that cannot be reached. serve() prints where it listens, with the database, schema
  * version and surfaces.
+ *
+ * The same build runs on Node, Bun (`bun .app/blog/server.js`) and Deno (`deno run -A
+ * .app/blog/server.js`): each runtime's serve() has the same options, banner, signals and close.
  */
+const { serve } = "Bun" in globalThis ? await import("trellis/bun") : "Deno" in globalThis ? await import("trellis/deno") : await import("trellis/node");
 const { HOST, PORT } = process.env;
 await serve(() => blogFromEnv(), { hostname: HOST || "localhost", port: PORT ? Number(PORT) : 3000 });

@@ -17,11 +17,13 @@ if (!enabled) console.log("skipping the local-registry test: it publishes to ver
 /**
  * `trellis` and `create-trellis` published to a local registry (verdaccio on a loopback port, its
  * storage in a temporary folder), then, from an empty folder, what a user types first:
- * `npm create trellis@latest my-app`, and the new project's own scripts with no edits.
+ * `npm create trellis@latest my-app`, and the new project's own scripts with no edits; then
+ * `npm exec trellis new my-app`, the same project from the same published release.
  */
-describe.skipIf(!enabled)("published to a registry: npm create trellis@latest", () => {
+describe.skipIf(!enabled)("published to a registry: npm create trellis@latest, npm exec trellis new", () => {
   let dir: string;
   let registry: LocalRegistry;
+  let created: string | undefined;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "trellis-registry-"));
     const started = performance.now();
@@ -63,5 +65,41 @@ describe.skipIf(!enabled)("published to a registry: npm create trellis@latest", 
     expect(served.status).toBe(200);
     expect(served.body).toEqual({ status: "ok", database: "up" });
     console.log(`npm create trellis@latest to a served /health: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    created = project;
+  });
+
+  // The other first command: the `trellis` package's own bin, fetched by npm exec from the same
+  // registry. It writes the project `npm create` wrote, whose scripts the test above ran.
+  it("npm exec trellis new writes and installs the same project", { timeout: 600_000 }, async () => {
+    const { version, env } = registry;
+    const work = join(dir, "exec");
+    await mkdir(work);
+    const started = performance.now();
+    await run("npm", ["exec", "--yes", "trellis", "new", "my-app"], { cwd: work, env, maxBuffer: 64 * 1024 * 1024 });
+    console.log(`npm exec trellis new, its npm install included: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    const project = join(work, "my-app");
+    const manifest = JSON.parse(await readFile(join(project, "package.json"), "utf8"));
+    expect(manifest.dependencies).toEqual({ trellis: `^${version}`, zod: expect.any(String) });
+    const lock = JSON.parse(await readFile(join(project, "package-lock.json"), "utf8"));
+    expect(lock.packages["node_modules/trellis"]).toMatchObject({ version, integrity: expect.stringMatching(/^sha512-/) });
+    expect(created, "the npm create project").toBeDefined();
+    expect(await sources(project)).toEqual(await sources(created!));
+    await npm(project, ["run", "build"], env);
+    expect(await readdir(join(project, "dist/src"))).toEqual(expect.arrayContaining(["app.js", "server.js", "schema.js"]));
   });
 });
+
+/**
+ * A project's own files and their text: what `trellis new` wrote, without what install, test, build
+ * and start add, and with `.env`'s AUTH_SECRET (random per project) masked.
+ */
+async function sources(project: string, folder = ""): Promise<Record<string, string>> {
+  const found: Record<string, string> = {};
+  for (const entry of await readdir(join(project, folder), { withFileTypes: true })) {
+    const file = join(folder, entry.name);
+    if (/^(node_modules|dist|\.data|\.app)$/.test(file) || file === "package-lock.json" || file.endsWith(".tsbuildinfo")) continue;
+    if (entry.isDirectory()) Object.assign(found, await sources(project, file));
+    else found[file] = (await readFile(join(project, file), "utf8")).replace(/^AUTH_SECRET=.+$/m, "AUTH_SECRET=<random>");
+  }
+  return found;
+}

@@ -1,5 +1,6 @@
-// The app the runtime suites serve on Node, Bun and Deno: the built package (dist/), as an installed
-// trellis runs, with sign-up, a live resource and files. Plain JavaScript, so every runtime runs it
+// The app `npm run bench -- runtimes` serves on Node, Bun and Deno (and the runtime suites start, to
+// see SQLite refused): the built package (dist/), as an installed trellis runs, with sign-up, a live
+// resource and files. Plain JavaScript, so every runtime runs it
 // as is. Usage: <runtime> smoke-app.mjs <node|bun|deno>; PORT, APP_BASE_URL and DATA_DIR (the
 // embedded database's directory) or DATABASE_URL (PostgreSQL) from the environment.
 const runtime = process.argv[2] ?? "node";
