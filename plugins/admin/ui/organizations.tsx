@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { messageOf, organizationsAdmin, type AdminOrganization, type AdminOrganizationDetail } from "./api.js";
 import { display } from "./values.js";
-import { usePanel } from "./panel.js";
+import { usePanel, usePanelActions } from "./panel.js";
 
 const PAGE = 25;
 
@@ -64,8 +64,7 @@ export function Organizations() {
 /** One organization: its members and their roles (changed or removed here), its pending invitations (cancelled here), and its deletion. */
 function OrganizationPanel({ id, onClose, onChanged }: { id: string; onClose: () => void; onChanged: () => void }) {
   const [org, setOrg] = useState<AdminOrganizationDetail>();
-  const [error, setError] = useState<string>();
-  const [notice, setNotice] = useState<string>();
+  const { error, setError, notice, act } = usePanelActions(() => load(), onChanged);
   const [confirming, setConfirming] = useState(false);
   const panel = usePanel(onClose);
 
@@ -78,19 +77,6 @@ function OrganizationPanel({ id, onClose, onChanged }: { id: string; onClose: ()
   };
   useEffect(() => void load(), [id]);
 
-  const act = (what: () => Promise<unknown>, done: string) => async (event?: Event) => {
-    event?.preventDefault();
-    try {
-      await what();
-      setError(undefined);
-      setNotice(done);
-      await load();
-      onChanged();
-    } catch (e) {
-      setNotice(undefined);
-      setError(messageOf(e));
-    }
-  };
   const remove = async () => {
     try {
       await organizationsAdmin.delete({ id });

@@ -1,4 +1,5 @@
-import { useLayoutEffect, useRef } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { messageOf } from "./api.js";
 
 /**
  * A side panel's keyboard behaviour: focus moves into it when it opens (else it would wait at the
@@ -23,4 +24,28 @@ export function usePanel(onClose: () => void) {
     };
   }, []);
   return ref;
+}
+
+/**
+ * A panel's outcome line and its actions: `act(what, done)` makes the handler of a button or form
+ * that runs `what`, then shows `done` or the error, reloads the panel (`load`) and tells the page
+ * (`onChanged`), so the panel always shows what the server now has.
+ */
+export function usePanelActions(load: () => Promise<void>, onChanged: () => void) {
+  const [error, setError] = useState<string>();
+  const [notice, setNotice] = useState<string>();
+  const act = (what: () => Promise<unknown>, done: string) => async (event?: Event) => {
+    event?.preventDefault();
+    try {
+      await what();
+      setError(undefined);
+      setNotice(done);
+      await load();
+      onChanged();
+    } catch (e) {
+      setNotice(undefined);
+      setError(messageOf(e));
+    }
+  };
+  return { error, setError, notice, setNotice, act };
 }

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { client, mailAdmin, messageOf, organizationsAdmin, type AdminMembership } from "./api.js";
 import { age, display } from "./values.js";
-import { usePanel } from "./panel.js";
+import { usePanel, usePanelActions } from "./panel.js";
 import { UserActivity } from "./row-history.js";
 
 type Detail = Awaited<ReturnType<typeof client._admin.users.get>>;
@@ -11,8 +11,7 @@ type Detail = Awaited<ReturnType<typeof client._admin.users.get>>;
 export function UserPanel({ id, passwordReset, audit = false, organizations = false, onClose, onChanged }: { id: string; passwordReset: boolean; audit?: boolean; organizations?: boolean; onClose: () => void; onChanged: () => void }) {
   const [user, setUser] = useState<Detail>();
   const [memberships, setMemberships] = useState<AdminMembership[]>();
-  const [error, setError] = useState<string>();
-  const [notice, setNotice] = useState<string>();
+  const { error, setError, notice, act } = usePanelActions(() => load(), onChanged);
   const panel = usePanel(onClose);
 
   const load = async () => {
@@ -25,20 +24,6 @@ export function UserPanel({ id, passwordReset, audit = false, organizations = fa
   };
   useEffect(() => void load(), [id]);
 
-  /** Runs an action, then shows the user as the server now has them. */
-  const act = (what: () => Promise<unknown>, done: string) => async (event?: Event) => {
-    event?.preventDefault();
-    try {
-      await what();
-      setError(undefined);
-      setNotice(done);
-      await load();
-      onChanged();
-    } catch (e) {
-      setNotice(undefined);
-      setError(messageOf(e));
-    }
-  };
   const field = (event: Event, name: string) => String(new FormData(event.currentTarget as HTMLFormElement).get(name) ?? "").trim();
 
   return (
