@@ -68,7 +68,11 @@ export async function publishToLocalRegistry(root: string, dir: string, tarball:
     const userconfig = join(dir, "npmrc");
     await writeFile(userconfig, `registry=${url}/\n//127.0.0.1:${new URL(url).port}/:_authToken=${token}\n`);
     // prefer-offline: a package's metadata fetched once through the registry serves every later install.
-    const env = { ...process.env, npm_config_registry: `${url}/`, npm_config_userconfig: userconfig, npm_config_prefer_offline: "true", npm_config_update_notifier: "false", CI: "", NO_COLOR: "1" };
+    // A request the registry never finishes (its upstream stalled mid-answer: seen with the 50 MB
+    // packuments of the auth library's optional peers) is given up after a minute and retried,
+    // rather than waited on for the whole test.
+    const patience = { npm_config_fetch_timeout: "60000", npm_config_fetch_retries: "4", npm_config_fetch_retry_mintimeout: "2000" };
+    const env = { ...process.env, npm_config_registry: `${url}/`, npm_config_userconfig: userconfig, npm_config_prefer_offline: "true", npm_config_update_notifier: "false", CI: "", NO_COLOR: "1", ...patience };
 
     const base = (JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { version: string }).version;
     const version = `${base}-ci.${randomBytes(4).toString("hex")}`;
