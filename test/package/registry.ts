@@ -1,6 +1,8 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
+import { cp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { freePort } from "../support/browser.js";
@@ -17,15 +19,43 @@ export interface LocalRegistry {
 }
 
 /**
- * A verdaccio on a loopback port with its storage in `dir`: `trellis` and `create-trellis` are
- * published to it, every other package is proxied from the registry npm is configured with.
+ * Where the registry keeps what it proxied, from one run to the next, as npm keeps its own cache in
+ * ~/.npm: the first run on a machine fetches every package's metadata from upstream (minutes, and
+ * some of the auth library's optional peers have 50 MB packuments); later runs read it from disk.
+ */
+const proxyCache = process.env.TRELLIS_REGISTRY_CACHE || join(homedir(), ".cache", "trellis-test-registry");
+
+/**
+ * The same port from one run to the next where it is free: npm keys the metadata it caches by
+ * address, so with `prefer-offline` a later run reads every other package's metadata from npm's own
+ * cache without asking the registry at all (an answer from verdaccio's disk still takes 0.3 to 12 s
+ * a package, 533 of them). Another run holding it gets a free port and pays for the asking.
+ */
+async function registryPort(): Promise<number> {
+  const preferred = 48_730;
+  const probe = createServer();
+  const free = await new Promise<boolean>((resolve) => {
+    probe.once("error", () => resolve(false));
+    probe.listen(preferred, "127.0.0.1", () => probe.close(() => resolve(true)));
+  });
+  return free ? preferred : freePort();
+}
+
+/**
+ * A verdaccio on a loopback port: `trellis` and `create-trellis` are published to it, every other
+ * package is proxied from the registry npm is configured with and kept in the proxy cache (its
+ * metadata trusted for a day). What an earlier run published is removed first: this run's are the
+ * only versions of the two packages it serves.
  */
 async function startVerdaccio(root: string, dir: string): Promise<{ url: string; child: ChildProcess }> {
   const upstream = (await run("npm", ["config", "get", "registry"])).stdout.trim() || "https://registry.npmjs.org/";
+  const storage = join(proxyCache, "storage");
+  for (const name of ["trellis", "create-trellis"]) await rm(join(storage, name), { recursive: true, force: true });
+  await mkdir(storage, { recursive: true });
   const config = [
-    `storage: ${join(dir, "storage")}`,
+    `storage: ${storage}`,
     `auth: { htpasswd: { file: ${join(dir, "htpasswd")} } }`,
-    `uplinks: { upstream: { url: "${upstream}", timeout: 60s } }`,
+    `uplinks: { upstream: { url: "${upstream}", timeout: 60s, maxage: 1d } }`,
     "packages:",
     "  'trellis': { access: $all, publish: $authenticated }",
     "  'create-trellis': { access: $all, publish: $authenticated }",
@@ -33,7 +63,7 @@ async function startVerdaccio(root: string, dir: string): Promise<{ url: string;
     "log: { type: stdout, format: json, level: error }",
   ].join("\n");
   await writeFile(join(dir, "config.yaml"), config);
-  const port = await freePort();
+  const port = await registryPort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, [join(root, "node_modules/verdaccio/bin/verdaccio"), "--config", join(dir, "config.yaml"), "--listen", `127.0.0.1:${port}`], {
     stdio: ["ignore", "pipe", "pipe"],
@@ -89,6 +119,10 @@ export async function publishToLocalRegistry(root: string, dir: string, tarball:
       // The folder holds the packed files as they are: nothing to build (the tarball was built).
       await run("npm", ["publish", "--ignore-scripts", "--tag", "latest", "--no-provenance"], { cwd: folder, env });
     }
+    // What npm cached of the two packages in an earlier run on this port lacks this run's version,
+    // and npm does not fetch again for a version its cached metadata lacks: forget it (one key a call:
+    // npm stops at the first it does not hold).
+    for (const name of ["trellis", "create-trellis"]) await run("npm", ["cache", "clean", `make-fetch-happen:request-cache:${url}/${name}`], { env }).catch(() => undefined);
     return {
       url,
       version,
