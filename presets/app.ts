@@ -21,7 +21,15 @@ import type { KyselyDatabase, QueryOf, RelationsOf, RowOf, SchemaResult, TableNa
 import { resourcesPlugin, type ResourceOptions, type ResourcesPlugin } from "../plugins/resources/index.js";
 import type { LiveSetting, ResourceRouter, ResourceShape, SoftDeleteSetting } from "./resource-types.js";
 import { authPlugin, type AuthConfig } from "../plugins/auth/index.js";
-import { organizationsPlugin, withOrgRule, type OrganizationsConfig, type OrganizationsExtras, type OrgRule } from "../plugins/organizations/index.js";
+import {
+  organizationsPlugin,
+  withOrgRule,
+  type AdminOrganizationsRouter,
+  type OrganizationsConfig,
+  type OrganizationsExtras,
+  type OrgRule,
+  type Tenancy,
+} from "../plugins/organizations/index.js";
 import { livePlugin } from "../plugins/live/index.js";
 import { openapiPlugin, type OpenapiConfig } from "../plugins/openapi/index.js";
 import { mcpPlugin, type McpConfig } from "../plugins/mcp/index.js";
@@ -40,6 +48,14 @@ import type { AppAdminRouter, BuiltApp, ContextOf, NestName } from "./types.js";
 
 /** A plugin's part of the admin API, `_admin.<name>.*`, in the client type (served when the app has `.admin()`). */
 type AdminSection<Name extends string, Procedures> = { _admin: { [K in Name]: Procedures } };
+
+/**
+ * What `.auth()` adds where the schema declares organizations (`schema(...).auth({ organizations: true })`):
+ * `context.organizations` and `_admin.organizations.*`. Typed from the schema registered before `.auth()`.
+ */
+type HasOrganizations<S extends AnySchema> = "organization" extends TableName<S> ? true : false;
+type OrganizationsContext<S extends AnySchema> = HasOrganizations<S> extends true ? { organizations: Tenancy } : {};
+type OrganizationsAdmin<S extends AnySchema> = HasOrganizations<S> extends true ? AdminSection<"organizations", AdminOrganizationsRouter> : {};
 
 export interface AppOptions {
   /** Display name: the OpenAPI title and the value `_admin.meta` reports. */
@@ -182,11 +198,11 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
    * Mounts the auth library at `/api/auth/**` and resolves `context.user` once per request;
    * `organization` holds the organization plugin's options (on when the schema declares organizations).
    */
-  auth(config: AuthConfig & { organization?: OrganizationsConfig & OrganizationsExtras }): this {
+  auth(config: AuthConfig & { organization?: OrganizationsConfig & OrganizationsExtras }): App<S, Extra & OrganizationsContext<S>, Router & OrganizationsAdmin<S>> {
     const { organization, ...auth } = config;
     this.kernel.use(authPlugin(auth, { baseUrl: this.options.baseUrl, name: this.options.name, corsOrigins: this.options.cors?.origins }));
     this.kernel.use(organizationsPlugin(organization, { baseUrl: this.options.baseUrl }));
-    return this;
+    return this as never;
   }
 
   /**
