@@ -42,7 +42,8 @@ export function createSaas(db: AppOptions["db"], options: Partial<AppOptions> & 
     .mail({ transport: process.env.SMTP_URL, from: process.env.MAIL_FROM ?? "Team tasks <no-reply@localhost>" })
     .resource("project", {
       tenant: "orgId",
-      includable: ["tasks"],
+      // A project's tasks under the task resource's own rules (its tenant and "member" list rule).
+      includable: [{ relation: "tasks", scoped: true }],
       permissions: { list: "member", get: "member", create: "org:admin", update: "org:admin", delete: "org:owner" },
     })
     .resource("task", {
