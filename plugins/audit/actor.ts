@@ -19,7 +19,8 @@ export interface AuditActor {
   job: string | null;
   /**
    * The caller's organization: the session's `activeOrganizationId` when the auth library's
-   * organization plugin sets one, else null. The one place an organization enters the log.
+   * organization plugin sets one (for a job, the organization it was sent in), else null. The one
+   * place an organization enters the log.
    */
   organizationId: string | null;
 }
@@ -44,8 +45,18 @@ export function currentActor(): string {
 
 function actorOf(event: RequestEvent, state: SessionState | undefined): AuditActor {
   const base = { requestId: event.requestId, impersonatorId: null, job: null, organizationId: null };
-  if (event.request.url.startsWith(JOB_PREFIX)) {
-    return { ...base, kind: "job", userId: null, source: "job", job: decodeURIComponent(event.request.url.slice(JOB_PREFIX.length)) };
+  // Built by the jobs plugin, never served: a request that names this host is a caller's like any other.
+  if (!event.served && event.request.url.startsWith(JOB_PREFIX)) {
+    const address = new URL(event.request.url);
+    // A job sent during a request in an organization runs for its sender, in that organization.
+    return {
+      ...base,
+      kind: "job",
+      userId: address.searchParams.get("for"),
+      organizationId: address.searchParams.get("organization"),
+      source: "job",
+      job: decodeURIComponent(address.pathname.slice("/jobs/".length)),
+    };
   }
   const user = state?.user ?? null;
   const session = (state?.session ?? null) as Record<string, unknown> | null;

@@ -52,7 +52,10 @@ async function attempt(definition: Definition, job: FetchedJob, deps: RunDeps): 
   try {
     const { data: sent, carried } = unwrap(job.data);
     const data = definition.input ? await parse(definition.input, sent, definition.name) : sent;
-    const event = new RequestEvent(new Request(`http://trellis.internal/jobs/${encodeURIComponent(definition.name)}`));
+    // The run's internal address names the job and, when it acts in an organization, the organization
+    // and the member it acts for (the audit log reads them from here).
+    const acting = carried ? `?${new URLSearchParams({ organization: carried.organizationId, for: carried.userId })}` : "";
+    const event = new RequestEvent(new Request(`http://trellis.internal/jobs/${encodeURIComponent(definition.name)}${acting}`));
     const context = await deps.sealed().createContext(event);
     // Sent during a request in an organization: the run is in it too, and so are the jobs it sends.
     if (carried && deps.tenancy) {
