@@ -32,7 +32,7 @@ export type { AppMigrator, AppliedMigration } from "./db/migrator.js";
 export type { RequestFacts } from "./event.js";
 export { RESPOND, type Respond } from "./request/respond.js";
 // The one client-address rule: `serve()` decides with it, every plugin reads the result.
-export { clientAddressRule, callerAddress, callerBucket, isIpAddress, isLoopbackHost, type TrustProxy, type ClientAddressRule } from "./request/client-address.js";
+export { clientAddressRule, callerAddress, callerBucket, addressPrefix, isIpAddress, isLoopbackHost, type TrustProxy, type ClientAddressRule } from "./request/client-address.js";
 export { liveIterable, type LiveIterableOptions } from "./stream/live-iterable.js";
 export { isStreamProcedure } from "./stream/stream-procedure.js";
 export { processEnv } from "./runtime/environment.js";

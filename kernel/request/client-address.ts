@@ -64,10 +64,29 @@ export function callerAddress(event: RequestEvent): string | undefined {
 export function callerBucket(event: RequestEvent): string | undefined {
   const address = unmapped(callerAddress(event));
   if (!address?.includes(":")) return address;
-  const bytes = ipv6Bytes(address);
-  if (!bytes) return address;
-  const groups = [0, 1, 2, 3].map((i) => ((bytes[i * 2]! << 8) | bytes[i * 2 + 1]!).toString(16));
-  return `${groups.join(":")}::/64`;
+  const network = addressPrefix(address, { ipv4: 32, ipv6: 64 });
+  return network ? `${network}::/64` : address;
+}
+
+/**
+ * The network `address` belongs to, as the leading parts of the address that `bits` cover: the
+ * first `ipv4 / 8` octets of an IPv4 address (`10.1` for `10.1.2.3` at 16 bits), or the first
+ * `ipv6 / 16` groups of an IPv6 one, in lower-case hex without leading zeros (`2001:db8:1` for
+ * `2001:0DB8:1:2::3` at 48 bits; a group the address leaves out is `0`). An IPv4-mapped address
+ * (`::ffff:10.1.2.3`) is the IPv4 one. Undefined when `address` is no IP address. The one reading
+ * of an address's network: the per-address counts' IPv6 /64 (`callerBucket`) and the network
+ * mail's new-sign-in notice remembers a device by.
+ * Throws when `bits` does not end on an octet (IPv4) or a group (IPv6), whatever `address` is.
+ */
+export function addressPrefix(address: string, bits: { ipv4: number; ipv6: number }): string | undefined {
+  const whole = (width: number, step: number, max: number) => Number.isInteger(width) && width >= 0 && width <= max && width % step === 0;
+  if (!whole(bits.ipv4, 8, 32) || !whole(bits.ipv6, 16, 128)) {
+    throw new RangeError(`addressPrefix: ipv4 ${bits.ipv4} and ipv6 ${bits.ipv6} must be whole octets (up to 32 bits) and whole groups (up to 128)`);
+  }
+  const bytes = addressBytes(unmapped(address) ?? "");
+  if (!bytes) return undefined;
+  if (bytes.length === 4) return [...bytes.subarray(0, bits.ipv4 / 8)].join(".");
+  return Array.from({ length: bits.ipv6 / 16 }, (_, i) => ((bytes[i * 2]! << 8) | bytes[i * 2 + 1]!).toString(16)).join(":");
 }
 
 /** `::ffff:10.0.0.1` is the IPv4 client `10.0.0.1` seen on a dual-stack socket. */

@@ -19,13 +19,22 @@ export interface FileScope {
   organizationId?: string | null;
 }
 
+type ScopeColumn = [column: "userId" | "organizationId", values: (string | null)[]];
+
+/**
+ * The scope column by column, each with the values it may hold (null: uploaded outside any
+ * organization): written once for `find` (SQL) and `scopeWhere` (the query API).
+ */
+function scopeColumns(scope: FileScope): ScopeColumn[] {
+  const columns: ScopeColumn[] = [];
+  if (scope.userId !== undefined) columns.push(["userId", [scope.userId]]);
+  if (scope.organizationId !== undefined) columns.push(["organizationId", scope.organizationId === null ? [null] : [null, scope.organizationId]]);
+  return columns;
+}
+
 /** The same scope as a query-API condition (`file.list`), or undefined when nothing narrows. */
 export function scopeWhere(scope: FileScope): Record<string, unknown> | undefined {
-  const conditions: Record<string, unknown>[] = [];
-  if (scope.userId !== undefined) conditions.push({ userId: scope.userId });
-  if (scope.organizationId !== undefined) {
-    conditions.push(scope.organizationId === null ? { organizationId: null } : { OR: [{ organizationId: null }, { organizationId: scope.organizationId }] });
-  }
+  const conditions = scopeColumns(scope).map(([column, values]) => (values.length === 1 ? { [column]: values[0] } : { OR: values.map((value) => ({ [column]: value })) }));
   return conditions.length === 0 ? undefined : conditions.length === 1 ? conditions[0] : { AND: conditions };
 }
 
@@ -85,10 +94,9 @@ export class FileRows {
   async find(id: string, scope: FileScope | undefined, executor: AppDatabase<any> = this.db): Promise<StoredFile | undefined> {
     if (!FileRows.plausibleId(id)) return undefined;
     let select = executor.selectFrom("file").select(this.#columns).where("id", "=", id);
-    if (scope?.userId !== undefined) select = select.where("userId", "=", scope.userId);
-    const organization = scope?.organizationId;
-    if (organization === null) select = select.where("organizationId", "is", null);
-    else if (organization !== undefined) select = select.where((eb) => eb.or([eb("organizationId", "is", null), eb("organizationId", "=", organization)]));
+    for (const [column, values] of scopeColumns(scope ?? {})) {
+      select = select.where((eb) => eb.or(values.map((value) => (value === null ? eb(column, "is", null) : eb(column, "=", value)))));
+    }
     const row = await select.executeTakeFirst();
     return row ? this.toStored(row as Row) : undefined;
   }

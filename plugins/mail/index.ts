@@ -9,7 +9,8 @@ import { resolveMail, type MailConfig } from "./options.js";
 import { createMailTable, MailRows } from "./outbox.js";
 import { outboxRoute } from "./outbox-route.js";
 import { Unrecorded } from "./unrecorded.js";
-import { NoticeWork, wireNotices } from "./notices.js";
+import { wireNotices } from "./notices.js";
+import { PendingWork } from "./pending-work.js";
 import { createDeviceTable } from "./known-devices.js";
 import { jobsQueue, processQueue, type JobsLike, type MailQueue } from "./queue.js";
 import { MAIL_KINDS } from "./templates.js";
@@ -76,7 +77,7 @@ export function mailPlugin(config: MailConfig): AppPlugin {
       queue = jobs ? jobsQueue(jobs, delivery, inProcess, report) : inProcess;
       const tracked = unrecorded.track(() => queue!);
       // A notice's device lookup runs after its sign-in answered: flush() and close() wait for it too.
-      const noticeWork = new NoticeWork();
+      const noticeWork = new PendingWork();
       const settled = { push: tracked.push, idle: async () => (await noticeWork.idle(), await tracked.idle()) };
       const mailer = createMailer(name, config.templates ?? {}, () => settled);
       ctx.provide("mail", mailer, { context: true });

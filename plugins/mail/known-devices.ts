@@ -1,7 +1,6 @@
 import { createHmac } from "node:crypto";
-import { isIPv4, isIPv6 } from "node:net";
 import { sql } from "kysely";
-import type { AppDatabase, DatabaseKind } from "../../kernel/index.js";
+import { addressPrefix, type AppDatabase, type DatabaseKind } from "../../kernel/index.js";
 
 export const DEVICE_TABLE = "trellis_mail_device";
 
@@ -16,18 +15,8 @@ const KEPT = 20;
  */
 export function deviceFingerprint(secret: string, userAgent: string | null | undefined, address: string | null | undefined): string {
   const agent = (userAgent ?? "").toLowerCase().replace(/\d+/g, "").slice(0, 512);
-  return createHmac("sha256", secret).update(`${agent}\n${network(address ?? "")}`).digest("base64url");
-}
-
-function network(address: string): string {
-  const v4 = address.toLowerCase().startsWith("::ffff:") && isIPv4(address.slice(7)) ? address.slice(7) : address;
-  if (isIPv4(v4)) return v4.split(".").slice(0, 2).join(".");
-  if (!isIPv6(address)) return "";
-  const [head = "", tail] = address.toLowerCase().split("::");
-  const groups = head ? head.split(":") : [];
-  // `a:b::` and `a::c` leave zero groups out: only the leading three matter.
-  if (tail !== undefined && groups.length < 3) groups.push(...Array(3 - groups.length).fill("0"));
-  return groups.slice(0, 3).map((group) => group.replace(/^0+(?=.)/, "")).join(":");
+  const network = addressPrefix(address ?? "", { ipv4: 16, ipv6: 48 }) ?? "";
+  return createHmac("sha256", secret).update(`${agent}\n${network}`).digest("base64url");
 }
 
 /** Idempotent, and under an advisory lock on PostgreSQL, as the mail table is (see outbox.ts). */

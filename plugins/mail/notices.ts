@@ -5,6 +5,7 @@ import type { AuthOptionsService } from "./auth-flows.js";
 import { deviceFingerprint, forgetDevices, sighted } from "./known-devices.js";
 import type { MailerInternals } from "./mailer.js";
 import type { MailNotices } from "./options.js";
+import type { PendingWork } from "./pending-work.js";
 import type { FactorChange } from "./templates.js";
 
 type User = { id: string; email: string; name?: string | null };
@@ -16,25 +17,11 @@ const FACTOR_PATHS: Record<string, FactorChange> = {
   "/passkey/delete-passkey": "passkey-removed",
 };
 
-/** Work started by a sign-in that the response does not wait for, awaited by `flush()` and `close()`. */
-export class NoticeWork {
-  readonly #pending = new Set<Promise<void>>();
-
-  run(task: () => Promise<void>, failed: (error: unknown) => void): void {
-    const promise = Promise.resolve().then(task).catch(failed);
-    this.#pending.add(promise);
-    void promise.finally(() => this.#pending.delete(promise));
-  }
-
-  async idle(): Promise<void> {
-    while (this.#pending.size > 0) await Promise.all([...this.#pending]);
-  }
-}
-
 export interface NoticeDeps {
   mailer: MailerInternals;
   db: AppDatabase<any>;
-  work: NoticeWork;
+  /** Work started by a sign-in that the response does not wait for. */
+  work: PendingWork;
   failed: (error: unknown) => void;
 }
 

@@ -1,5 +1,6 @@
 import type { Telemetry } from "../../kernel/index.js";
 import type { Delivery, QueuedMail } from "./delivery.js";
+import { PendingWork } from "./pending-work.js";
 
 /**
  * The shape of the jobs plugin's service that mail uses: `define` at build, `send` at request
@@ -30,7 +31,7 @@ export function processQueue(
   delivery: Delivery,
   options: { retries: number; retryDelayMs: number; failed: (error: unknown) => void; closing: AbortSignal; telemetry: Telemetry | undefined },
 ): MailQueue {
-  const pending = new Set<Promise<void>>();
+  const pending = new PendingWork();
   const run = async (mail: QueuedMail) => {
     // Delivered after the request answered: each attempt is a trace of its own, linked to the
     // span that queued the message.
@@ -48,14 +49,9 @@ export function processQueue(
     }
   };
   return {
-    push(mail) {
-      const task = run(mail).catch(options.failed);
-      pending.add(task);
-      void task.finally(() => pending.delete(task));
-    },
-    async idle() {
-      while (pending.size > 0) await Promise.all([...pending]);
-    },
+    // Started now, not on a later microtask: the span that queued the message is read here.
+    push: (mail) => pending.track(run(mail).catch(options.failed)),
+    idle: () => pending.idle(),
   };
 }
 

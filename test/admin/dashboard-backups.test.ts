@@ -9,54 +9,45 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Page } from "playwright-core";
-import { embedded } from "../../kernel/embedded/index.js";
-import { schema } from "../../kernel/schema/index.js";
-import { serve, type RunningServer } from "../../presets/node.js";
+import type { RunningServer } from "../../presets/node.js";
 import { App } from "../../presets/trellis.js";
-import { cookieOf } from "../support/auth.js";
-import { freePort, launchChromium } from "../support/browser.js";
+import { schema } from "../../kernel/schema/index.js";
+import { signUp } from "../support/auth.js";
 import { openSocket } from "../support/channel-socket.js";
+import { dashboardSuite, PASSWORD, signUpAdmin } from "../support/dashboard.js";
 
-const { profile, context, unavailable } = await launchChromium("trellis-admin-backups-chromium-", "the dashboard backups suite");
+const dashboard = await dashboardSuite("trellis-admin-backups-chromium-", "the dashboard backups suite");
+const { profile } = dashboard;
 
-const PASSWORD = "correct-horse-battery-staple";
 const v1 = schema("1").auth().table("note", (t) => ({ id: t.serial().primaryKey(), body: t.text() })).build();
 
-describe.skipIf(unavailable !== undefined)("the dashboard's backups view in Chromium", () => {
+describe.skipIf(dashboard.unavailable !== undefined)("the dashboard's backups view in Chromium", () => {
   const dir = mkdtempSync(join(tmpdir(), "trellis-dashboard-backups-"));
   let running: RunningServer;
   let page: Page;
   let url: string;
   let alice: string;
 
-  const signUp = async (email: string) => {
-    const response = await running.app.handle(new Request(`${url}/api/auth/sign-up/email`, { method: "POST", headers: { "content-type": "application/json", origin: url }, body: JSON.stringify({ email, password: PASSWORD, name: email.split("@")[0] }) }));
-    const body = (await response.json()) as { user: { id: string } };
-    return { id: body.user.id, cookie: cookieOf(response) };
-  };
   const call = (name: string, cookie?: string) =>
     running.app.handle(new Request(`${url}/rpc/_admin/backups/${name}`, { method: "POST", headers: { "content-type": "application/json", ...(cookie ? { cookie } : {}) }, body: "{}" }));
 
   beforeAll(async () => {
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    const app = new App({ baseUrl: url, db: embedded({ dataDir: "memory://" }), onError: () => undefined })
-      .schema(v1)
-      .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
-      .admin()
-      .backups({ to: dir, keep: 3, every: "0 3 * * *" })
-      .channels({ "room:{id}": { join: "public", events: { hello: z.object({ name: z.string() }) } } });
-    running = await serve(app, { port, hostname: "127.0.0.1", handleSignals: false });
-    const boss = await signUp("boss@example.test");
-    alice = (await signUp("alice@example.test")).cookie;
-    await running.app.db.updateTable("user").set({ role: "admin" }).where("id", "=", boss.id).execute();
-    page = await context!.newPage();
+    ({ running, page, url } = await dashboard.serve(
+      (url, db) =>
+        new App({ baseUrl: url, db, onError: () => undefined })
+          .schema(v1)
+          .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
+          .admin()
+          .backups({ to: dir, keep: 3, every: "0 3 * * *" })
+          .channels({ "room:{id}": { join: "public", events: { hello: z.object({ name: z.string() }) } } }),
+      { database: "embedded" },
+    ));
+    await signUpAdmin(running.app);
+    alice = (await signUp(running.app, "alice@example.test", PASSWORD)).cookie;
   }, 60_000);
 
   afterAll(async () => {
-    await context?.close();
-    rmSync(profile, { recursive: true, force: true });
-    await running?.close();
+    await dashboard.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -69,10 +60,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's backups view in Chro
   });
 
   it("shows where backups go, takes one now and lists it", { timeout: 120_000 }, async () => {
-    await page.goto(`${url}/_admin`);
-    await page.getByLabel("Email").fill("boss@example.test");
-    await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await dashboard.signIn();
     await page.getByRole("navigation", { name: "Tables" }).getByRole("link", { name: "Backups" }).click();
     await page.getByText("No backups yet.").waitFor();
     const settings = page.getByRole("definition");

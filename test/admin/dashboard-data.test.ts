@@ -3,50 +3,34 @@
  * dashboard.test.ts): each action checked in the database and on the API afterwards. Skips, saying
  * why, without a browser.
  */
-import { readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { serve, type RunningServer } from "../../presets/node.js";
-import { openDatabase, type TestDatabase } from "../support/databases.js";
-import { signUp } from "../support/auth.js";
-import { freePort, launchChromium } from "../support/browser.js";
+import type { RunningServer } from "../../presets/node.js";
+import { dashboardSuite, signUpAdmin } from "../support/dashboard.js";
 import { runnerApp } from "./runner-fixture.js";
 
-const PASSWORD = "correct-horse-battery-staple";
 const EVIL = '=HYPERLINK("http://evil.test","click")';
-/** Where a view's screenshot goes: docs/ with `UPDATE_SCREENSHOT=1`, else the throwaway profile directory. */
-const shot = (name: string) => (process.env.UPDATE_SCREENSHOT ? new URL(`../../docs/${name}`, import.meta.url).pathname : join(profile, name));
 
-const { profile, context, unavailable } = await launchChromium("trellis-admin-data-chromium-", "the dashboard data suite");
+const dashboard = await dashboardSuite("trellis-admin-data-chromium-", "the dashboard data suite");
+const { shot } = dashboard;
 
-describe.skipIf(unavailable !== undefined)("the dashboard's bulk delete, exports and procedure runner in Chromium", () => {
-  let db: TestDatabase;
+describe.skipIf(dashboard.unavailable !== undefined)("the dashboard's bulk delete, exports and procedure runner in Chromium", () => {
   let running: RunningServer;
   let page: Page;
   let url: string;
 
   beforeAll(async () => {
-    db = await openDatabase("sqlite");
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    running = await serve(runnerApp({ dialect: db.dialect, kind: db.kind }, {}, url), { port, hostname: "127.0.0.1", handleSignals: false });
-    const boss = await signUp(running.app, "boss@example.test", PASSWORD);
-    await running.app.db.updateTable("user").set({ role: "admin" }).where("id", "=", boss.userId).execute();
+    ({ running, page, url } = await dashboard.serve((url, db) => runnerApp(db, {}, url)));
+    await signUpAdmin(running.app);
     const titles: Record<number, string> = { 5: EVIL, 6: "+1", 7: "-2", 8: "@cmd", 9: "café, ☕" };
     await running.app.db
       .insertInto("post")
       .values(Array.from({ length: 12 }, (_, i) => ({ title: titles[i] ?? `post ${String(i).padStart(2, "0")}`, views: i })))
       .execute();
-    page = await context!.newPage();
   }, 60_000);
 
-  afterAll(async () => {
-    await context?.close();
-    rmSync(profile, { recursive: true, force: true });
-    await running?.close();
-    await db?.close();
-  });
+  afterAll(() => dashboard.close());
 
   const db$ = () => running.app.db;
   const status = (text: string) => page.getByRole("status").filter({ hasText: text }).waitFor();
@@ -55,10 +39,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's bulk delete, exports
     (await running.app.handle(new Request(`${url}/rpc/post/get`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ json: { where: { id } } }) }))).status;
 
   it("selects rows on a page and deletes them after a confirmation", async () => {
-    await page.goto(`${url}/_admin#/table/post`);
-    await page.getByLabel("Email").fill("boss@example.test");
-    await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await dashboard.signIn("/_admin#/table/post");
     await status("Rows 1–12 of 12");
     const [first, second] = (await db$().selectFrom("post").select("id").orderBy("id").limit(2).execute()).map((row) => row.id);
 

@@ -4,24 +4,22 @@
  * horizontal page overflow at 1280x800 or 390 px wide, light and dark following the system.
  * Skips, saying why, without a browser.
  */
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Locator, Page } from "playwright-core";
 import { schema } from "../../kernel/schema/index.js";
 import { memoryStorage } from "../../kernel/storage/index.js";
-import { serve, type RunningServer } from "../../presets/node.js";
-import { openDatabase, type TestDatabase } from "../support/databases.js";
+import type { RunningServer } from "../../presets/node.js";
 import { signUp } from "../support/auth.js";
-import { freePort, launchChromium, pressTabUntil, screenshotPath } from "../support/browser.js";
+import { pressTabUntil } from "../support/browser.js";
+import { dashboardSuite, PASSWORD, signUpAdmin } from "../support/dashboard.js";
 import { adminApp, v2 } from "./fixture.js";
 
-const PASSWORD = "correct-horse-battery-staple";
 const v3 = schema("3").extend(v2).files({ attachTo: ["post"] }).build();
-const { profile, context, unavailable } = await launchChromium("trellis-admin-files-chromium-", "the dashboard files suite");
-const shot = (name: string) => screenshotPath(profile, name);
+const dashboard = await dashboardSuite("trellis-admin-files-chromium-", "the dashboard files suite");
+const { context, shot } = dashboard;
 
-describe.skipIf(unavailable !== undefined)("the dashboard's files view, keyboard and layout, in Chromium", { timeout: 120_000 }, () => {
-  let db: TestDatabase;
+describe.skipIf(dashboard.unavailable !== undefined)("the dashboard's files view, keyboard and layout, in Chromium", { timeout: 120_000 }, () => {
   let running: RunningServer;
   let page: Page;
   let url: string;
@@ -31,16 +29,10 @@ describe.skipIf(unavailable !== undefined)("the dashboard's files view, keyboard
   const errors: string[] = [];
 
   beforeAll(async () => {
-    db = await openDatabase("sqlite");
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    const app = adminApp({ dialect: db.dialect, kind: db.kind }, {}, url).schema(v3).files({ storage });
-    running = await serve(app, { port, hostname: "127.0.0.1", handleSignals: false });
-    const boss = await signUp(running.app, "boss@example.test", PASSWORD);
+    ({ running, page, url } = await dashboard.serve((url, db) => adminApp(db, {}, url).schema(v3).files({ storage })));
+    const boss = await signUpAdmin(running.app);
     await signUp(running.app, "reader@example.test", PASSWORD);
-    await running.app.db.updateTable("user").set({ role: "admin" }).where("id", "=", boss.userId).execute();
     await running.app.db.insertInto("post").values(Array.from({ length: 3 }, (_, i) => ({ title: `post ${i}`, authorId: boss.userId }))).execute();
-    page = await context!.newPage();
     // A step that cannot happen fails with its own message, well before the test's time is up.
     page.setDefaultTimeout(30_000);
     // A real PNG to upload: Chromium draws one.
@@ -50,12 +42,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's files view, keyboard
     page.on("console", (message) => message.type() === "error" && !message.text().includes("401") && errors.push(message.text()));
   }, 60_000);
 
-  afterAll(async () => {
-    await context?.close();
-    rmSync(profile, { recursive: true, force: true });
-    await running?.close();
-    await db?.close();
-  });
+  afterAll(() => dashboard.close());
 
   const nav = () => page.getByRole("navigation", { name: "Tables" });
   const fileRow = async (name: string) => running.app.db.selectFrom("file").selectAll().where("name", "=", name).executeTakeFirst();
@@ -63,10 +50,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's files view, keyboard
     running.app.handle(new Request(`${url}/rpc/${name.replaceAll(".", "/")}`, { method: "POST", headers: { cookie, "content-type": "application/json" }, body: JSON.stringify({ json: input }) }));
 
   it("uploads a file, lists it with its preview, downloads the same bytes and deletes row and bytes", async () => {
-    await page.goto(`${url}/_admin#/files`);
-    await page.getByLabel("Email").fill("boss@example.test");
-    await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await dashboard.signIn("/_admin#/files");
     await page.getByRole("heading", { name: "Files", level: 1 }).waitFor();
     await page.getByRole("status").filter({ hasText: "No files" }).waitFor();
 

@@ -4,27 +4,24 @@
  * a user's memberships in the user panel, and a tenant table filtered by organization. Each action
  * is checked in the database afterwards. Skips, saying why, without a browser.
  */
-import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
-import { serve, type RunningServer } from "../../presets/node.js";
-import { openDatabase, type TestDatabase } from "../support/databases.js";
+import type { RunningServer } from "../../presets/node.js";
 import { ORIGIN, signUp, type SignedIn } from "../support/auth.js";
-import { freePort, launchChromium, pressTabUntil, screenshotPath } from "../support/browser.js";
+import { pressTabUntil } from "../support/browser.js";
+import { dashboardSuite, PASSWORD, signUpAdmin } from "../support/dashboard.js";
 import { SECRET } from "./fixture.js";
 
-const PASSWORD = "correct-horse-battery-staple";
 const v1 = schema("1")
   .auth({ organizations: true })
   .table("task", (t) => ({ id: t.serial().primaryKey(), orgId: t.text().references("organization", "id", { onDelete: "cascade" }).index(), title: t.text() }))
   .build();
 
-const { profile, context, unavailable } = await launchChromium("trellis-admin-orgs-chromium-", "the dashboard organizations suite");
+const dashboard = await dashboardSuite("trellis-admin-orgs-chromium-", "the dashboard organizations suite");
 
-describe.skipIf(unavailable !== undefined)("the dashboard's Organizations view in Chromium", () => {
-  let db: TestDatabase;
+describe.skipIf(dashboard.unavailable !== undefined)("the dashboard's Organizations view in Chromium", () => {
   let running: RunningServer;
   let page: Page;
   let url: string;
@@ -45,17 +42,14 @@ describe.skipIf(unavailable !== undefined)("the dashboard's Organizations view i
     (await running.app.db.selectFrom("member").select("role").where("userId", "=", userId).where("organizationId", "=", organizationId).executeTakeFirst())?.role;
 
   beforeAll(async () => {
-    db = await openDatabase("sqlite");
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    const app = new App({ name: "Teams", baseUrl: url, db: { dialect: db.dialect, kind: db.kind } })
-      .schema(v1)
-      .auth({ secret: SECRET, emailAndPassword: { enabled: true }, trustedOrigins: [ORIGIN] })
-      .resource("task", { tenant: "orgId" })
-      .admin();
-    running = await serve(app, { port, hostname: "127.0.0.1", handleSignals: false });
-    const boss = await signUp(running.app, "boss@example.test", PASSWORD);
-    await running.app.db.updateTable("user").set({ role: "admin" }).where("id", "=", boss.userId).execute();
+    ({ running, page, url } = await dashboard.serve((url, db) =>
+      new App({ name: "Teams", baseUrl: url, db })
+        .schema(v1)
+        .auth({ secret: SECRET, emailAndPassword: { enabled: true }, trustedOrigins: [ORIGIN] })
+        .resource("task", { tenant: "orgId" })
+        .admin(),
+    ));
+    await signUpAdmin(running.app);
     olga = await signUp(running.app, "olga@example.test", PASSWORD);
     ivan = await signUp(running.app, "ivan@example.test", PASSWORD);
     acme = (await orgCall(olga, "create", { name: "Acme", slug: "acme" })).id;
@@ -64,29 +58,20 @@ describe.skipIf(unavailable !== undefined)("the dashboard's Organizations view i
     await orgCall(olga, "invite-member", { email: "pat@example.test", role: "admin" });
     beta = (await orgCall(ivan, "create", { name: "Beta", slug: "beta" })).id;
     await running.app.db.insertInto("task").values([{ orgId: acme, title: "acme launch" }, { orgId: acme, title: "acme review" }, { orgId: beta, title: "beta plan" }]).execute();
-    page = await context!.newPage();
   }, 60_000);
 
-  afterAll(async () => {
-    await context?.close();
-    rmSync(profile, { recursive: true, force: true });
-    await running?.close();
-    await db?.close();
-  });
+  afterAll(() => dashboard.close());
 
   const nav = () => page.getByRole("navigation", { name: "Tables" });
   const orgRow = (name: string) => page.getByRole("table", { name: "organizations" }).getByRole("row").filter({ has: page.getByRole("button", { name }) });
 
   it("lists organizations with their member and invitation counts, reached by keyboard too", async () => {
-    await page.goto(`${url}/_admin`);
-    await page.getByLabel("Email").fill("boss@example.test");
-    await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await dashboard.signIn();
     await nav().getByRole("link", { name: "Organizations" }).click();
     await page.getByRole("status").filter({ hasText: "Organizations 1–2 of 2" }).waitFor();
     expect(await orgRow("Acme").getByRole("cell").allInnerTexts()).toEqual(["Acme", "acme", "2", "1", expect.any(String)]);
     expect(await orgRow("Beta").getByRole("cell").allInnerTexts()).toEqual(["Beta", "beta", "1", "0", expect.any(String)]);
-    await page.screenshot({ path: screenshotPath(profile, "admin-organizations.png") });
+    await page.screenshot({ path: dashboard.shot("admin-organizations.png") });
     await page.goto("about:blank");
     await page.goto(`${url}/_admin#/`);
     await page.getByRole("heading", { name: "Overview", level: 1 }).waitFor();

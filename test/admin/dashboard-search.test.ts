@@ -3,19 +3,15 @@
  * dashboard-data.test.ts), on the embedded database (full-text index and pgvector). Skips, saying
  * why, without a browser.
  */
-import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { serve, type RunningServer } from "../../presets/node.js";
+import type { RunningServer } from "../../presets/node.js";
 import { App } from "../../presets/trellis.js";
 import { schema } from "../../kernel/schema/index.js";
 import type { DatabaseConfig } from "../../kernel/index.js";
-import { openDatabase, type TestDatabase } from "../support/databases.js";
-import { signUp } from "../support/auth.js";
-import { freePort, launchChromium, pressTabUntil, screenshotPath } from "../support/browser.js";
+import { pressTabUntil } from "../support/browser.js";
+import { dashboardSuite, signUpAdmin } from "../support/dashboard.js";
 import { SECRET } from "./fixture.js";
-
-const PASSWORD = "correct-horse-battery-staple";
 
 const v1 = schema("1")
   .auth()
@@ -31,23 +27,17 @@ const v1 = schema("1")
 const searchApp = (db: DatabaseConfig, baseUrl: string) =>
   new App({ name: "Dashboard search", baseUrl, db }).schema(v1).auth({ secret: SECRET, emailAndPassword: { enabled: true } }).admin();
 
-const { profile, context, unavailable } = await launchChromium("trellis-admin-search-chromium-", "the dashboard search suite");
+const dashboard = await dashboardSuite("trellis-admin-search-chromium-", "the dashboard search suite");
 
-describe.skipIf(unavailable !== undefined)("the dashboard's cursor pager, search and nearest rows in Chromium", { timeout: 120_000 }, () => {
-  let db: TestDatabase;
+describe.skipIf(dashboard.unavailable !== undefined)("the dashboard's cursor pager, search and nearest rows in Chromium", { timeout: 120_000 }, () => {
   let running: RunningServer;
   let page: Page;
-  let url: string;
   /** The `_admin.data.list` inputs the page sent, in order. */
   const lists: Record<string, unknown>[] = [];
 
   beforeAll(async () => {
-    db = await openDatabase("pglite");
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    running = await serve(searchApp({ dialect: db.dialect, kind: db.kind }, url), { port, hostname: "127.0.0.1", handleSignals: false });
-    const boss = await signUp(running.app, "boss@example.test", PASSWORD);
-    await running.app.db.updateTable("user").set({ role: "admin" }).where("id", "=", boss.userId).execute();
+    ({ running, page } = await dashboard.serve((url, db) => searchApp(db, url), { database: "pglite" }));
+    await signUpAdmin(running.app);
     // 60 docs; every fifth says "alpha" (doc 30 twice); the vectors turn around the z axis, doc 60 has none.
     await running.app.db
       .insertInto("doc")
@@ -59,7 +49,6 @@ describe.skipIf(unavailable !== undefined)("the dashboard's cursor pager, search
         })),
       )
       .execute();
-    page = await context!.newPage();
     // A step that never happens fails with its own message, well before the test times out.
     page.setDefaultTimeout(30_000);
     page.on("request", (request) => {
@@ -67,12 +56,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's cursor pager, search
     });
   }, 120_000);
 
-  afterAll(async () => {
-    await context?.close();
-    rmSync(profile, { recursive: true, force: true });
-    await running?.close();
-    await db?.close();
-  });
+  afterAll(() => dashboard.close());
 
   const status = (text: string | RegExp) => page.getByRole("status").filter({ hasText: text }).waitFor();
   /** The keys of the rows on the page, as their "Open doc N" buttons name them. */
@@ -80,10 +64,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's cursor pager, search
   const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
   it("pages forward and back by cursor: a row deleted before the page does not shift the next one", async () => {
-    await page.goto(`${url}/_admin#/table/doc`);
-    await page.getByLabel("Email").fill("boss@example.test");
-    await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await dashboard.signIn("/_admin#/table/doc");
     await status("Rows 1–25 of 60");
     expect(await shown()).toEqual(range(1, 25));
     expect(await page.getByRole("button", { name: "Previous page" }).isDisabled()).toBe(true);
@@ -135,7 +116,7 @@ describe.skipIf(unavailable !== undefined)("the dashboard's cursor pager, search
     // The exports select what the page does: the search and the sort.
     const query = new URLSearchParams({ orderBy: JSON.stringify([{ id: "asc" }]), search: "alpha" });
     expect(await page.getByRole("link", { name: "Export JSON" }).getAttribute("href")).toBe(`/_admin/export/doc.json?${query}`);
-    await page.screenshot({ path: screenshotPath(profile, "admin-search.png") });
+    await page.screenshot({ path: dashboard.shot("admin-search.png") });
 
     await page.getByRole("button", { name: "Clear search" }).click();
     await status("Rows 1–25 of 59");

@@ -3,7 +3,6 @@
  * Details panel lists its variants and copies a signed URL that works without a session. Skips,
  * saying why, without a browser.
  */
-import { rmSync } from "node:fs";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
@@ -11,50 +10,34 @@ import { schema } from "../../kernel/schema/index.js";
 import { memoryStorage } from "../../kernel/storage/index.js";
 import { memorySecrets } from "../../kernel/secrets/index.js";
 import { App } from "../../presets/trellis.js";
-import { serve, type RunningServer } from "../../presets/node.js";
-import { openDatabase, type TestDatabase } from "../support/databases.js";
-import { signUp } from "../support/auth.js";
-import { freePort, launchChromium } from "../support/browser.js";
+import type { RunningServer } from "../../presets/node.js";
+import { dashboardSuite, signUpAdmin } from "../support/dashboard.js";
 
-const PASSWORD = "correct-horse-battery-staple";
 const v1 = schema("1").auth().files().build();
-const { profile, context, unavailable } = await launchChromium("trellis-admin-variants-chromium-", "the dashboard variants suite");
+const dashboard = await dashboardSuite("trellis-admin-variants-chromium-", "the dashboard variants suite");
 
-describe.skipIf(unavailable !== undefined)("the dashboard's file previews and signed URLs, in Chromium", { timeout: 120_000 }, () => {
-  let db: TestDatabase;
+describe.skipIf(dashboard.unavailable !== undefined)("the dashboard's file previews and signed URLs, in Chromium", { timeout: 120_000 }, () => {
   let running: RunningServer;
   let page: Page;
   let url: string;
 
   beforeAll(async () => {
-    db = await openDatabase("sqlite");
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    const app = new App({ name: "Variants", baseUrl: url, db: { dialect: db.dialect, kind: db.kind }, storage: memoryStorage(), secrets: memorySecrets({ FILES_SIGNING_KEY: "dashboard-signing-key-0123456789-abcdef" }) })
-      .schema(v1)
-      .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
-      .admin()
-      .files({ images: { variants: { thumb: { width: 48, height: 48, fit: "cover" }, card: { width: 300 } } } });
-    running = await serve(app, { port, hostname: "127.0.0.1", handleSignals: false });
-    const boss = await signUp(running.app, "boss@example.test", PASSWORD);
-    await running.app.db.updateTable("user").set({ role: "admin" }).where("id", "=", boss.userId).execute();
-    page = await context!.newPage();
+    ({ running, page, url } = await dashboard.serve((url, db) =>
+      new App({ name: "Variants", baseUrl: url, db, storage: memoryStorage(), secrets: memorySecrets({ FILES_SIGNING_KEY: "dashboard-signing-key-0123456789-abcdef" }) })
+        .schema(v1)
+        .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true } })
+        .admin()
+        .files({ images: { variants: { thumb: { width: 48, height: 48, fit: "cover" }, card: { width: 300 } } } }),
+    ));
+    await signUpAdmin(running.app);
     page.setDefaultTimeout(30_000);
   }, 60_000);
 
-  afterAll(async () => {
-    await context?.close();
-    rmSync(profile, { recursive: true, force: true });
-    await running?.close();
-    await db?.close();
-  });
+  afterAll(() => dashboard.close());
 
   it("previews through the thumb variant, lists the variants and copies a signed URL that works signed out", async () => {
     const jpeg = await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 30, g: 120, b: 200 } } }).jpeg().toBuffer();
-    await page.goto(`${url}/_admin#/files`);
-    await page.getByLabel("Email").fill("boss@example.test");
-    await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await dashboard.signIn("/_admin#/files");
     await page.getByRole("heading", { name: "Files", level: 1 }).waitFor();
     await page.getByLabel("File", { exact: true }).setInputFiles({ name: "sky.jpg", mimeType: "image/jpeg", buffer: jpeg });
     await page.getByRole("button", { name: "Upload" }).click();

@@ -3,50 +3,34 @@
  * served on a real port. Elements are found by role and label, as a person would find them; the
  * database is checked after each step. Skips, saying why, when no browser can be started.
  */
-import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { serve, type RunningServer } from "../../presets/node.js";
-import { openDatabase, type TestDatabase } from "../support/databases.js";
+import type { RunningServer } from "../../presets/node.js";
 import { signIn, signUp } from "../support/auth.js";
+import { dashboardSuite, PASSWORD, signUpAdmin } from "../support/dashboard.js";
 import { adminApp } from "./fixture.js";
-import { freePort, launchChromium, screenshotPath } from "../support/browser.js";
 
-const PASSWORD = "correct-horse-battery-staple";
-const shot = (name: string) => screenshotPath(profile, name);
+const dashboard = await dashboardSuite("trellis-admin-chromium-", "the dashboard browser suite");
+const { shot } = dashboard;
 
-const { profile, context, unavailable } = await launchChromium("trellis-admin-chromium-", "the dashboard browser suite");
-
-
-describe.skipIf(unavailable !== undefined)("the admin dashboard in Chromium", () => {
-  let db: TestDatabase;
+describe.skipIf(dashboard.unavailable !== undefined)("the admin dashboard in Chromium", () => {
   let running: RunningServer;
   let page: Page;
   let url: string;
   let reader: { cookie: string; userId: string };
 
   beforeAll(async () => {
-    db = await openDatabase("sqlite");
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    running = await serve(adminApp({ dialect: db.dialect, kind: db.kind }, {}, url), { port, hostname: "127.0.0.1", handleSignals: false });
+    ({ running, page, url } = await dashboard.serve((url, db) => adminApp(db, {}, url)));
     const app = running.app;
-    const boss = await signUp(app, "boss@example.test", PASSWORD);
+    const boss = await signUpAdmin(app);
     reader = await signUp(app, "reader@example.test", PASSWORD);
-    await app.db.updateTable("user").set({ role: "admin" }).where("id", "=", boss.userId).execute();
     await app.db
       .insertInto("post")
       .values(Array.from({ length: 30 }, (_, i) => ({ title: `post ${String(i).padStart(2, "0")}`, views: i * 3, authorId: boss.userId })))
       .execute();
-    page = await context!.newPage();
   }, 60_000);
 
-  afterAll(async () => {
-    await context?.close();
-    rmSync(profile, { recursive: true, force: true });
-    await running?.close();
-    await db?.close();
-  });
+  afterAll(() => dashboard.close());
 
   const db$ = () => running.app.db;
   const rows = () => page.getByRole("table", { name: "post rows" }).locator("tbody tr");

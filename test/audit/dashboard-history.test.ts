@@ -2,49 +2,30 @@
  * The dashboard's row panel with `.audit()`: a row's history as diffs, "Restore this version", and a user's activity,
  * in Chromium (as test/admin/dashboard.test.ts). Skips, saying why, without a browser.
  */
-import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { serve, type RunningServer } from "../../presets/node.js";
-import { openDatabase, type TestDatabase } from "../support/databases.js";
-import { signUp } from "../support/auth.js";
-import { freePort, launchChromium } from "../support/browser.js";
+import type { RunningServer } from "../../presets/node.js";
+import { dashboardSuite, signUpAdmin } from "../support/dashboard.js";
 import { adminApp } from "../admin/fixture.js";
 
-const PASSWORD = "correct-horse-battery-staple";
-const { profile, context, unavailable } = await launchChromium("trellis-audit-history-chromium-", "the dashboard history suite");
+const dashboard = await dashboardSuite("trellis-audit-history-chromium-", "the dashboard history suite");
 
-describe.skipIf(unavailable !== undefined)("a row's history in the dashboard", () => {
-  let db: TestDatabase;
+describe.skipIf(dashboard.unavailable !== undefined)("a row's history in the dashboard", () => {
   let running: RunningServer;
   let page: Page;
-  let url: string;
   let id: number;
 
   beforeAll(async () => {
-    db = await openDatabase("sqlite");
-    const port = await freePort();
-    url = `http://127.0.0.1:${port}`;
-    running = await serve(adminApp({ dialect: db.dialect, kind: db.kind }, {}, url).audit(), { port, hostname: "127.0.0.1", handleSignals: false });
-    const boss = await signUp(running.app, "boss@example.test", PASSWORD);
-    await running.app.db.updateTable("user").set({ role: "admin" }).where("id", "=", boss.userId).execute();
+    ({ running, page } = await dashboard.serve((url, db) => adminApp(db, {}, url).audit()));
+    await signUpAdmin(running.app);
     id = (await running.app.db.insertInto("post").values({ title: "first title", views: 1 }).returning("id").executeTakeFirstOrThrow()).id as number;
     await running.app.db.updateTable("post").set({ title: "second title" }).where("id", "=", id).execute();
-    page = await context!.newPage();
   }, 60_000);
 
-  afterAll(async () => {
-    await context?.close();
-    rmSync(profile, { recursive: true, force: true });
-    await running?.close();
-    await db?.close();
-  });
+  afterAll(() => dashboard.close());
 
   it("shows each change as a diff and restores an earlier version", async () => {
-    await page.goto(`${url}/_admin#/table/post`);
-    await page.getByLabel("Email").fill("boss@example.test");
-    await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await dashboard.signIn("/_admin#/table/post");
     await page.getByRole("button", { name: `Open post ${id}` }).click();
     const panel = page.getByRole("complementary", { name: `post ${id}` });
     const history = panel.getByRole("region", { name: "History" });

@@ -5,23 +5,19 @@
  * nobody in. The dashboard's admin, signed in with two-factor, also manages single sign-on providers
  * (against oidc-provider on a loopback port). Skips, saying why, when no browser can be started.
  */
-import { rmSync } from "node:fs";
 import * as OTPAuth from "otpauth";
 import type { CDPSession, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema } from "../../kernel/schema/index.js";
-import { serve, type RunningServer } from "../../presets/node.js";
+import type { RunningServer } from "../../presets/node.js";
 import { App } from "../../presets/trellis.js";
-import { freePort, launchChromium } from "../support/browser.js";
-import { openDatabase, type TestDatabase } from "../support/databases.js";
+import { dashboardSuite, PASSWORD } from "../support/dashboard.js";
 import { pageFetch, registerPasskey, signInWithPasskey } from "../support/webauthn-page.js";
 import { startOidcServer, type OidcServer } from "../support/oidc-server.js";
 
-const PASSWORD = "correct-horse-battery-staple";
-const { profile, context, unavailable } = await launchChromium("trellis-passkeys-chromium-", "the passkey browser suite");
+const chromium = await dashboardSuite("trellis-passkeys-chromium-", "the passkey browser suite");
 
-describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual authenticator", () => {
-  let db: TestDatabase;
+describe.skipIf(chromium.unavailable !== undefined)("passkeys in Chromium with a virtual authenticator", () => {
   let running: RunningServer;
   let page: Page;
   let cdp: CDPSession;
@@ -31,19 +27,18 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
 
   beforeAll(async () => {
     idp = await startOidcServer([]);
-    db = await openDatabase("sqlite");
-    const port = await freePort();
-    // localhost, not 127.0.0.1: a relying-party id must be a domain, never an IP address.
-    url = `http://localhost:${port}`;
-    const app = new App({ name: "Passkey Test", baseUrl: url, db: { dialect: db.dialect, kind: db.kind } })
-      .schema(schema("1").auth({ passkeys: true, twoFactor: true, sso: true }).build())
-      // The identity provider is on a private address: trusted by listing its origin.
-      .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true }, trustedOrigins: [idp.issuer] })
-      .admin({ requireTwoFactor: true })
-      .mail({ from: "Passkey Test <no-reply@example.test>", notices: { factorChanged: true } });
-    running = await serve(app, { port, hostname: "127.0.0.1", handleSignals: false });
-    page = await context!.newPage();
-    cdp = await context!.newCDPSession(page);
+    ({ running, page, url } = await chromium.serve(
+      (url, db) =>
+        new App({ name: "Passkey Test", baseUrl: url, db })
+          .schema(schema("1").auth({ passkeys: true, twoFactor: true, sso: true }).build())
+          // The identity provider is on a private address: trusted by listing its origin.
+          .auth({ secret: "a-test-secret-that-is-long-enough-0123456789", emailAndPassword: { enabled: true }, trustedOrigins: [idp.issuer] })
+          .admin({ requireTwoFactor: true })
+          .mail({ from: "Passkey Test <no-reply@example.test>", notices: { factorChanged: true } }),
+      // localhost, not 127.0.0.1: a relying-party id must be a domain, never an IP address.
+      { host: "localhost" },
+    ));
+    cdp = await chromium.context!.newCDPSession(page);
     await cdp.send("WebAuthn.enable");
     ({ authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
       options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
@@ -52,10 +47,7 @@ describe.skipIf(unavailable !== undefined)("passkeys in Chromium with a virtual 
   }, 60_000);
 
   afterAll(async () => {
-    await context?.close();
-    rmSync(profile, { recursive: true, force: true });
-    await running?.close();
-    await db?.close();
+    await chromium.close();
     await idp?.close();
   });
 

@@ -97,6 +97,14 @@ describe.each(families())("security notices on %s", (family) => {
     expect(await notices(app, "ann@example.test")).toHaveLength(2);
     expect((await get(app, "/_mail/latest?to=ann@example.test")).body.kind).toBe("new-sign-in");
   });
+
+  it("counts an IPv6 client by its /48: another address in it is the same place, another /48 a new one", async () => {
+    expect((await post(app, "/api/auth/sign-up/email", signUpBody("ivo@example.test"), as(FIREFOX, "2001:db8:1:2::1"))).status).toBe(200);
+    expect((await signIn(app, "ivo@example.test", FIREFOX, "2001:0DB8:0001:ffff:aaaa::9")).status).toBe(200);
+    expect(await notices(app, "ivo@example.test")).toEqual([]);
+    expect((await signIn(app, "ivo@example.test", FIREFOX, "2001:db8:2::1")).status).toBe(200);
+    expect((await notices(app, "ivo@example.test")).map((row) => row.kind)).toEqual(["new-sign-in"]);
+  });
 });
 
 // The device table on every database family above; what changed, on one.

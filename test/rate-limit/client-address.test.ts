@@ -1,7 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { clientAddressRule, isLoopbackHost } from "../../kernel/index.js";
+import { addressPrefix, clientAddressRule, isLoopbackHost } from "../../kernel/index.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { serve, type RunningServer, type ServeOptions } from "../../presets/node.js";
@@ -108,6 +108,28 @@ describe("isLoopbackHost", () => {
   it("names this machine by URL hostname or bare address, and nothing that only starts like it", () => {
     for (const host of ["localhost", "LOCALHOST", "app.localhost", "127.0.0.1", "127.8.9.10", "[::1]", "::1", "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1", "[::ffff:7f00:1]"]) expect([host, isLoopbackHost(host)]).toEqual([host, true]);
     for (const host of ["localhost.example.com", "127.0.0.1.example.com", "example.com", "0.0.0.0", "10.0.0.1", "[::2]", "::ffff:10.0.0.1", "128.0.0.1", ""]) expect([host, isLoopbackHost(host)]).toEqual([host, false]);
+  });
+});
+
+describe("addressPrefix", () => {
+  it("gives an address's network as its leading octets or groups, whatever way the address is written", () => {
+    const network = (address: string) => addressPrefix(address, { ipv4: 16, ipv6: 48 });
+    expect(["198.51.100.7", "::ffff:198.51.7.9", "::FFFF:198.51.0.1"].map(network)).toEqual(["198.51", "198.51", "198.51"]);
+    expect(["2001:db8:1:2::1", "2001:0DB8:0001:0002:0:0:0:ffff", "2001:db8:1::", "2001:db8::", "::1", "::2:3:4:5:6:7:8", "fe80::1%eth0"].map(network)).toEqual([
+      "2001:db8:1",
+      "2001:db8:1",
+      "2001:db8:1",
+      "2001:db8:0",
+      "0:0:0",
+      "0:2:3",
+      "fe80:0:0",
+    ]);
+    expect(["", "unknown", "256.1.1.1", "1:2:3", "g::1"].map(network)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect(addressPrefix("192.0.2.1", { ipv4: 32, ipv6: 64 })).toBe("192.0.2.1");
+    expect(addressPrefix("2001:db8:1:2:aaaa::1", { ipv4: 32, ipv6: 64 })).toBe("2001:db8:1:2");
+    expect(() => addressPrefix("192.0.2.1", { ipv4: 20, ipv6: 48 })).toThrow("addressPrefix: ipv4 20 and ipv6 48 must be whole octets (up to 32 bits) and whole groups (up to 128)");
+    // Refused whatever the address: a setting is checked before the first IPv6 client comes.
+    expect(() => addressPrefix("192.0.2.1", { ipv4: 16, ipv6: 56 })).toThrow(/ipv6 56/);
   });
 });
 
