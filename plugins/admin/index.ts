@@ -8,6 +8,7 @@ import { dashboardRoutes } from "./dashboard.js";
 import { ADMIN_BAD_PATH, ADMIN_TWO_FACTOR_MISSING } from "./errors.js";
 import { countCache } from "./count-cache.js";
 import type { AuthApi } from "./user-actions.js";
+import type { FactorNoticesLike } from "./user-factors.js";
 import { ActivityRing, activityRecorder } from "./activity.js";
 import { SECTION_PLUGINS, adminSections } from "./sections.js";
 import { exportRoute } from "./export.js";
@@ -69,6 +70,8 @@ export function adminPlugin(config: AdminConfig = {}): AppPlugin {
         activity,
         services: () => ({ kv: ctx.resources.kv, storage: ctx.resources.storage }),
         auth: () => ctx.want("auth") as AuthApi | undefined,
+        // Mail builds first (a section plugin); absent, or with the notice off, nothing is told.
+        notices: () => ctx.want("factor-notices") as FactorNoticesLike | undefined,
         sections: Object.keys(sections.procedures),
       });
       return {

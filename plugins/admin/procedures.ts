@@ -10,6 +10,7 @@ import { checkHealth, type AdminHealth } from "./health.js";
 import { activityProcedure, type ActivityRing } from "./activity.js";
 import type { AuthApi } from "./user-actions.js";
 import { procedureList } from "./procedure-list.js";
+import type { FactorNoticesLike } from "./user-factors.js";
 import { ssoProviders } from "./sso-providers.js";
 
 export interface AdminDeps {
@@ -28,6 +29,8 @@ export interface AdminDeps {
   services: () => { kv: AppKV | undefined; storage: AppStorage | undefined };
   /** The auth library instance (the `auth` service), once the app is ready. */
   auth: () => AuthApi | undefined;
+  /** The mail plugin's `factor-notices` service, when the app mails factor changes. */
+  notices: () => FactorNoticesLike | undefined;
   /** The other plugins' sections mounted under `_admin` (sections.ts). */
   sections: readonly string[];
 }
@@ -54,7 +57,7 @@ export function adminProcedures(base: ProcedureBase<AppRpcContext>, deps: AdminD
     health: gated.handler((): Promise<AdminHealth> => checkHealth(deps.db, deps.services().kv, deps.services().storage)),
     procedures: procedureList(gated, deps.sealed),
     data: dataProcedures(gated, deps.db, deps.kind, deps.tables, deps.settings, deps.counts, deps.registry),
-    users: userProcedures(gated, deps.db, deps.kind, deps.schema, deps.auth),
+    users: userProcedures(gated, deps.db, deps.kind, deps.schema, deps.auth, deps.notices),
     sso: ssoProviders(gated, deps.db, deps.schema, deps.auth),
   };
 }

@@ -11,15 +11,25 @@ export interface AdminUserFactors {
   passkeys?: { id: string; name: string | null; deviceType: string; backedUp: boolean; createdAt: Date | null }[];
 }
 
+/**
+ * The part of the mail plugin's `factor-notices` service these actions use (provided with
+ * `.mail({ notices: { factorChanged: true } })`): it mails the user, after the request, that an
+ * administrator changed a factor. Read through the kernel's services, never imported.
+ */
+export interface FactorNoticesLike {
+  changedByAdmin(userId: string, factor: "two-factor-disabled" | "passkey-removed"): void;
+}
+
 const id = z.string().min(1);
 
 /**
  * What `_admin.users.get` adds with `schema().auth({ twoFactor, passkeys })`, and the two actions on
  * it: `resetTwoFactor` (the user lost their authenticator: the factor and its backup codes go, and
  * the next sign-in asks only the password) and `deletePasskey`. Both write the tables directly, as
- * `revokeApiKey` does: the plugins read them on every sign-in, so the change applies at once.
+ * `revokeApiKey` does: the plugins read them on every sign-in, so the change applies at once. No
+ * library hook sees these writes, so each tells `notices` (when the app mails them) itself.
  */
-export function userFactors(base: ProcedureBase<AppRpcContext>, db: AppDatabase<any>, kind: DatabaseKind, schema: SchemaModel) {
+export function userFactors(base: ProcedureBase<AppRpcContext>, db: AppDatabase<any>, kind: DatabaseKind, schema: SchemaModel, notices: () => FactorNoticesLike | undefined) {
   const hasTwoFactor = Boolean(schema.tables.twoFactor && schema.tables.user?.columns.twoFactorEnabled);
   const hasPasskeys = Boolean(schema.tables.passkey);
 
@@ -36,16 +46,21 @@ export function userFactors(base: ProcedureBase<AppRpcContext>, db: AppDatabase<
 
   const resetTwoFactor = base.input(z.object({ id })).handler(async ({ input }): Promise<{ reset: boolean }> => {
     if (!hasTwoFactor) throw new RpcError("BAD_REQUEST", { message: "This app has no two-factor sign-in (schema .auth({ twoFactor: true }))" });
-    const changed = await db.updateTable("user").set({ twoFactorEnabled: false }).where("id", "=", input.id).executeTakeFirst();
-    if (Number(changed.numUpdatedRows) === 0) throw new RpcError("NOT_FOUND", { message: `No user with id "${input.id}"` });
+    const user = await db.selectFrom("user").select("twoFactorEnabled").where("id", "=", input.id).executeTakeFirst();
+    if (!user) throw new RpcError("NOT_FOUND", { message: `No user with id "${input.id}"` });
+    await db.updateTable("user").set({ twoFactorEnabled: false }).where("id", "=", input.id).execute();
     await db.deleteFrom("twoFactor").where("userId", "=", input.id).execute();
+    // Only a factor that was on is news: an enrolment never confirmed turned nothing off.
+    if (user.twoFactorEnabled) notices()?.changedByAdmin(input.id, "two-factor-disabled");
     return { reset: true };
   });
 
   const deletePasskey = base.input(z.object({ id })).handler(async ({ input }): Promise<{ deleted: number }> => {
     if (!hasPasskeys) throw new RpcError("BAD_REQUEST", { message: "This app has no passkeys (schema .auth({ passkeys: true }))" });
+    const passkey = await db.selectFrom("passkey").select("userId").where("id", "=", input.id).executeTakeFirst();
     const gone = await db.deleteFrom("passkey").where("id", "=", input.id).executeTakeFirst();
-    if (Number(gone.numDeletedRows) === 0) throw new RpcError("NOT_FOUND", { message: `No passkey with id "${input.id}"` });
+    if (!passkey || Number(gone.numDeletedRows) === 0) throw new RpcError("NOT_FOUND", { message: `No passkey with id "${input.id}"` });
+    notices()?.changedByAdmin(passkey.userId as string, "passkey-removed");
     return { deleted: 1 };
   });
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { sql } from "kysely";
 import { RpcError, decodeRow, type AppDatabase, type AppRpcContext, type DatabaseKind, type ProcedureBase, type SchemaModel } from "../../kernel/index.js";
 import { userActions, type AuthApi } from "./user-actions.js";
-import { userFactors, type AdminUserFactors } from "./user-factors.js";
+import { userFactors, type AdminUserFactors, type FactorNoticesLike } from "./user-factors.js";
 
 type Row = Record<string, unknown>;
 
@@ -47,7 +47,14 @@ export function rolesOf(role: unknown): string[] {
  * `_admin.users.*`: find and inspect users; the writes (roles, bans, sessions, API keys, new users)
  * go through the auth library's own admin API (user-actions.ts), so its rules and its caches apply.
  */
-export function userProcedures(base: ProcedureBase<AppRpcContext>, db: AppDatabase<any>, kind: DatabaseKind, schema: SchemaModel, auth: () => AuthApi | undefined) {
+export function userProcedures(
+  base: ProcedureBase<AppRpcContext>,
+  db: AppDatabase<any>,
+  kind: DatabaseKind,
+  schema: SchemaModel,
+  auth: () => AuthApi | undefined,
+  notices: () => FactorNoticesLike | undefined,
+) {
   const decode = (table: string, row: Row) => decodeRow(kind, schema.tables[table]!, row) as Row;
   const user = (row: Row): AdminUser => {
     const r = decode("user", row);
@@ -65,7 +72,7 @@ export function userProcedures(base: ProcedureBase<AppRpcContext>, db: AppDataba
     };
   };
   const hasApiKeys = Boolean(schema.tables.apikey);
-  const factors = userFactors(base, db, kind, schema);
+  const factors = userFactors(base, db, kind, schema, notices);
 
   const list = base.input(listInput).handler(async ({ input }): Promise<{ data: AdminUser[]; count: number }> => {
     const search = input.search?.trim();

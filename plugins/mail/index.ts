@@ -9,7 +9,7 @@ import { resolveMail, type MailConfig } from "./options.js";
 import { createMailTable, MailRows } from "./outbox.js";
 import { outboxRoute } from "./outbox-route.js";
 import { Unrecorded } from "./unrecorded.js";
-import { wireNotices } from "./notices.js";
+import { factorNotices, wireNotices } from "./notices.js";
 import { PendingWork } from "./pending-work.js";
 import { createDeviceTable } from "./known-devices.js";
 import { jobsQueue, processQueue, type JobsLike, type MailQueue } from "./queue.js";
@@ -34,9 +34,10 @@ declare module "../../kernel/index.js" {
 /**
  * Email: the `mail` service, the auth library's email flows (verification, password reset, change
  * of email, sign-in by link or code) wired through the auth plugin's `auth-options` service, the
- * abuse limits, and `_admin.mail.*` through the admin plugin's sections. Stage `feature`, after
- * auth (it extends the library's options before the library exists) and after jobs (it defines
- * its job there), before admin (which mounts its section).
+ * abuse limits, the security notices (and, with `factorChanged`, the `factor-notices` service the
+ * admin plugin tells of its own writes to a user's factors), and `_admin.mail.*` through the admin
+ * plugin's sections. Stage `feature`, after auth (it extends the library's options before the
+ * library exists) and after jobs (it defines its job there), before admin (which mounts its section).
  */
 export function mailPlugin(config: MailConfig): AppPlugin {
   const resolved = resolveMail(config ?? ({} as MailConfig));
@@ -83,7 +84,12 @@ export function mailPlugin(config: MailConfig): AppPlugin {
       ctx.provide("mail", mailer, { context: true });
       ctx.provide("admin-section:mail", mailAdminSection({ rows, db, auth: () => ctx.want("auth") as { api: Record<string, any> } | undefined }));
       if (auth) wireAuthFlows(ctx.need("auth-options") as AuthOptionsService, mailer, auth, sending);
-      if (notices) wireNotices(ctx.need("auth-options") as AuthOptionsService, notices, { mailer, db, work: noticeWork, failed: report });
+      if (notices) {
+        const deps = { mailer, db, work: noticeWork, failed: report };
+        wireNotices(ctx.need("auth-options") as AuthOptionsService, notices, deps);
+        // For the admin plugin's own writes to a user's factors, which no library hook sees.
+        if (notices.factorChanged) ctx.provide("factor-notices", factorNotices(deps));
+      }
       ctx.hooks.close.tap(async () => {
         closing.abort();
         // Messages already queued get a moment to leave; a stuck server does not hold the close.

@@ -17,6 +17,19 @@ const FACTOR_PATHS: Record<string, FactorChange> = {
   "/passkey/delete-passkey": "passkey-removed",
 };
 
+/** The auth library's admin endpoint that sets another user's password: the user in its body is the one told. */
+const SET_USER_PASSWORD = "/admin/set-user-password";
+
+/**
+ * The service `factor-notices`, provided with `notices.factorChanged`: the admin plugin tells it
+ * when an admin action writes a user's factors directly (no auth library endpoint to hook), and it
+ * mails that user, saying an administrator made the change.
+ */
+export interface FactorNotices {
+  /** Queues the notice to the user with this id after the request; an unknown id sends nothing, and nothing throws. */
+  changedByAdmin(userId: string, factor: FactorChange): void;
+}
+
 export interface NoticeDeps {
   mailer: MailerInternals;
   db: AppDatabase<any>;
@@ -65,7 +78,9 @@ function noticesPlugin(notices: Required<MailNotices>, deps: NoticeDeps, secret:
                 const enabled = context ? switched.get(context) : undefined;
                 if (enabled === undefined || !user) return;
                 switched.delete(context!);
-                factorChanged(deps, user, enabled ? "two-factor-enabled" : "two-factor-disabled");
+                // The row written is the user told; the library's admin endpoints write another user's row.
+                const byAdmin = context!.path.startsWith("/admin/") ? context!.context.session?.user.id !== user.id : Boolean(context!.context.session?.session.impersonatedBy);
+                factorChanged(deps, user, enabled ? "two-factor-enabled" : "two-factor-disabled", byAdmin);
               },
             },
             // The device table exists only with `newSignIn`.
@@ -90,10 +105,20 @@ function noticesPlugin(notices: Required<MailNotices>, deps: NoticeDeps, secret:
                 deps.mailer.queueAuth("new-sign-in", { to: user.email, name: user.name, device: session.userAgent ?? undefined, address: session.ipAddress ?? undefined, time: now() }, { limited: false });
               }, deps.failed);
             }
-            const change = FACTOR_PATHS[ctx.path];
+            if (!notices.factorChanged) return;
             const returned = ctx.context.returned;
-            const user = ctx.context.session?.user;
-            if (notices.factorChanged && change && user && !(isAPIError(returned) && returned.statusCode >= 400)) factorChanged(deps, user, change);
+            if (isAPIError(returned) && returned.statusCode >= 400) return;
+            const session = ctx.context.session;
+            if (!session) return;
+            const change = FACTOR_PATHS[ctx.path];
+            // The session's own factor; an admin's impersonation is a change the user did not make.
+            if (change) factorChanged(deps, session.user, change, Boolean(session.session.impersonatedBy));
+            const target = (ctx.body as { userId?: unknown } | undefined)?.userId;
+            // The target user is told, never the admin who set it (unless they set their own).
+            if (ctx.path === SET_USER_PASSWORD && typeof target === "string") {
+              if (target === session.user.id) factorChanged(deps, session.user, "password-changed");
+              else factorNotices(deps).changedByAdmin(target, "password-changed");
+            }
           }),
         },
       ],
@@ -101,8 +126,20 @@ function noticesPlugin(notices: Required<MailNotices>, deps: NoticeDeps, secret:
   };
 }
 
-function factorChanged(deps: NoticeDeps, user: User, factor: FactorChange): void {
-  deps.mailer.queueAuth("factor-changed", { to: user.email, name: user.name ?? undefined, factor, time: now() }, { limited: false });
+/** The `factor-notices` service over the same mailer and pending work as the library's own notices. */
+export function factorNotices(deps: NoticeDeps): FactorNotices {
+  return {
+    changedByAdmin(userId, factor) {
+      deps.work.run(async () => {
+        const user = (await deps.db.selectFrom("user").select(["id", "email", "name"]).where("id", "=", userId).executeTakeFirst()) as User | undefined;
+        if (user) factorChanged(deps, user, factor, true);
+      }, deps.failed);
+    },
+  };
+}
+
+function factorChanged(deps: NoticeDeps, user: User, factor: FactorChange, byAdmin = false): void {
+  deps.mailer.queueAuth("factor-changed", { to: user.email, name: user.name ?? undefined, factor, ...(byAdmin && { byAdmin }), time: now() }, { limited: false });
 }
 
 function now(): string {

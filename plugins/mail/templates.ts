@@ -32,6 +32,11 @@ export interface MailTemplateData {
   time?: string;
   /** What changed (factor changed). */
   factor?: FactorChange;
+  /**
+   * An administrator made the change, not the user (factor changed): through the admin API, the
+   * auth library's admin endpoints, or while impersonating the user.
+   */
+  byAdmin?: boolean;
 }
 
 export interface RenderedMail {
@@ -47,7 +52,7 @@ interface Wording {
   subject: (d: MailTemplateData) => string;
   lead: (d: MailTemplateData) => string;
   action?: string;
-  after: string;
+  after: string | ((d: MailTemplateData) => string);
 }
 
 const WORDING: Record<MailKind, Wording> = {
@@ -88,8 +93,10 @@ const WORDING: Record<MailKind, Wording> = {
   },
   "factor-changed": {
     subject: (d) => `Your ${d.appName} sign-in settings changed`,
-    lead: (d) => `${FACTOR_WORDS[d.factor ?? "password-changed"]} on your account${d.time ? ` on ${d.time}` : ""}.`,
-    after: "If it was you, there is nothing to do. If not, reset your password now and tell us.",
+    lead: (d) => `${FACTOR_WORDS[d.factor ?? "password-changed"]} on your account${d.byAdmin ? " by an administrator" : ""}${d.time ? ` on ${d.time}` : ""}.`,
+    after: (d) => d.byAdmin
+      ? "If you asked for it, there is nothing to do. If not, reset your password now and tell us."
+      : "If it was you, there is nothing to do. If not, reset your password now and tell us.",
   },
   "sign-in-code": {
     subject: (d) => `Your ${d.appName} code: ${d.code ?? ""}`,
@@ -113,7 +120,8 @@ export function defaultTemplate(kind: MailKind): MailTemplate {
   return (data) => {
     const greeting = data.name ? `Hello ${data.name},` : "Hello,";
     const lead = wording.lead(data);
-    const text = [greeting, "", lead, ...(data.link ? ["", data.link] : []), "", wording.after, "", `-- ${data.appName}`].join("\n");
+    const after = typeof wording.after === "function" ? wording.after(data) : wording.after;
+    const text = [greeting, "", lead, ...(data.link ? ["", data.link] : []), "", after, "", `-- ${data.appName}`].join("\n");
     const button = data.link && wording.action
       ? `<p><a href="${escapeHtml(data.link)}" style="display:inline-block;padding:10px 16px;background:#1f6feb;color:#fff;text-decoration:none;border-radius:6px">${escapeHtml(wording.action)}</a></p>\n<p style="font-size:12px;color:#555">Or open: ${escapeHtml(data.link)}</p>`
       : "";
@@ -122,7 +130,7 @@ export function defaultTemplate(kind: MailKind): MailTemplate {
       `<p>${escapeHtml(greeting)}</p>`,
       `<p>${escapeHtml(lead)}</p>`,
       button,
-      `<p style="color:#555">${escapeHtml(wording.after)}</p>`,
+      `<p style="color:#555">${escapeHtml(after)}</p>`,
       `<p style="color:#555">${escapeHtml(data.appName)}</p>`,
       `</body></html>`,
     ].filter(Boolean).join("\n");
