@@ -55,7 +55,7 @@ describe.skipIf(chromium.unavailable !== undefined)("passkeys in Chromium with a
   const notices = async (to: string) => {
     await (running.app.sealed.service("mail") as { flush(): Promise<void> }).flush();
     const rows = await running.app.db.selectFrom("trellis_mail" as never).select("text_body" as never).where("kind" as never, "=", "factor-changed" as never).where("to_address" as never, "=", to as never).orderBy("id" as never).execute();
-    return (rows as { text_body: string }[]).map((row) => row.text_body.split("\n")[2]!.replace(/ on your account.*/, ""));
+    return (rows as { text_body: string }[]).map((row) => row.text_body.split("\n")[2]!.replace(/ on your account( by an administrator)?.*/, (_, by: string | undefined) => by ?? ""));
   };
   const session = async () => (await pageFetch(page, "/api/auth/get-session")).body as { user: { id: string; email: string } } | null;
 
@@ -159,6 +159,9 @@ describe.skipIf(chromium.unavailable !== undefined)("passkeys in Chromium with a
     await panel.getByRole("status").filter({ hasText: "Passkey deleted" }).waitFor();
     await panel.getByText("No passkeys.").waitFor();
     expect(await running.app.db.selectFrom("passkey").selectAll().where("userId", "=", carol.body.user.id).execute()).toEqual([]);
+    // The owner is told an administrator removed it; the admin, only of their own factor.
+    expect(await notices("carol@example.test")).toEqual(["A passkey was added", "A passkey was removed by an administrator"]);
+    expect(await notices("boss@example.test")).toEqual(["Two-factor sign-in was turned on"]);
   }, 60_000);
 
   it("lets the signed-in admin register a single sign-on provider from the dashboard, and delete it", async () => {
