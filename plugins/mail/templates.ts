@@ -93,7 +93,7 @@ const WORDING: Record<MailKind, Wording> = {
   },
   "factor-changed": {
     subject: (d) => `Your ${d.appName} sign-in settings changed`,
-    lead: (d) => `${FACTOR_WORDS[d.factor ?? "password-changed"]} on your account${d.byAdmin ? " by an administrator" : ""}${d.time ? ` on ${d.time}` : ""}.`,
+    lead: (d) => `${FACTOR_WORDS[d.factor ?? "password-changed"]} for your account${d.byAdmin ? " by an administrator" : ""}${d.time ? ` on ${d.time}` : ""}.`,
     after: (d) => d.byAdmin
       ? "If you asked for it, there is nothing to do. If not, reset your password now and tell us."
       : "If it was you, there is nothing to do. If not, reset your password now and tell us.",

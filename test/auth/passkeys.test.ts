@@ -55,7 +55,7 @@ describe.skipIf(chromium.unavailable !== undefined)("passkeys in Chromium with a
   const notices = async (to: string) => {
     await (running.app.sealed.service("mail") as { flush(): Promise<void> }).flush();
     const rows = await running.app.db.selectFrom("trellis_mail" as never).select("text_body" as never).where("kind" as never, "=", "factor-changed" as never).where("to_address" as never, "=", to as never).orderBy("id" as never).execute();
-    return (rows as { text_body: string }[]).map((row) => row.text_body.split("\n")[2]!.replace(/ on your account( by an administrator)?.*/, (_, by: string | undefined) => by ?? ""));
+    return (rows as { text_body: string }[]).map((row) => row.text_body.split("\n")[2]!.replace(/ for your account( by an administrator)?.*/, (_, by: string | undefined) => by ?? ""));
   };
   const session = async () => (await pageFetch(page, "/api/auth/get-session")).body as { user: { id: string; email: string } } | null;
 

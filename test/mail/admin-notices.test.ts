@@ -90,8 +90,8 @@ describe("factor-changed notices for an administrator's changes", () => {
     const admin = await t.asAdmin({ email: "admin@example.test" });
     expect(await admin.client._admin.users.resetTwoFactor({ id: ann.user.id })).toEqual({ reset: true });
     expect(await factorNotices("ann@example.test")).toEqual([
-      "Two-factor sign-in was turned on on your account.",
-      "Two-factor sign-in was turned off on your account by an administrator.",
+      "Two-factor sign-in was turned on for your account.",
+      "Two-factor sign-in was turned off for your account by an administrator.",
     ]);
     const [last] = await t.outbox({ to: "ann@example.test" });
     expect(last).toMatchObject({ subject: "Your Notice App sign-in settings changed" });
@@ -109,7 +109,7 @@ describe("factor-changed notices for an administrator's changes", () => {
     await passkeyOf(ben.user.id, "pk-ben");
     const admin = await t.asAdmin({ email: "admin@example.test" });
     expect(await admin.client._admin.users.deletePasskey({ id: "pk-ben" })).toEqual({ deleted: 1 });
-    expect(await factorNotices("ben@example.test")).toEqual(["A passkey was removed on your account by an administrator."]);
+    expect(await factorNotices("ben@example.test")).toEqual(["A passkey was removed for your account by an administrator."]);
     await expect(admin.client._admin.users.deletePasskey({ id: "pk-ben" })).rejects.toMatchObject({ status: 404 });
     expect(await allFactorNotices()).toEqual(["ben@example.test"]);
   });
@@ -123,14 +123,14 @@ describe("factor-changed notices for an administrator's changes", () => {
     expect(await allFactorNotices()).toEqual([]);
 
     expect(await post(admin, "/admin/set-user-password", { userId: cy.user.id, newPassword: "a new long passphrase" })).toMatchObject({ status: 200, body: { status: true } });
-    expect(await factorNotices("cy@example.test")).toEqual(["The password was changed on your account by an administrator."]);
+    expect(await factorNotices("cy@example.test")).toEqual(["The password was changed for your account by an administrator."]);
     expect(await factorNotices("admin@example.test")).toEqual([]);
     expect((await t.signIn("cy@example.test", "a new long passphrase")).user.id).toBe(cy.user.id);
     // An unknown user is 404, and nobody is told.
     expect((await post(admin, "/admin/set-user-password", { userId: "nobody", newPassword: "a new long passphrase" })).status).toBe(404);
     // An admin setting their own password there is told as for their own change.
     expect((await post(admin, "/admin/set-user-password", { userId: admin.user.id, newPassword: "the admin's new passphrase" })).status).toBe(200);
-    expect(await factorNotices("admin@example.test")).toEqual(["The password was changed on your account."]);
+    expect(await factorNotices("admin@example.test")).toEqual(["The password was changed for your account."]);
     expect(await allFactorNotices()).toEqual(["admin@example.test", "cy@example.test"]);
   });
 
@@ -141,8 +141,8 @@ describe("factor-changed notices for an administrator's changes", () => {
     const admin = await t.asAdmin({ email: "admin@example.test" });
     expect((await post(admin, "/admin/update-user", { userId: fay.user.id, data: { twoFactorEnabled: false } })).status).toBe(200);
     expect(await factorNotices("fay@example.test")).toEqual([
-      "Two-factor sign-in was turned on on your account.",
-      "Two-factor sign-in was turned off on your account by an administrator.",
+      "Two-factor sign-in was turned on for your account.",
+      "Two-factor sign-in was turned off for your account by an administrator.",
     ]);
     expect(await factorNotices("admin@example.test")).toEqual([]);
   });
@@ -155,7 +155,7 @@ describe("factor-changed notices for an administrator's changes", () => {
     const impersonating = await post(admin, "/admin/impersonate-user", { userId: dee.user.id });
     expect(impersonating.status).toBe(200);
     expect((await post(admin, "/passkey/delete-passkey", { id: "pk-dee" }, jar(impersonating.cookie))).status).toBe(200);
-    expect(await factorNotices("dee@example.test")).toEqual(["A passkey was removed on your account by an administrator."]);
+    expect(await factorNotices("dee@example.test")).toEqual(["A passkey was removed for your account by an administrator."]);
     expect(await allFactorNotices()).toEqual(["dee@example.test"]);
   });
 });

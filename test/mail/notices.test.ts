@@ -123,7 +123,7 @@ describe("factor-changed notices", () => {
     const changed = await post(app, "/api/auth/change-password", { currentPassword: PASSWORD, newPassword: "another long passphrase" }, as(FIREFOX, HOME, up.cookie));
     expect(changed.status).toBe(200);
     expect(await notices(app, "ben@example.test")).toEqual([
-      expect.objectContaining({ kind: "factor-changed", subject: "Your Notice App sign-in settings changed", text: expect.stringContaining("The password was changed on your account on ") }),
+      expect.objectContaining({ kind: "factor-changed", subject: "Your Notice App sign-in settings changed", text: expect.stringContaining("The password was changed for your account on ") }),
     ]);
 
     expect((await post(app, "/api/auth/request-password-reset", { email: "ben@example.test", redirectTo: "/reset" })).status).toBe(200);
