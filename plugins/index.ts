@@ -15,6 +15,6 @@ export { jobsPlugin, type JobsPlugin, type JobsConfig, type JobsService, type Jo
 export { webhooksPlugin, DELIVERY_JOB, type WebhooksConfig, type WebhookEndpoint, type WebhookEvent, type Delivery } from "./webhooks/index.js";
 export { mailPlugin, escapeHtml, defaultTemplate, type MailConfig, type Mailer, type MailMessage, type MailTransport, type MailKind, type MailTemplate, type MailTemplateData, type MailNotices, type FactorChange } from "./mail/index.js";
 export { backupsPlugin, BACKUP_JOB, type BackupsConfig, type BackupsService, type BackupInfo, type BackupFailure, type BackupsOverview, type AdminBackupsRouter } from "./backups/index.js";
-export { auditPlugin, RETAIN_JOB, type AuditConfig, type AuditEntry, type AuditService, type AdminAuditRouter } from "./audit/index.js";
+export { auditPlugin, RETAIN_JOB, type AuditConfig, type AuditEntry, type AuditHistory, type AuditService, type AdminAuditRouter } from "./audit/index.js";
 export { channelsPlugin, type ChannelDefinition, type ChannelDefinitions, type ChannelRule, type ChannelsConfig, type ChannelLimits, type ChannelsService, type ChannelStats } from "./channels/index.js";
 export { organizationsPlugin, NO_ACTIVE_ORGANIZATION, orgRulePermission, type OrgRule, type OrganizationsConfig, type Membership, type Tenancy, type PermissionStatements, type AdminOrganizationsRouter } from "./organizations/index.js";

@@ -118,7 +118,7 @@ type ColumnName<S extends AnySchema, N extends TableName<S>> = keyof TablesOf<S>
 type RelationName<S extends AnySchema, N extends TableName<S>> = keyof RelationsOf<S, N> & string;
 
 /** The options of `.resource()` whose literal values type its procedures. */
-interface ResourceTyping<Owner, Writable, Readonly, Includable, Live, Tenant = never, SoftDelete = false> {
+interface ResourceTyping<Owner, Writable, Readonly, Includable, Live, Tenant = never, SoftDelete = false, History = false> {
   ownerColumn?: Owner;
   tenant?: Tenant;
   writable?: Writable[];
@@ -126,6 +126,7 @@ interface ResourceTyping<Owner, Writable, Readonly, Includable, Live, Tenant = n
   includable?: Array<Includable | { relation: Includable; scoped?: boolean }>;
   live?: Live;
   softDelete?: SoftDelete;
+  history?: History;
 }
 
 export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
@@ -227,11 +228,12 @@ export class App<S extends AnySchema = NoSchema, Extra = {}, Router = {}> {
     const Live extends LiveSetting = false,
     const Tenant extends ColumnName<S, N> = never,
     const SoftDelete extends SoftDeleteSetting = false,
+    const History extends boolean = false,
   >(
     name: N,
-    options: ResourceOptions<Ctx<S, Extra>, RowOf<S, N>, WhereOf<S, N> | OrgRule> & ResourceTyping<Owner, Writable, Readonly, Includable, Live, Tenant, SoftDelete> = {},
+    options: ResourceOptions<Ctx<S, Extra>, RowOf<S, N>, WhereOf<S, N> | OrgRule> & ResourceTyping<Owner, Writable, Readonly, Includable, Live, Tenant, SoftDelete, History> = {},
     // The tenant column is server-controlled like the owner column: absent from create and update input.
-  ): App<S, Extra, Router & { [K in N]: ResourceRouter<S, N, ResourceShape<Owner | Tenant, Writable, Readonly, Includable, Live, SoftDelete>> }> {
+  ): App<S, Extra, Router & { [K in N]: ResourceRouter<S, N, ResourceShape<Owner | Tenant, Writable, Readonly, Includable, Live, SoftDelete, History>> }> {
     if (!this.#resources) this.kernel.use((this.#resources = resourcesPlugin()));
     const permissions = options.permissions && Object.fromEntries(Object.entries(options.permissions).map(([action, rule]) => [action, withOrgRule(rule, false)]));
     this.#resources.add(name, { ...options, ...(permissions && { permissions }) } as ResourceOptions<any, any>, this.#base);

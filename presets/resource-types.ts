@@ -2,14 +2,15 @@ import type { ClientPromiseResult, FriendlyClientOptions } from "@orpc/client";
 import type { Procedure, ProcedureClient, Schema } from "@orpc/server";
 import type { ColumnState, ColumnsRow, RelationMapOf, SchemaResult, TableName, TablesOf } from "../kernel/schema/index.js";
 import type { SoftDeleteOptions } from "../plugins/resources/index.js";
+import type { AuditEntry } from "../plugins/audit/index.js";
 import type { FilterValue, NearestArgs, OrderByEntry, RelsOf, Where, WhereOf, WithDistance, WithIncluded } from "../kernel/db/query-types.js";
 
 type AnySchema = SchemaResult<any, any>;
 
 /**
  * What a `.resource()` call's options decide about its types: the owner column, `writable`,
- * `readonly` and `includable` names, and whether `live` and `softDelete` are on. Captured from the
- * options literal.
+ * `readonly` and `includable` names, and whether `live`, `softDelete` and `history` are on. Captured
+ * from the options literal.
  */
 export interface ResourceShape<
   Owner extends string = never,
@@ -18,6 +19,7 @@ export interface ResourceShape<
   Includable extends string = never,
   Live = false,
   SoftDelete = false,
+  History = false,
 > {
   owner: Owner;
   writable: Writable;
@@ -25,9 +27,10 @@ export interface ResourceShape<
   includable: Includable;
   live: Live;
   softDelete: SoftDelete;
+  history: History;
 }
 
-type AnyShape = ResourceShape<any, any, any, any, any, any>;
+type AnyShape = ResourceShape<any, any, any, any, any, any, any>;
 
 /** The `softDelete` option as written: `true` or a purge delay turns `{name}.restore` on. */
 export type SoftDeleteSetting = boolean | SoftDeleteOptions;
@@ -139,6 +142,21 @@ export interface PageCall<Tables, Rels, Cols, Includable extends string, W = Whe
   ): Result<ResourcePage<WithIncluded<ColumnsRow<Cols>, Tables, Rels, I>>>;
 }
 
+/** `{name}.history` input: the row, and a page of its entries. */
+export interface HistoryInput<Key> {
+  where: Key;
+  /** A previous page's `nextCursor`: only entries older than its last. */
+  cursor?: string;
+  /** Entries per page, 1 to 200. @default 50 */
+  take?: number;
+}
+
+/** One page of `{name}.history`, newest first: `nextCursor` is null on the last page. */
+export interface HistoryPage {
+  entries: AuditEntry[];
+  nextCursor: string | null;
+}
+
 /** `batch` input: creates, then updates, then deletes, in one transaction. */
 export interface BatchInput<Create, Update, Key> {
   create?: readonly Create[];
@@ -191,7 +209,7 @@ type Updatable<S extends AnySchema, T extends TableName<S>, O extends AnyShape> 
 
 /** (A type alias, not an interface: oRPC's router constraint needs an implicit index signature.)
  * The generated procedures of `.resource(name)`: `{name}.list/get/create/update/delete/page/batch`,
- * `{name}.live` when `live` is on and `{name}.restore` when `softDelete` is. */
+ * `{name}.live` when `live` is on, `{name}.restore` when `softDelete` is and `{name}.history` when `history` is. */
 export type ResourceRouter<S extends AnySchema, T extends TableName<S>, O extends AnyShape = ResourceShape> = {
   list: TypedProcedure<
     ListInput<Cols<S, T>, O["includable"], IncludeFlags<O["includable"]>, NearestArgs<Cols<S, T>>, WhereOf<S, T>> | undefined,
@@ -221,7 +239,8 @@ export type ResourceRouter<S extends AnySchema, T extends TableName<S>, O extend
   >;
   batch: TypedProcedure<BatchOf<S, T, O>, BatchResult<Row<S, T>>, WriteCall<BatchOf<S, T, O>, BatchResult<Row<S, T>>>>;
 } & ([O["live"]] extends [false | undefined] ? {} : { live: LiveProcedure<S, T, O> }) &
-  ([O["softDelete"]] extends [false | undefined] ? {} : { restore: TypedProcedure<{ where: KeyOf<Cols<S, T>> }, Row<S, T>, WriteCall<{ where: KeyOf<Cols<S, T>> }, Row<S, T>>> });
+  ([O["softDelete"]] extends [false | undefined] ? {} : { restore: TypedProcedure<{ where: KeyOf<Cols<S, T>> }, Row<S, T>, WriteCall<{ where: KeyOf<Cols<S, T>> }, Row<S, T>>> }) &
+  ([O["history"]] extends [true] ? { history: TypedProcedure<HistoryInput<KeyOf<Cols<S, T>>>, HistoryPage, WriteCall<HistoryInput<KeyOf<Cols<S, T>>>, HistoryPage>> } : {});
 
 type BatchOf<S extends AnySchema, T extends TableName<S>, O extends AnyShape> = BatchInput<
   CreateData<Cols<S, T>, Settable<S, T, O>>,

@@ -69,9 +69,33 @@ export class AuditEntries {
   ) {}
 
   async page(filter: EntryFilter, take: number): Promise<{ entries: AuditEntry[]; nextCursor: string | null }> {
-    const rows = await this.#select(filter, take + 1);
-    const entries = rows.slice(0, take).map((row) => this.#decode(row));
-    return { entries, nextCursor: rows.length > take ? entries.at(-1)!.id : null };
+    return this.#paged(await this.#select(filter, take + 1), take);
+  }
+
+  /**
+   * The entries of one row's current life, newest first: those since its latest insert (all of them
+   * when the log holds none, such as a row older than the log). A key deleted and inserted again
+   * names another row, whose earlier entries are not this one's.
+   */
+  async row(table: string, key: string, cursor: string | undefined, take: number): Promise<{ entries: AuditEntry[]; nextCursor: string | null }> {
+    let query = this.db
+      .selectFrom(AUDIT_TABLE)
+      .selectAll()
+      .where("table_name", "=", table)
+      .where("row_key", "=", key)
+      // The latest insert, found walking the row's index backwards; 0 when there is none.
+      .where((eb) =>
+        eb(
+          "id",
+          ">=",
+          eb.fn.coalesce(
+            eb.selectFrom(AUDIT_TABLE).select("id").where("table_name", "=", table).where("row_key", "=", key).where("op", "=", "insert").orderBy("id", "desc").limit(1),
+            eb.lit(0),
+          ),
+        ),
+      );
+    if (cursor !== undefined) query = query.where("id", "<", this.#id(cursor));
+    return this.#paged((await query.orderBy("id", "desc").limit(take + 1).execute()) as StoredEntry[], take);
   }
 
   async get(id: string): Promise<AuditEntry | undefined> {
@@ -96,6 +120,12 @@ export class AuditEntries {
     if (filter.to !== undefined) query = query.where("at", "<=", filter.to.toISOString());
     if (filter.cursor !== undefined) query = query.where("id", "<", this.#id(filter.cursor));
     return query.orderBy("id", "desc").limit(limit).execute() as Promise<StoredEntry[]>;
+  }
+
+  /** `take` entries of `rows` (read with one more, which tells whether a next page exists). */
+  #paged(rows: StoredEntry[], take: number): { entries: AuditEntry[]; nextCursor: string | null } {
+    const entries = rows.slice(0, take).map((row) => this.#decode(row));
+    return { entries, nextCursor: rows.length > take ? entries.at(-1)!.id : null };
   }
 
   /** PostgreSQL's bigserial compares with a string parameter; SQLite's integer key wants a number. */

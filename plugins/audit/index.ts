@@ -2,7 +2,7 @@ import { TrellisError, definePlugin, runInRequest, useWriteSetting, type AppPlug
 import { CompiledQuery } from "kysely";
 import { currentActor } from "./actor.js";
 import { auditAdminSection } from "./admin.js";
-import { AuditEntries } from "./entries.js";
+import { AuditEntries, type AuditEntry } from "./entries.js";
 import { AUDIT_BAD_RETAIN, AUDIT_UNKNOWN_TABLE } from "./errors.js";
 import { auditedTables, parseRetain, type AuditConfig } from "./options.js";
 import { RETAIN_CRON, RETAIN_JOB, sweep, sweepHourly } from "./retention.js";
@@ -22,9 +22,20 @@ export interface AuditService {
   sweep(): Promise<number>;
 }
 
+/**
+ * A row's history, for other plugins (a resource's `history` option reads it): the service
+ * `audit-history`. `audits` says whether a table is recorded; `row` pages the entries of one row's
+ * current life (since its latest insert) newest first, as `_admin.audit.list` shapes them.
+ */
+export interface AuditHistory {
+  audits(table: string): boolean;
+  row(table: string, key: string, page: { cursor?: string; take: number }): Promise<{ entries: AuditEntry[]; nextCursor: string | null }>;
+}
+
 declare module "../../kernel/index.js" {
   interface AppServices {
     audit: AuditService;
+    "audit-history": AuditHistory;
   }
 }
 
@@ -47,7 +58,7 @@ export function auditPlugin(config: AuditConfig = {}): AppPlugin {
     name: "audit",
     stage: "feature",
     optionalDependencies: ["jobs", "telemetry"],
-    provides: ["audit", "admin-section:audit"],
+    provides: ["audit", "audit-history", "admin-section:audit"],
     validate(ctx) {
       if (config.retain !== undefined && retainMs === undefined) {
         throw new TrellisError(AUDIT_BAD_RETAIN, `.audit({ retain: ${JSON.stringify(config.retain)} }): write a whole number and a unit, d, h or m (such as "90d")`, { plugin: "audit", hook: "validate" });
@@ -80,8 +91,10 @@ export function auditPlugin(config: AuditConfig = {}): AppPlugin {
       const run = () => (retainMs === undefined ? Promise.resolve(0) : sweep(entries, retainMs));
       ctx.provide("audit", { sweep: run }, { context: true });
       if (retainMs !== undefined) schedule(ctx, run);
-      countEntries(ctx, new Set(tables.map((table) => table.name)));
-      ctx.provide("admin-section:audit", auditAdminSection({ db, kind, schema: ctx.schema, entries, audited: new Set(tables.map((table) => table.name)) }));
+      const audited = new Set(tables.map((table) => table.name));
+      countEntries(ctx, audited);
+      ctx.provide("audit-history", { audits: (table) => audited.has(table), row: (table, key, page) => entries.row(table, key, page.cursor, page.take) } satisfies AuditHistory);
+      ctx.provide("admin-section:audit", auditAdminSection({ db, kind, schema: ctx.schema, entries, audited }));
       const scope: HttpMiddleware = (event, next) => runInRequest(event, next);
       scope.displayName = "audit:writer";
       // Preflights and HEAD requests write nothing.

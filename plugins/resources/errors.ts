@@ -23,3 +23,5 @@ export const RESOURCE_HOOKS_INVALID = "RESOURCE_HOOKS_INVALID";
 export const RESOURCE_SOFT_DELETE = "RESOURCE_SOFT_DELETE";
 /** A tenant-scoped resource in an app whose schema declares no organizations. */
 export const RESOURCE_TENANT_NO_ORGANIZATIONS = "RESOURCE_TENANT_NO_ORGANIZATIONS";
+/** `history` on a resource whose table the audit log does not record (no `.audit()`, or the table left out). */
+export const RESOURCE_HISTORY_NOT_AUDITED = "RESOURCE_HISTORY_NOT_AUDITED";

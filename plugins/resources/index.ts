@@ -18,6 +18,7 @@ import {
 import { isWhereRule, withUser } from "./user-where.js";
 import { schedulePurge, softDeleteOf, type SoftDelete } from "./soft-delete.js";
 import type { TenantSource } from "./tenant.js";
+import { historySource, type HistorySource } from "./history.js";
 
 export type {
   IncludableRelation,
@@ -62,8 +63,9 @@ export function resourcesPlugin(): ResourcesPlugin {
     name: "resources",
     stage: "feature",
     // A batch charges the rate limit one count per item, through its service; soft deletes are purged by a cron job.
-    // Tenant-scoped resources read the caller's organization through the organizations service.
-    optionalDependencies: ["rate-limit", "jobs", "organizations"],
+    // Tenant-scoped resources read the caller's organization through the organizations service, and
+    // a resource's history the audit log's entries through the audit-history service.
+    optionalDependencies: ["rate-limit", "jobs", "organizations", "audit"],
     // A plain object rather than definePlugin's result: it carries `add` for the facade.
     add(name, options, base) {
       checkOptions(name, options);
@@ -135,6 +137,8 @@ export function resourcesPlugin(): ResourcesPlugin {
         throw new TrellisError(RESOURCE_TENANT_NO_ORGANIZATIONS, "Tenant-scoped resources need the organizations plugin (registered by .auth())", { plugin: "resources", hook: "build" });
       }
       tenantSource = () => organizations!;
+      // The audit plugin (same stage, ordered before this one by the dependency) provided it in its build.
+      const history = historySource(ctx.want("audit-history") as unknown as HistorySource | undefined, specs.filter((spec) => spec.keepsHistory).map((spec) => spec.name));
       const rateLimit = ctx.want("rate-limit");
       // The author's choice stays theirs (SPEC.md), but made visible: a bare includable relation that
       // returns rows a related rule would hide is reported once, at build, with its code.
@@ -147,6 +151,7 @@ export function resourcesPlugin(): ResourcesPlugin {
         const declaredHooks = declared.find((resource) => resource.name === spec.name)?.options.hooks;
         spec.hooks = bindHooks(spec.name, declaredHooks, (error, source, event) => ctx.report(error, source, event));
         checkWhereRules(spec, db);
+        if (spec.keepsHistory) spec.history = history;
         procedures[spec.name] = resourceProcedures(spec, db, kind, () => sealed!, rateLimit);
         registry.set(spec.name, describe(spec, authorizer(spec, db)));
       }
@@ -189,6 +194,7 @@ function resolve(resource: Declared, schema: SchemaModel, fallbackBase: Procedur
     base: resource.base ?? fallbackBase,
     hooks: undefined,
     softDelete: softDeleteOf(name, table, options.softDelete),
+    keepsHistory: options.history === true,
     ...(options.tenant !== undefined && { tenant: { column: options.tenant, source: tenantSource } }),
   };
 }
@@ -200,6 +206,7 @@ function describe(spec: ResourceSpec, authorize: ResourceInfo["authorize"]): Res
   const procedures: Record<string, string> = Object.fromEntries(ACTIONS.map((action) => [action, `${spec.name}.${action}`]));
   if (spec.live) procedures.live = `${spec.name}.live`;
   if (spec.softDelete) procedures.restore = `${spec.name}.restore`;
+  if (spec.keepsHistory) procedures.history = `${spec.name}.history`;
   return Object.freeze({
     name: spec.name,
     table: spec.table,

@@ -58,3 +58,12 @@ export function updateInput(key: z.ZodObject, data: z.ZodObject) {
 export function deleteInput(key: z.ZodObject) {
   return z.object({ where: key });
 }
+
+/** `{name}.history`: the row, and a page of its entries (`cursor` a previous page's `nextCursor`). */
+export function historyInput(key: z.ZodObject, max: number) {
+  return z.object({
+    where: key,
+    cursor: z.string().regex(/^\d{1,19}$/, "a cursor is the nextCursor of a previous page").optional(),
+    take: z.number().int().min(1).max(max).optional(),
+  });
+}

@@ -129,6 +129,14 @@ export interface ResourceOptions<Ctx = AppRpcContext, Row = Record<string, unkno
    * @default false ({ purgeAfter: "30d" } when true)
    */
   softDelete?: boolean | SoftDeleteOptions;
+  /**
+   * Registers `{name}.history({ where, cursor?, take? })`: the audit log's entries of one row,
+   * newest first in cursor pages, to whoever may `get` that row (the get permission, owner, `where`
+   * and tenant rules; a caller who may not read the row gets what `get` answers). Needs `.audit()`
+   * recording the table (`RESOURCE_HISTORY_NOT_AUDITED` at build otherwise). See docs/audit.md.
+   * @default false
+   */
+  history?: boolean;
 }
 
 export interface LiveLimits {

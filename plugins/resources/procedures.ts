@@ -22,7 +22,7 @@ import { assertFunction, assertGate } from "./permissions.js";
 import { relationScopes, ruleWhere, type RelationRules } from "./where-rules.js";
 import { isWhereRule, withUser } from "./user-where.js";
 import { includeArgs, type IncludeRule } from "./include-rules.js";
-import { deleteInput, getInput, listInput, updateInput, type NearestInput } from "./inputs.js";
+import { deleteInput, getInput, historyInput, listInput, updateInput, type NearestInput } from "./inputs.js";
 import type { ListLimits, LiveLimits, ResourceAction, ResourcePermission } from "./options.js";
 import { liveProcedure } from "./live.js";
 import { both, refuseTenantInput, tenantWhere, type Tenant } from "./tenant.js";
@@ -31,6 +31,7 @@ import type { RateLimitCharge } from "../../kernel/index.js";
 import { accessMeta, mcp } from "../../kernel/index.js";
 import type { CompiledQuery, DeleteQueryBuilder } from "kysely";
 import { DELETED_AT, type SoftDelete } from "./soft-delete.js";
+import { HISTORY_TAKE, type HistorySource } from "./history.js";
 
 /** Every generated procedure but `live`: what `mcp` may tag. */
 export type ToolAction = ResourceAction | "page" | "batch";
@@ -72,6 +73,10 @@ export interface ResourceSpec {
   softDelete: SoftDelete | undefined;
   /** The tenant column and the caller's organization (`tenant` option); undefined when not tenant-scoped. */
   tenant?: Tenant;
+  /** Whether the resource keeps a history (`{name}.history`, the `history` option). */
+  keepsHistory: boolean;
+  /** Where `{name}.history` reads the entries (the audit plugin's service), set at build. */
+  history?: HistorySource;
 }
 
 /** How a write is made: by whom, and where its after hooks and old rows go. */
@@ -182,20 +187,29 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
     .input(listInput())
     .handler(async ({ input = {}, context }) => rows.many((await query().findMany(await listArgs(input, context))) as Row[]));
 
+  /**
+   * The row `get` answers this caller, with the relations `include` asks for, or get's refusal: 404
+   * for a row missing, not the caller's, outside a `where` rule or another organization's (or
+   * soft-deleted), 403 when a function rule says no.
+   */
+  const readable = async (named: Row, includeFlags: Record<string, true> | undefined, context: AppRpcContext): Promise<Row> => {
+    const where = spec.tenant ? { ...keyWhere(named, context, "get"), ...(await tenantWhere(spec.tenant, context)) } : keyWhere(named, context, "get");
+    const include = await includeArgs(includeFlags, spec.includable, context);
+    const rule = withAlive(whereRule("get", context));
+    const find = (ruled: Row | undefined) => query().findFirst({ where, include, ...(ruled ? { scope: { where: ruled } } : {}) }) as Promise<Row | null>;
+    let row = (include || rule ? ((await find(rule)) ?? undefined) : await byKey(db, where)) as Row | undefined;
+    const verdict = await assertFunction(permissions.get, { context, row });
+    // A function that answers with a `where`: the row must match it too, read again in SQL.
+    if (verdict && row) row = (await find(verdict)) ?? undefined;
+    if (!row) throw notFound(spec.name);
+    return row;
+  };
+
   const get = gated("get")
     .input(getInput(key))
     .handler(async ({ input, context }) => {
       checkInclude(input.include);
-      const where = spec.tenant ? { ...keyWhere(input.where, context, "get"), ...(await tenantWhere(spec.tenant, context)) } : keyWhere(input.where, context, "get");
-      const include = await includeArgs(input.include, spec.includable, context);
-      const rule = withAlive(whereRule("get", context));
-      const find = (ruled: Row | undefined) => query().findFirst({ where, include, ...(ruled ? { scope: { where: ruled } } : {}) }) as Promise<Row | null>;
-      let row = (include || rule ? ((await find(rule)) ?? undefined) : await byKey(db, where)) as Row | undefined;
-      const verdict = await assertFunction(permissions.get, { context, row });
-      // A function that answers with a `where`: the row must match it too, read again in SQL.
-      if (verdict && row) row = (await find(verdict)) ?? undefined;
-      if (!row) throw notFound(spec.name);
-      return rows.one(row);
+      return rows.one(await readable(input.where, input.include, context));
     });
 
   const writeScope = (context: AppRpcContext): WriteScope => ({ caller: { context, user: context.user, actor: writeActor(context) }, after: [], before: new Map() });
@@ -381,7 +395,15 @@ export function resourceProcedures(spec: ResourceSpec, db: AppDatabase<any>, kin
       ),
     );
 
-  const procedures = { list, get, create, update, delete: remove, page, batch, ...(alive && { restore }) };
+  // A row's audit entries, to whoever may get it: get's gate, then get's own lookup (its 404 or 403).
+  const history = gated("get", false)
+    .input(historyInput(key, HISTORY_TAKE.max))
+    .handler(async ({ input, context }) => {
+      const row = await readable(input.where, undefined, context);
+      return spec.history!.row(table.name, String(row[pk]), { cursor: input.cursor, take: input.take ?? HISTORY_TAKE.default });
+    });
+
+  const procedures = { list, get, create, update, delete: remove, page, batch, ...(alive && { restore }), ...(spec.keepsHistory && { history }) };
   if (!spec.live) return procedures;
   return { ...procedures, live: liveProcedure(spec, gated("live"), { listArgs, query, sealed }) };
 }

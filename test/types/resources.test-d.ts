@@ -4,6 +4,7 @@ import { App, type InferRouter } from "../../presets/trellis.js";
 import { createClient, isRpcError, RpcError } from "../../presets/client.js";
 import { schema, type WhereOf } from "../../kernel/schema/index.js";
 import { sqliteMemory } from "../support/app.js";
+import type { AuditEntry } from "../../plugins/index.js";
 
 const v1 = schema("1")
   .auth()
@@ -165,6 +166,35 @@ describe("resource procedures on the in-process client and createClient", () => 
     void client.memo.restore({ where: { text: "a" } });
     expectTypeOf(client.note).not.toHaveProperty("restore");
     expectTypeOf(remote.post).not.toHaveProperty("restore");
+  });
+
+  it("types history where the history option is on, and only there", async () => {
+    const audited = new App({ db: sqliteMemory() })
+      .schema(v1)
+      .auth({ secret: "a-test-secret-that-is-long-enough-0123456789" })
+      .resource("memo", { history: true })
+      .resource("note", { history: true })
+      .resource("tag", { history: false })
+      .audit();
+    const local = audited.build().client();
+    const far = createClient<InferRouter<typeof audited>>({ url: "http://localhost" });
+    for (const c of [local, far]) {
+      const page = await c.memo.history({ where: { id: 1 }, cursor: "42", take: 10 });
+      expectTypeOf(page).toEqualTypeOf<{ entries: AuditEntry[]; nextCursor: string | null }>();
+      expectTypeOf(page.entries[0]!.op).toEqualTypeOf<"insert" | "update" | "delete">();
+      expectTypeOf(page.entries[0]!.before).toEqualTypeOf<Record<string, unknown> | null>();
+      // The key is the table's own: a uuid named `key` on note.
+      void c.note.history({ where: { key: "0b6f8a4e-5c0e-4c38-9a1e-0f2d7b0f6a51" } });
+      // @ts-expect-error history names the row by its key only
+      void c.memo.history({ where: { text: "a" } });
+      // @ts-expect-error take is a number
+      void c.memo.history({ where: { id: 1 }, take: "10" });
+      // @ts-expect-error the row is required
+      void c.memo.history({});
+      expectTypeOf(c.tag).not.toHaveProperty("history");
+    }
+    expectTypeOf(client.memo).not.toHaveProperty("history");
+    expectTypeOf(remote.post).not.toHaveProperty("history");
   });
 
   it("carries db.query's row types through a procedure's output", async () => {
