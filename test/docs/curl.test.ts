@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, type ExpectStatic } from "vitest";
+import { afterAll, beforeAll, describe, it, type ExpectStatic } from "vitest";
 import { codeBlocks, markdownPages } from "./markdown.js";
 import { buildBlog, serveBuiltBlog, type StartedBlog } from "../support/npm-start.js";
 
@@ -138,7 +138,7 @@ function check(sample: CurlSample, result: CurlRun, expect: ExpectStatic) {
   }
 }
 
-describe("docs: curl samples against the served blog", () => {
+describe("docs: curl samples against the served blog", { concurrent: true }, () => {
   let dir: string;
   let blog: StartedBlog;
   beforeAll(async () => {
@@ -151,11 +151,11 @@ describe("docs: curl samples against the served blog", () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it("finds curl samples", () => {
+  it("finds curl samples", ({ expect }) => {
     expect(pages.length).toBeGreaterThan(2);
   });
 
-  it("no two pages sign up the same address (they share one blog)", () => {
+  it("no two pages sign up the same address (they share one blog)", ({ expect }) => {
     const first = new Map<string, string>();
     for (const { page, samples } of pages) {
       for (const email of new Set(signedUp(samples))) {
@@ -189,13 +189,13 @@ describe("docs: curl samples against the served blog", () => {
     }
   }
 
-  // README.md, then the blog's README, in that order: both are followed that way on a fresh start.
-  it.concurrent("README.md, then examples/blog/README.md, on the fresh blog", async ({ expect }) => {
+  // README.md, then the blog's README, in that order: a newcomer follows them that way.
+  it("README.md, then examples/blog/README.md, in that order", async ({ expect }) => {
     for (const page of SHARED) await runPage(pages.find((entry) => entry.page === page)!.samples, expect);
   }, 120_000);
 
   // Every other page beside them: each states nothing about rows the others write.
-  it.concurrent.for(pages.filter(({ page }) => !SHARED.includes(page)))("$page", async ({ samples }, { expect }) => {
+  it.for(pages.filter(({ page }) => !SHARED.includes(page)))("$page", { timeout: 120_000 }, async ({ samples }, { expect }) => {
     await runPage(samples, expect);
-  }, 120_000);
+  });
 });

@@ -4,15 +4,17 @@ import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, it } from "vitest";
 import { buildBlog, npmStart, serveBuiltBlog } from "../support/npm-start.js";
 
-describe("npm start: the blog configured from the environment", () => {
-  // The refusals come from the server half of `npm start`, run on one build; the two tests that
-  // serve run the whole script, build included.
+describe("npm start: the blog configured from the environment", { concurrent: true }, () => {
+  // The refusals and the PostgreSQL start come from the server half of `npm start`, run on one
+  // build; the embedded start runs the whole script, build included (a second build at the same
+  // time as servers of the first is safe: build.ts renames each file into place). The cases are
+  // independent processes, so they run at the same time.
   beforeAll(() => buildBlog(), 120_000);
 
-  it("refuses the development secret when NODE_ENV=production, naming AUTH_SECRET", async () => {
+  it("refuses the development secret when NODE_ENV=production, naming AUTH_SECRET", async ({ expect }) => {
     const failed = await serveBuiltBlog({ NODE_ENV: "production", AUTH_SECRET: "", PORT: "0", DATA_DIR: "memory://", DATABASE_URL: "" }).then(
       async (blog) => {
         await blog.stop();
@@ -28,7 +30,7 @@ describe("npm start: the blog configured from the environment", () => {
     expect(failed?.output).not.toMatch(/^\s+at /m);
   }, 120_000);
 
-  it("prints a malformed DATABASE_URL as one block with its fix, and exits 1", async () => {
+  it("prints a malformed DATABASE_URL as one block with its fix, and exits 1", async ({ expect }) => {
     const failed = await serveBuiltBlog({ DATABASE_URL: "not-a-url", PORT: "0" }).then(
       async (blog) => {
         await blog.stop();
@@ -42,7 +44,7 @@ describe("npm start: the blog configured from the environment", () => {
     expect(failed?.output).not.toMatch(/^\s+at /m);
   }, 120_000);
 
-  it("refuses to start in production without a mail transport, naming MAIL_TRANSPORT_MISSING", async () => {
+  it("refuses to start in production without a mail transport, naming MAIL_TRANSPORT_MISSING", async ({ expect }) => {
     const env = { NODE_ENV: "production", AUTH_SECRET: randomBytes(32).toString("base64"), SMTP_URL: "", PORT: "0", DATA_DIR: "memory://", DATABASE_URL: "" };
     const failed = await serveBuiltBlog(env).then(
       async (blog) => {
@@ -55,7 +57,7 @@ describe("npm start: the blog configured from the environment", () => {
     expect(failed?.output).toContain("MAIL_TRANSPORT_MISSING");
   }, 120_000);
 
-  it("listens on HOST and PORT and keeps the embedded database in DATA_DIR", async () => {
+  it("listens on HOST and PORT and keeps the embedded database in DATA_DIR", async ({ expect }) => {
     const dataDir = await mkdtemp(join(tmpdir(), "trellis-blog-"));
     // Production needs a mail transport (nothing connects to it until a message leaves).
     const blog = await npmStart({ HOST: "127.0.0.1", PORT: "0", DATA_DIR: dataDir, DATABASE_URL: "", NODE_ENV: "production", AUTH_SECRET: randomBytes(32).toString("base64"), SMTP_URL: "smtp://127.0.0.1:2525" });
@@ -72,7 +74,7 @@ describe("npm start: the blog configured from the environment", () => {
 
   const databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) console.log("skipping npm start on PostgreSQL: DATABASE_URL is not set");
-  it.skipIf(!databaseUrl)("uses PostgreSQL when DATABASE_URL is set", async () => {
+  it.skipIf(!databaseUrl)("uses PostgreSQL when DATABASE_URL is set", async ({ expect }) => {
     const schema = `blog_${randomBytes(6).toString("hex")}`;
     const admin = new pg.Client({ connectionString: databaseUrl });
     await admin.connect();
@@ -80,7 +82,7 @@ describe("npm start: the blog configured from the environment", () => {
     try {
       const url = new URL(databaseUrl!);
       url.searchParams.set("options", `-c search_path=${schema}`);
-      const blog = await npmStart({ HOST: "127.0.0.1", PORT: "0", DATABASE_URL: url.toString(), DATA_DIR: "" });
+      const blog = await serveBuiltBlog({ HOST: "127.0.0.1", PORT: "0", DATABASE_URL: url.toString(), DATA_DIR: "" });
       try {
         const list = await fetch(`${blog.url}/rpc/post/list`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
         expect(await list.json()).toEqual({ json: [] });
