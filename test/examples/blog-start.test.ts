@@ -4,15 +4,24 @@ import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { beforeAll, describe, it } from "vitest";
-import { buildBlog, npmStart, serveBuiltBlog } from "../support/npm-start.js";
+import { afterAll, beforeAll, describe, it } from "vitest";
+import { npmStart, serveBuiltBlog, type StartedBlog } from "../support/npm-start.js";
 
 describe("npm start: the blog configured from the environment", { concurrent: true }, () => {
-  // The refusals and the PostgreSQL start come from the server half of `npm start`, run on one
-  // build; the embedded start runs the whole script, build included (a second build at the same
-  // time as servers of the first is safe: build.ts renames each file into place). The cases are
-  // independent processes, so they run at the same time.
-  beforeAll(() => buildBlog(), 120_000);
+  // The whole of `npm start` runs once, build included, on the embedded database in DATA_DIR. The
+  // other cases run the server half of the script on that build: the refusals and the PostgreSQL
+  // start. They are processes of their own, so they run at the same time.
+  let dataDir: string;
+  let blog: StartedBlog;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "trellis-blog-"));
+    // Production needs a mail transport (nothing connects to it until a message leaves).
+    blog = await npmStart({ HOST: "127.0.0.1", PORT: "0", DATA_DIR: dataDir, DATABASE_URL: "", NODE_ENV: "production", AUTH_SECRET: randomBytes(32).toString("base64"), SMTP_URL: "smtp://127.0.0.1:2525" });
+  }, 120_000);
+  afterAll(async () => {
+    await blog?.stop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
 
   it("refuses the development secret when NODE_ENV=production, naming AUTH_SECRET", async ({ expect }) => {
     const failed = await serveBuiltBlog({ NODE_ENV: "production", AUTH_SECRET: "", PORT: "0", DATA_DIR: "memory://", DATABASE_URL: "" }).then(
@@ -58,18 +67,10 @@ describe("npm start: the blog configured from the environment", { concurrent: tr
   }, 120_000);
 
   it("listens on HOST and PORT and keeps the embedded database in DATA_DIR", async ({ expect }) => {
-    const dataDir = await mkdtemp(join(tmpdir(), "trellis-blog-"));
-    // Production needs a mail transport (nothing connects to it until a message leaves).
-    const blog = await npmStart({ HOST: "127.0.0.1", PORT: "0", DATA_DIR: dataDir, DATABASE_URL: "", NODE_ENV: "production", AUTH_SECRET: randomBytes(32).toString("base64"), SMTP_URL: "smtp://127.0.0.1:2525" });
-    try {
-      expect(blog.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      const health = await fetch(`${blog.url}/health`);
-      expect(await health.json()).toEqual({ status: "ok", database: "up" });
-      expect(existsSync(join(dataDir, "PG_VERSION"))).toBe(true);
-    } finally {
-      await blog.stop();
-      await rm(dataDir, { recursive: true, force: true });
-    }
+    expect(blog.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const health = await fetch(`${blog.url}/health`);
+    expect(await health.json()).toEqual({ status: "ok", database: "up" });
+    expect(existsSync(join(dataDir, "PG_VERSION"))).toBe(true);
   }, 120_000);
 
   const databaseUrl = process.env.DATABASE_URL;
