@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { embedded } from "../../kernel/embedded/index.js";
+import { embedded, unopenedEmbedded } from "../../kernel/embedded/index.js";
 import { schema } from "../../kernel/schema/index.js";
 import { memoryStorage } from "../../kernel/storage/index.js";
 import { createClient } from "../../presets/client.js";
@@ -19,8 +19,9 @@ import { ORIGIN, signUp, type SignedIn } from "../support/auth.js";
 const v1 = schema("1").auth().table("note", (t) => ({ id: t.serial().primaryKey(), body: t.text() })).build();
 const secret = "a-test-secret-that-is-long-enough-0123456789";
 
+/** An app with `.backups(backups)`; on a new in-memory embedded database unless `options.db` names one. */
 function adminApp(backups: Parameters<App<any, any, any>["backups"]>[0], options: Partial<ConstructorParameters<typeof App>[0]> = {}) {
-  return new App({ baseUrl: ORIGIN, db: embedded({ dataDir: "memory://" }), onError: () => undefined, ...options })
+  return new App({ baseUrl: ORIGIN, onError: () => undefined, ...options, db: options.db ?? embedded({ dataDir: "memory://" }) })
     .schema(v1)
     .auth({ secret, emailAndPassword: { enabled: true } })
     .admin({ ui: false })
@@ -148,8 +149,11 @@ describe(".backups() to the app's storage", () => {
 
 describe(".backups() scheduling", () => {
   it("refuses a bad option, a storage target without storage, and SQLite, naming the problem", async () => {
-    expect(() => adminApp({ every: "every night", keep: 0 })).toThrow(/BACKUPS_BAD_OPTION|every must be a cron expression.*keep must be a whole number/);
-    await expect(async () => adminApp({ to: "storage" }).build()).rejects.toMatchObject({ code: "BACKUPS_NO_STORAGE" });
+    // Refused before anything is served: an embedded database that is never opened (a real one
+    // would start an instance that nothing closes).
+    const db = () => unopenedEmbedded("memory://", "this app is only built");
+    expect(() => adminApp({ every: "every night", keep: 0 }, { db: db() })).toThrow(/BACKUPS_BAD_OPTION|every must be a cron expression.*keep must be a whole number/);
+    await expect(async () => adminApp({ to: "storage" }, { db: db() }).build()).rejects.toMatchObject({ code: "BACKUPS_NO_STORAGE" });
     const sqlite = await openDatabase("sqlite");
     try {
       await expect(async () => adminApp({}, { db: { dialect: sqlite.dialect, kind: sqlite.kind } }).build()).rejects.toMatchObject({ code: "BACKUPS_UNSUPPORTED", message: expect.stringContaining("SQLite") });

@@ -4,15 +4,26 @@ import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { beforeAll, describe, expect, it } from "vitest";
-import { buildBlog, npmStart, serveBuiltBlog } from "../support/npm-start.js";
+import { afterAll, beforeAll, describe, it } from "vitest";
+import { npmStart, serveBuiltBlog, type StartedBlog } from "../support/npm-start.js";
 
-describe("npm start: the blog configured from the environment", () => {
-  // The refusals come from the server half of `npm start`, run on one build; the two tests that
-  // serve run the whole script, build included.
-  beforeAll(() => buildBlog(), 120_000);
+describe("npm start: the blog configured from the environment", { concurrent: true }, () => {
+  // The whole of `npm start` runs once, build included, on the embedded database in DATA_DIR. The
+  // other cases run the server half of the script on that build: the refusals and the PostgreSQL
+  // start. They are processes of their own, so they run at the same time.
+  let dataDir: string;
+  let blog: StartedBlog;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "trellis-blog-"));
+    // Production needs a mail transport (nothing connects to it until a message leaves).
+    blog = await npmStart({ HOST: "127.0.0.1", PORT: "0", DATA_DIR: dataDir, DATABASE_URL: "", NODE_ENV: "production", AUTH_SECRET: randomBytes(32).toString("base64"), SMTP_URL: "smtp://127.0.0.1:2525" });
+  }, 120_000);
+  afterAll(async () => {
+    await blog?.stop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
 
-  it("refuses the development secret when NODE_ENV=production, naming AUTH_SECRET", async () => {
+  it("refuses the development secret when NODE_ENV=production, naming AUTH_SECRET", async ({ expect }) => {
     const failed = await serveBuiltBlog({ NODE_ENV: "production", AUTH_SECRET: "", PORT: "0", DATA_DIR: "memory://", DATABASE_URL: "" }).then(
       async (blog) => {
         await blog.stop();
@@ -28,7 +39,7 @@ describe("npm start: the blog configured from the environment", () => {
     expect(failed?.output).not.toMatch(/^\s+at /m);
   }, 120_000);
 
-  it("prints a malformed DATABASE_URL as one block with its fix, and exits 1", async () => {
+  it("prints a malformed DATABASE_URL as one block with its fix, and exits 1", async ({ expect }) => {
     const failed = await serveBuiltBlog({ DATABASE_URL: "not-a-url", PORT: "0" }).then(
       async (blog) => {
         await blog.stop();
@@ -42,7 +53,7 @@ describe("npm start: the blog configured from the environment", () => {
     expect(failed?.output).not.toMatch(/^\s+at /m);
   }, 120_000);
 
-  it("refuses to start in production without a mail transport, naming MAIL_TRANSPORT_MISSING", async () => {
+  it("refuses to start in production without a mail transport, naming MAIL_TRANSPORT_MISSING", async ({ expect }) => {
     const env = { NODE_ENV: "production", AUTH_SECRET: randomBytes(32).toString("base64"), SMTP_URL: "", PORT: "0", DATA_DIR: "memory://", DATABASE_URL: "" };
     const failed = await serveBuiltBlog(env).then(
       async (blog) => {
@@ -55,24 +66,16 @@ describe("npm start: the blog configured from the environment", () => {
     expect(failed?.output).toContain("MAIL_TRANSPORT_MISSING");
   }, 120_000);
 
-  it("listens on HOST and PORT and keeps the embedded database in DATA_DIR", async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), "trellis-blog-"));
-    // Production needs a mail transport (nothing connects to it until a message leaves).
-    const blog = await npmStart({ HOST: "127.0.0.1", PORT: "0", DATA_DIR: dataDir, DATABASE_URL: "", NODE_ENV: "production", AUTH_SECRET: randomBytes(32).toString("base64"), SMTP_URL: "smtp://127.0.0.1:2525" });
-    try {
-      expect(blog.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      const health = await fetch(`${blog.url}/health`);
-      expect(await health.json()).toEqual({ status: "ok", database: "up" });
-      expect(existsSync(join(dataDir, "PG_VERSION"))).toBe(true);
-    } finally {
-      await blog.stop();
-      await rm(dataDir, { recursive: true, force: true });
-    }
+  it("listens on HOST and PORT and keeps the embedded database in DATA_DIR", async ({ expect }) => {
+    expect(blog.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const health = await fetch(`${blog.url}/health`);
+    expect(await health.json()).toEqual({ status: "ok", database: "up" });
+    expect(existsSync(join(dataDir, "PG_VERSION"))).toBe(true);
   }, 120_000);
 
   const databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) console.log("skipping npm start on PostgreSQL: DATABASE_URL is not set");
-  it.skipIf(!databaseUrl)("uses PostgreSQL when DATABASE_URL is set", async () => {
+  it.skipIf(!databaseUrl)("uses PostgreSQL when DATABASE_URL is set", async ({ expect }) => {
     const schema = `blog_${randomBytes(6).toString("hex")}`;
     const admin = new pg.Client({ connectionString: databaseUrl });
     await admin.connect();
@@ -80,7 +83,7 @@ describe("npm start: the blog configured from the environment", () => {
     try {
       const url = new URL(databaseUrl!);
       url.searchParams.set("options", `-c search_path=${schema}`);
-      const blog = await npmStart({ HOST: "127.0.0.1", PORT: "0", DATABASE_URL: url.toString(), DATA_DIR: "" });
+      const blog = await serveBuiltBlog({ HOST: "127.0.0.1", PORT: "0", DATABASE_URL: url.toString(), DATA_DIR: "" });
       try {
         const list = await fetch(`${blog.url}/rpc/post/list`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
         expect(await list.json()).toEqual({ json: [] });

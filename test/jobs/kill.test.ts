@@ -5,18 +5,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, it } from "vitest";
 import { postgresDialect } from "../../kernel/db/dialect/entry.js";
 import { embedded } from "../../kernel/embedded/index.js";
 import type { DatabaseConfig } from "../../kernel/index.js";
 import { App } from "../../presets/trellis.js";
 import { exitOf, killAfterEach } from "../support/children.js";
+import { fixtureArgs } from "../support/fixture-child.js";
 import { dropSchema, jobFamilies, waitFor } from "./support.js";
 
-const track = killAfterEach();
-const fixture = fileURLToPath(new URL("./kill-child.fixture.ts", import.meta.url));
+const fixture = fileURLToPath(new URL("./kill-child.fixture.mjs", import.meta.url));
 
-describe.each(jobFamilies())("a replica killed during a handler (%s)", (family) => {
+// The families run at the same time: each its own child, database and jobs schema.
+describe.each(jobFamilies())("a replica killed during a handler (%s)", { concurrent: true }, (family) => {
+  // Its own list, so a test that ends kills its own child only.
+  const track = killAfterEach();
   const appSchema = `jobs_${randomBytes(5).toString("hex")}`;
   const jobsSchema = family === "postgres" ? `${appSchema}_jobs` : "pgboss";
   const dataDir = family === "pglite" ? mkdtempSync(join(tmpdir(), "trellis-jobs-kill-")) : "";
@@ -30,7 +33,7 @@ describe.each(jobFamilies())("a replica killed during a handler (%s)", (family) 
     } else rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("leaves its job to run again after a restart (at least once)", async () => {
+  it("leaves its job to run again after a restart (at least once)", async ({ expect }) => {
     let db: () => DatabaseConfig;
     let args: string[];
     if (family === "postgres") {
@@ -44,7 +47,7 @@ describe.each(jobFamilies())("a replica killed during a handler (%s)", (family) 
       args = ["pglite", dataDir];
       db = () => embedded({ dataDir });
     }
-    const child = track(spawn(process.execPath, ["--import", "tsx", fixture, ...args], { stdio: ["ignore", "pipe", "inherit"], env: process.env }));
+    const child = track(spawn(process.execPath, [...fixtureArgs(fixture), ...args], { stdio: ["ignore", "pipe", "inherit"], env: process.env }));
     let output = "";
     child.stdout.on("data", (chunk) => (output += chunk));
     await waitFor("the handler to start in the child", () => output.includes("started"), 50_000);

@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:net";
 import { fileURLToPath } from "node:url";
 import { exitOf } from "../support/children.js";
 import { fixtureArgs } from "../support/fixture-child.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 
 /**
  * A start-up error through the real process, as `node server.ts` (or `npm start`) shows it: one
@@ -31,7 +31,8 @@ function run(mode: string, env: Record<string, string> = {}, extra: string[] = [
 
 const STACK_LINE = /^\s+at /m;
 
-describe("start-up errors read as errors", () => {
+// Each case is its own process: they run at the same time.
+describe("start-up errors read as errors", { concurrent: true }, () => {
   let holder: Server;
   let heldPort: number;
   beforeAll(async () => {
@@ -41,7 +42,7 @@ describe("start-up errors read as errors", () => {
   });
   afterAll(() => new Promise<void>((resolve) => holder.close(() => resolve())));
 
-  it("a database that cannot be reached: code, message, fix, exit 1, no stack", async () => {
+  it("a database that cannot be reached: code, message, fix, exit 1, no stack", async ({ expect }) => {
     const { code, stderr } = await run("database");
     expect(code).toBe(1);
     expect(stderr).toContain("Trellis could not start: DB_UNREACHABLE");
@@ -52,14 +53,14 @@ describe("start-up errors read as errors", () => {
     expect(stderr.trim().split("\n").length).toBeLessThanOrEqual(6);
   }, 60_000);
 
-  it("the same with DEBUG set: the stack follows the block", async () => {
+  it("the same with DEBUG set: the stack follows the block", async ({ expect }) => {
     const { code, stderr } = await run("database", { DEBUG: "1" });
     expect(code).toBe(1);
     expect(stderr).toContain("Trellis could not start: DB_UNREACHABLE");
     expect(stderr).toMatch(STACK_LINE);
   }, 60_000);
 
-  it("a port in use", async () => {
+  it("a port in use", async ({ expect }) => {
     const { code, stderr } = await run("ok", {}, [String(heldPort)]);
     expect(code).toBe(1);
     expect(stderr).toContain("Trellis could not start: SERVE_PORT_IN_USE");
@@ -67,7 +68,7 @@ describe("start-up errors read as errors", () => {
     expect(stderr).not.toMatch(STACK_LINE);
   }, 60_000);
 
-  it("a missing secret names the variable to set", async () => {
+  it("a missing secret names the variable to set", async ({ expect }) => {
     const { code, stderr } = await run("no-secret");
     expect(code).toBe(1);
     expect(stderr).toContain("Trellis could not start: AUTH_SECRET_MISSING");
@@ -75,7 +76,7 @@ describe("start-up errors read as errors", () => {
     expect(stderr).not.toMatch(STACK_LINE);
   }, 60_000);
 
-  it("a missing optional package gives the npm install line", async () => {
+  it("a missing optional package gives the npm install line", async ({ expect }) => {
     const { code, stderr } = await run("peer");
     expect(code).toBe(1);
     expect(stderr).toContain("Trellis could not start: PEER_MISSING");
@@ -83,12 +84,11 @@ describe("start-up errors read as errors", () => {
     expect(stderr).not.toMatch(STACK_LINE);
   }, 60_000);
 
-  it("in production: a secret under 32 characters is refused, and a localhost baseUrl is warned about", async () => {
-    const short = await run("short-secret", { NODE_ENV: "production" });
+  it("in production: a secret under 32 characters is refused, and a localhost baseUrl is warned about", async ({ expect }) => {
+    const [short, started, development] = await Promise.all([run("short-secret", { NODE_ENV: "production" }), run("ok", { NODE_ENV: "production" }), run("short-secret")]);
     expect(short.code).toBe(1);
     expect(short.stderr).toContain("Trellis could not start: AUTH_SECRET_TOO_SHORT");
     expect(short.stderr).toContain("fix: set AUTH_SECRET");
-    const started = await run("ok", { NODE_ENV: "production" });
     expect(started.code).toBe(0);
     expect(started.stdout).toContain("READY http://127.0.0.1:");
     expect(started.stderr).toContain("[trellis] SERVE_BASE_URL_LOCAL: baseUrl is http://localhost:3000 while NODE_ENV=production");
@@ -96,7 +96,6 @@ describe("start-up errors read as errors", () => {
     expect(started.stderr).toContain("set it to the address users reach the app at (a project made by \"trellis new\" reads it from APP_BASE_URL)");
     expect(started.stderr).not.toMatch(/blog/i);
     // Outside production: neither.
-    const development = await run("short-secret");
     expect(development.code).toBe(0);
     expect(development.stderr).not.toContain("SERVE_BASE_URL_LOCAL");
   }, 90_000);

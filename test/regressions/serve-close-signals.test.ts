@@ -9,7 +9,8 @@ import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { serve } from "../../presets/node.js";
 import { rpc, sqliteMemory } from "../support/app.js";
-import { exitOf, killAfterEach, waitForOutput } from "../support/children.js";
+import { exitOf, waitForOutput } from "../support/children.js";
+import { fixtureArgs } from "../support/fixture-child.js";
 
 /**
  * `serve()` listens for SIGINT and SIGTERM to close its app; `close()` left those listeners in place.
@@ -18,7 +19,6 @@ import { exitOf, killAfterEach, waitForOutput } from "../support/children.js";
  * did the same. The process died before a server still closing had closed its database (its lock
  * left behind, its last writes not flushed).
  */
-const track = killAfterEach();
 const dir = mkdtempSync(join(tmpdir(), "trellis-serve-signals-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const v1 = schema("1").table("note", (t) => ({ id: t.serial().primaryKey(), text: t.text() })).build();
@@ -32,9 +32,13 @@ describe("serve().close() and signals", () => {
     expect([process.listenerCount("SIGINT"), process.listenerCount("SIGTERM")]).toEqual(before);
   });
 
-  it.each(["closed", "running"])("a signal closes every server before the process ends (the other server %s)", async (first) => {
+  // The two cases are processes and data directories of their own: they run at the same time. A
+  // cold embedded start in the child, then one here: slow on a loaded machine.
+  it.concurrent.for(["closed", "running"])("a signal closes every server before the process ends (the other server %s)", { timeout: 180_000 }, async (first, { expect, onTestFinished }) => {
     const dataDir = join(dir, first);
-    const child = track(spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./serve-two.fixture.ts", import.meta.url)), dataDir, first], { stdio: ["ignore", "pipe", "inherit"] }));
+    const child = spawn(process.execPath, [...fixtureArgs(fileURLToPath(new URL("./serve-two.fixture.mjs", import.meta.url))), dataDir, first], { stdio: ["ignore", "pipe", "inherit"] });
+    // A test that fails part-way leaves no child running (its own only: the other case's runs on).
+    onTestFinished(() => void (child.exitCode === null && child.signalCode === null && child.kill("SIGKILL")));
     const [, url] = await waitForOutput(child, /READY (\S+)/, 90_000, "the two servers starting");
     const created = await fetch(`${url}/rpc/note/create`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ json: { text: "kept" } }) });
     expect(created.status).toBe(200);
@@ -44,5 +48,5 @@ describe("serve().close() and signals", () => {
     const reopened = await new App({ db: embedded({ dataDir }) }).schema(v1).resource("note").start();
     expect((await rpc(reopened, "note.list", {})).body).toEqual([{ id: 1, text: "kept" }]);
     await reopened.close();
-  }, 180_000); // a cold embedded start in the child, then one here: slow on a loaded machine
+  });
 });
