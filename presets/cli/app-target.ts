@@ -72,9 +72,13 @@ export function quickServer(project: Project): ControlRecord | undefined {
  * third of the database's start, spent on code a command then barely runs. A hundred times
  * the budget keeps start-up on the quick code while a long statement (a migration over a large
  * table, a backup) still gets optimized. Not for `dev`, `start` or `db shell`, which keep serving.
- * Process-wide (the database thread included), so it is set before the database opens.
+ * Process-wide, so it is set before the database opens. The database runs on the command's own
+ * thread too (unless TRELLIS_EMBEDDED_THREAD says otherwise): a command sends one statement at a
+ * time, and a database thread would cost a second Node environment and PGlite loaded twice (about
+ * 0.25 s of CPU).
  */
 export function shortLived(): void {
+  process.env.TRELLIS_EMBEDDED_THREAD ??= "main";
   try {
     setFlagsFromString("--wasm-tiering-budget=180000000");
   } catch {
