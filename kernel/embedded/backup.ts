@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { promisify } from "node:util";
 import { gunzip, gzip } from "node:zlib";
 import { TrellisError } from "../errors.js";
@@ -52,6 +52,8 @@ export async function restoreEmbedded(backup: Uint8Array, dataDir: string, optio
       throw new TrellisError("DB_RESTORE_NOT_EMPTY", `Cannot restore into ${target}: it is not empty. Restore into an empty directory, or pass --force to replace what it holds.`);
     }
   }
+  // The lock file sits beside the directory: its parent exists first, as `embedded()` creates it.
+  mkdirSync(dirname(target), { recursive: true });
   const lock = lockDataDir(target);
   const suffix = randomBytes(4).toString("hex");
   const staging = `${target}.restoring-${suffix}`;

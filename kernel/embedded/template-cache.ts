@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { copyFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 
@@ -38,6 +39,19 @@ export async function writeCachedTemplate(path: string | undefined, template: Bl
     renameSync(partial, path);
   } catch {
     // A read-only project still works; it only builds its template in each process.
+  }
+}
+
+/** Keeps a template already written to `file` (a new cluster's dump, fresh-cluster.ts) as the cached one. */
+export async function keepCachedTemplate(path: string | undefined, file: string): Promise<void> {
+  if (!path) return;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    const partial = `${path}.${process.pid}.partial`;
+    await copyFile(file, partial);
+    renameSync(partial, path);
+  } catch {
+    // As writeCachedTemplate: no cache, only initdb again next time.
   }
 }
 

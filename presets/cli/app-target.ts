@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { setFlagsFromString } from "node:v8";
 import { hostEmbedded, unopenedEmbedded } from "../../kernel/embedded/lend.js";
 import type { CommandTarget } from "./control/commands.js";
 import { runRemote } from "./control/client.js";
@@ -37,6 +38,7 @@ export async function onApp<A>(name: string, args: A, run: (target: CommandTarge
   const project = findProject();
   const quick = quickServer(project);
   if (quick) return runRemote(quick, name, args);
+  shortLived();
   const { app, server } = await appTarget(project, { database });
   if (server) return runRemote(server, name, args);
   const built = app.build();
@@ -61,4 +63,25 @@ export function quickServer(project: Project): ControlRecord | undefined {
     if (server?.cwd === project.root) return server;
   }
   return undefined;
+}
+
+/**
+ * For a command that opens the embedded database, runs a few statements and exits: V8 compiles
+ * PGlite's WebAssembly quickly (Liftoff) and recompiles the functions that run often with its
+ * optimizing compiler, which PostgreSQL's start-up alone triggers: about half a second of CPU, a
+ * third of the database's start, spent on code a command then barely runs. A hundred times
+ * the budget keeps start-up on the quick code while a long statement (a migration over a large
+ * table, a backup) still gets optimized. Not for `dev`, `start` or `db shell`, which keep serving.
+ * Process-wide, so it is set before the database opens. The database runs on the command's own
+ * thread too (unless TRELLIS_EMBEDDED_THREAD says otherwise): a command sends one statement at a
+ * time, and a database thread would cost a second Node environment and PGlite loaded twice (about
+ * 0.25 s of CPU).
+ */
+export function shortLived(): void {
+  process.env.TRELLIS_EMBEDDED_THREAD ??= "main";
+  try {
+    setFlagsFromString("--wasm-tiering-budget=180000000");
+  } catch {
+    // A runtime without V8's flags: start-up costs what it costs.
+  }
 }

@@ -16,6 +16,11 @@ import { exitOf, groupRunning } from "../support/children.js";
  * linked into its node_modules, as an installed package; without one, the command runs the source
  * through tsx and `trellis/*` resolves to the source through a tsconfig that maps it. (The packed
  * flow is test/package/pack.test.ts.)
+ *
+ * Each process loads Trellis and the app (a few seconds of CPU), so the file pays for processes,
+ * not for projects: one rendered project is shared by every test that can share it, and the
+ * describe blocks run side by side, each on its own project and data directory. A block's tests run
+ * in order (`it.sequential`): they share its project, its database and the files they edit.
  */
 const root = resolve(import.meta.dirname, "../..");
 const tsx = join(root, "node_modules/tsx/dist/cli.mjs");
@@ -40,14 +45,25 @@ function trellis(cwd: string, args: string[], env: Record<string, string | undef
   });
 }
 
+/**
+ * The embedded database's template cache (node_modules/.cache/trellis) of every project this file
+ * renders, as one project's commands and tests share theirs: the first database opened runs initdb
+ * (in a child process) and keeps the cluster there, and every later one, a `memory://` database of
+ * the saas project's own tests included, starts from it.
+ */
+const cache = join(root, ".app", "cli-test", `cache-${randomBytes(4).toString("hex")}`);
+
 /** A rendered project whose `trellis/*` imports resolve to this repository's source. */
 async function project(name: string, args: string[] = []): Promise<string> {
   const dir = join(root, ".app", "cli-test", `${name}-${randomBytes(4).toString("hex")}`);
+  made.push(dir);
   await mkdir(join(dir, ".."), { recursive: true });
-  const made = await trellis(root, ["new", dir, "--no-install", ...args]);
-  expect(made.code, made.stderr).toBe(0);
+  const rendered = await trellis(root, ["new", dir, "--no-install", ...args]);
+  expect(rendered.code, rendered.stderr).toBe(0);
+  await mkdir(join(dir, "node_modules"));
+  await mkdir(cache, { recursive: true });
+  await symlink(cache, join(dir, "node_modules", ".cache"), "dir");
   if (built) {
-    await mkdir(join(dir, "node_modules"));
     await symlink(root, join(dir, "node_modules", "trellis"), "dir");
     return dir;
   }
@@ -59,12 +75,28 @@ async function project(name: string, args: string[] = []): Promise<string> {
   return dir;
 }
 
-const made: string[] = [];
+const made: string[] = [cache];
 afterAll(async () => {
   await Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-describe("trellis new", () => {
+/** Runs `run` once, on first use, for whichever test asks first. */
+function once<T>(run: () => Promise<T>): () => Promise<T> {
+  let result: Promise<T> | undefined;
+  return () => (result ??= run());
+}
+
+/** The default project (`trellis new <dir>`), shared by the embedded commands and the checks of `new` itself. */
+const shared = once(() => project("app"));
+
+/**
+ * The file's first command to open a database: `migrate status` on the shared project, whose initdb
+ * fills the template cache. The blocks that open databases of their own wait for it rather than
+ * each running initdb beside it; the migrate test asserts on its output.
+ */
+const firstDatabase = once(async () => trellis(await shared(), ["migrate", "status"], { DATABASE_URL: undefined }));
+
+describe.concurrent("trellis new", () => {
   // Under CI the packed test installs and type-checks both projects for real; this is the quick check for a local run.
   const packed = Boolean(process.env.CI || process.env.TRELLIS_PACK_TEST);
   it.skipIf(packed)("renders a project that type-checks strict, with no surface, with every surface, with every sign-in method, and the saas template with all of them", { timeout: 480_000 }, async () => {
@@ -72,7 +104,6 @@ describe("trellis new", () => {
     const saasEverything = ["--template", "saas", "--surfaces", "openapi,mcp,files,live,admin", "--auth", "github,google,passkeys,2fa"];
     for (const args of [[], ["--surfaces", "openapi,mcp,files,live,admin"], ["--auth", "github,google,passkeys,2fa"], saasEverything]) {
       const dir = await project("typed", args);
-      made.push(dir);
       dirs.push(dir);
       const env = await readFile(join(dir, ".env"), "utf8");
       expect(env).toMatch(/^AUTH_SECRET=[A-Za-z0-9+/=]{44}$/m);
@@ -116,7 +147,6 @@ describe("trellis new", () => {
 
   it("--template saas renders the team-tasks app, whose own tests pass", { timeout: 480_000 }, async () => {
     const dir = await project("saas", ["--template", "saas", "--surfaces", "admin,live"]);
-    made.push(dir);
     const read = (file: string) => readFile(join(dir, file), "utf8");
     expect(await read("src/app.ts")).toContain('.resource("task", {\n      tenant: "orgId"');
     expect(await read("README.md")).toContain("/api/auth/organization/invite-member");
@@ -138,7 +168,9 @@ describe("trellis new", () => {
       );
     }
     // The project's first test migrates its database template (seconds when idle); on a loaded machine
-    // that outlasts the project's own 60 s test timeout, so this run allows more.
+    // that outlasts the project's own 60 s test timeout, so this run allows more. Its `memory://`
+    // databases start from the cluster the file's first database left in the shared cache.
+    await firstDatabase();
     const tested = await new Promise<Outcome>((done) =>
       execFile(process.execPath, [join(root, "node_modules/vitest/vitest.mjs"), "run", "--config", config, "--root", dir, "--testTimeout", "180000"], { cwd: dir, env: { ...process.env, NO_COLOR: "1", DATABASE_URL: "" }, timeout: 450_000 }, (error, stdout, stderr) =>
         done({ code: error ? 1 : 0, stdout, stderr }),
@@ -150,7 +182,6 @@ describe("trellis new", () => {
 
   it("renders what a first app needs: files on disk, ignored data and backups, the surfaces documented, install scripts declared", { timeout: 60_000 }, async () => {
     const dir = await project("rendered", ["--surfaces", "openapi,mcp,files,live,admin"]);
-    made.push(dir);
     const read = (file: string) => readFile(join(dir, file), "utf8");
     // Uploaded files live on disk under the data directory, not in memory; tests pass their own store.
     const app = await read("src/app.ts");
@@ -172,14 +203,13 @@ describe("trellis new", () => {
     for (const needed of ["db backup", ".data/backups/"]) expect(readme, needed).toContain(needed);
     // From a tarball Trellis comes built: npm would list the prepare it never runs there.
     const plain = await project("rendered-plain", ["--trellis", "file:/tmp/trellis-0.1.0.tgz"]);
-    made.push(plain);
     expect(JSON.parse(await readFile(join(plain, "package.json"), "utf8")).allowScripts).toEqual({ esbuild: true, "file:/tmp/trellis-0.1.0.tgz": false });
     expect(await readFile(join(plain, "src/app.ts"), "utf8")).not.toMatch(/unstorage|storage/);
   });
 
   it("refuses a folder that is not empty, and unknown surfaces and templates, with exit codes", { timeout: 120_000 }, async () => {
-    const dir = await project("twice");
-    made.push(dir);
+    // The project the embedded commands run on: a refused `new` writes nothing.
+    const dir = await shared();
     // .env holds AUTH_SECRET: readable by the owner only.
     expect(((await stat(join(dir, ".env"))).mode & 0o777).toString(8)).toBe("600");
     const again = await trellis(root, ["new", dir, "--no-install"]);
@@ -200,56 +230,73 @@ describe("trellis new", () => {
   });
 });
 
-const databases: { name: string; env: () => Record<string, string | undefined> }[] = [{ name: "embedded", env: () => ({ DATABASE_URL: undefined }) }];
-const pgUrl = process.env.DATABASE_URL;
-let pgSchema: string | undefined;
-if (pgUrl) databases.push({ name: "PostgreSQL", env: () => ({ DATABASE_URL: `${pgUrl}?options=${encodeURIComponent(`-c search_path=${pgSchema}`)}` }) });
-else console.log("skipping the CLI's PostgreSQL runs: DATABASE_URL is not set");
+type Env = () => Record<string, string | undefined>;
+const embeddedEnv: Env = () => ({ DATABASE_URL: undefined });
 
-describe.each(databases)("trellis commands on $name", ({ name, env }) => {
+/** `migrate status` (its outcome given), then `check`, `up` and `check` again; PostgreSQL runs only what differs by database. */
+async function migrateSteps(dir: string, env: Env, status: Outcome, everything: boolean): Promise<void> {
+  expect(status.code, status.stderr).toBe(0);
+  expect(status.stdout).toMatch(/0001_1\s+pending/);
+  if (everything) {
+    const pending = await trellis(dir, ["migrate", "check"], env());
+    expect(pending.code).toBe(2);
+    expect(pending.stdout).toContain("1 version(s) pending");
+  }
+  const up = await trellis(dir, ["migrate", "up"], env());
+  expect(up.code, up.stderr).toBe(0);
+  expect(up.stdout).toMatch(/applied\s+0001_1/);
+  const clean = await trellis(dir, ["migrate", "check"], env());
+  expect(clean.code, clean.stdout + clean.stderr).toBe(0);
+  expect(clean.stdout).toContain("up to date");
+}
+
+/** `admin create` on a migrated database; on PostgreSQL only the first. */
+async function adminSteps(dir: string, env: Env, everything: boolean): Promise<void> {
+  const created = await trellis(dir, ["admin", "create", "Root@Example.com"], env());
+  expect(created.code, created.stderr).toBe(0);
+  expect(created.stdout).toContain("created root@example.com with the admin role");
+  expect(created.stdout).toMatch(/password: \S{16}/);
+  if (!everything) return;
+  const again = await trellis(dir, ["admin", "create", "root@example.com"], env());
+  expect(again.stdout).toContain("already holds the admin role");
+  const bad = await trellis(dir, ["admin", "create", "not-an-email"], env());
+  expect(bad.code).toBe(1);
+  expect(bad.stderr).toContain("CLI_BAD_EMAIL");
+  // The app's log lines (here one its build writes; the outbox's mail line in a real project) go
+  // to stderr: stdout is the command's own lines and the password. Outside a test runner, whose
+  // variables turn the app's logger off, as a user runs it.
+  const appFile = join(dir, "src/app.ts");
+  const original = await readFile(appFile, "utf8");
+  await writeFile(appFile, original.replace(".schema(v1)\n", '.schema(v1)\n    .use({ name: "chatty", build: (ctx: any) => ctx.logger?.info({ chatty: true }, "a line from the app") })\n'));
+  try {
+    const outside = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(VITEST|JEST_WORKER_ID$|NODE_TEST_CONTEXT$|NODE_ENV$)/.test(key)));
+    const logged = await new Promise<Outcome>((done) =>
+      execFile(process.execPath, [...command, "admin", "create", "logs@example.com"], { cwd: dir, env: { ...outside, ...env(), NO_COLOR: "1" }, timeout: 120_000 }, (error, stdout, stderr) =>
+        done({ code: error ? 1 : 0, stdout, stderr }),
+      ),
+    );
+    expect(logged.code, logged.stderr).toBe(0);
+    expect(logged.stderr).toContain("a line from the app");
+    expect(logged.stdout.trim().split("\n")).toEqual(["created logs@example.com with the admin role", expect.stringMatching(/^password: \S{16}  \(shown once/)]);
+  } finally {
+    await writeFile(appFile, original);
+  }
+}
+
+/** The shared project's embedded database, in order: migrated by the first test, backed up, edited, opened by psql. */
+describe.concurrent("trellis commands on embedded", () => {
+  const env = embeddedEnv;
   let dir: string;
   beforeAll(async () => {
-    dir = await project(`commands-${name === "embedded" ? "embedded" : "pg"}`);
-    made.push(dir);
-    if (name !== "embedded") {
-      const pg = await import("pg");
-      pgSchema = `cli_${randomBytes(6).toString("hex")}`;
-      const client = new pg.default.Client({ connectionString: pgUrl });
-      await client.connect();
-      await client.query(`create schema ${pgSchema}`);
-      await client.end();
-    }
+    dir = await shared();
   }, 120_000);
-  afterAll(async () => {
-    if (name === "embedded" || !pgSchema) return;
-    const pg = await import("pg");
-    const client = new pg.default.Client({ connectionString: pgUrl });
-    await client.connect();
-    await client.query(`drop schema if exists ${pgSchema} cascade`);
-    await client.end();
+
+  it.sequential("migrate status, check and up report and apply with exit codes a deploy script can use", { timeout: 240_000 }, async () => {
+    // The file's first database: its initdb runs here, in the command's child process.
+    await migrateSteps(dir, env, await firstDatabase(), true);
   });
 
-  // Each process loads Trellis and the app, so PostgreSQL runs only what differs by database.
-  const everything = name === "embedded";
-
-  it("migrate status, check and up report and apply with exit codes a deploy script can use", { timeout: 240_000 }, async () => {
-    const status = await trellis(dir, ["migrate", "status"], env());
-    expect(status.code, status.stderr).toBe(0);
-    expect(status.stdout).toMatch(/0001_1\s+pending/);
-    if (everything) {
-      const pending = await trellis(dir, ["migrate", "check"], env());
-      expect(pending.code).toBe(2);
-      expect(pending.stdout).toContain("1 version(s) pending");
-    }
-    const up = await trellis(dir, ["migrate", "up"], env());
-    expect(up.code, up.stderr).toBe(0);
-    expect(up.stdout).toMatch(/applied\s+0001_1/);
-    const clean = await trellis(dir, ["migrate", "check"], env());
-    expect(clean.code, clean.stdout + clean.stderr).toBe(0);
-    expect(clean.stdout).toContain("up to date");
-  });
-
-  it.runIf(name === "embedded")("routes lists every procedure with its permission", { timeout: 120_000 }, async () => {
+  it.sequential("routes lists every procedure with its permission", { timeout: 120_000 }, async () => {
     const routes = await trellis(dir, ["routes"], env());
     expect(routes.code, routes.stderr).toBe(0);
     expect(routes.stdout).toMatch(/procedure\s+note\.list\s+owner\s+POST \/rpc\/note\/list/);
@@ -261,75 +308,7 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     expect(routes.stdout).toMatch(/route\s+GET \/health/);
   });
 
-  it("admin create makes a new admin, then promotes without duplicating", { timeout: 120_000 }, async () => {
-    const created = await trellis(dir, ["admin", "create", "Root@Example.com"], env());
-    expect(created.code, created.stderr).toBe(0);
-    expect(created.stdout).toContain("created root@example.com with the admin role");
-    expect(created.stdout).toMatch(/password: \S{16}/);
-    if (!everything) return;
-    const again = await trellis(dir, ["admin", "create", "root@example.com"], env());
-    expect(again.stdout).toContain("already holds the admin role");
-    const bad = await trellis(dir, ["admin", "create", "not-an-email"], env());
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain("CLI_BAD_EMAIL");
-    // The app's log lines (here one its build writes; the outbox's mail line in a real project) go
-    // to stderr: stdout is the command's own lines and the password. Outside a test runner, whose
-    // variables turn the app's logger off, as a user runs it.
-    const appFile = join(dir, "src/app.ts");
-    const original = await readFile(appFile, "utf8");
-    await writeFile(appFile, original.replace(".schema(v1)\n", '.schema(v1)\n    .use({ name: "chatty", build: (ctx: any) => ctx.logger?.info({ chatty: true }, "a line from the app") })\n'));
-    try {
-      const outside = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(VITEST|JEST_WORKER_ID$|NODE_TEST_CONTEXT$|NODE_ENV$)/.test(key)));
-      const logged = await new Promise<Outcome>((done) =>
-        execFile(process.execPath, [...command, "admin", "create", "logs@example.com"], { cwd: dir, env: { ...outside, ...env(), NO_COLOR: "1" }, timeout: 120_000 }, (error, stdout, stderr) =>
-          done({ code: error ? 1 : 0, stdout, stderr }),
-        ),
-      );
-      expect(logged.code, logged.stderr).toBe(0);
-      expect(logged.stderr).toContain("a line from the app");
-      expect(logged.stdout.trim().split("\n")).toEqual(["created logs@example.com with the admin role", expect.stringMatching(/^password: \S{16}  \(shown once/)]);
-    } finally {
-      await writeFile(appFile, original);
-    }
-  });
-
-  it.runIf(name === "embedded")("doctor passes on a healthy project and fails without a secret", { timeout: 120_000 }, async () => {
-    const healthy = await trellis(dir, ["doctor"], env());
-    expect(healthy.code, healthy.stdout + healthy.stderr).toBe(0);
-    expect(healthy.stdout).toMatch(/ok\s+database/);
-    expect(healthy.stdout).toMatch(/ok\s+secret/);
-    // An app keeping files in memory, served on another port than its baseUrl's: both warned, neither fails.
-    const config = join(dir, "trellis.config.ts");
-    await writeFile(
-      config,
-      [
-        'import { App } from "trellis";',
-        'import { embedded } from "trellis/embedded";',
-        'import { memoryStorage } from "trellis/storage";',
-        'export default () => new App({ name: "Memory", baseUrl: "http://localhost:3000", db: embedded({ dataDir: "memory://" }), storage: memoryStorage() });',
-      ].join("\n"),
-    );
-    try {
-      const warned = await trellis(dir, ["doctor"], { ...env(), PORT: "4100" });
-      expect(warned.code, warned.stdout + warned.stderr).toBe(0);
-      expect(warned.stdout).toMatch(/warn\s+storage\s+the storage is memoryStorage\(\): stored files are lost at every restart/);
-      expect(warned.stdout).toMatch(/warn\s+baseUrl\s+http:\/\/localhost:3000, but PORT=4100 serves http:\/\/localhost:4100: .*set APP_BASE_URL=http:\/\/localhost:4100/);
-    } finally {
-      await rm(config);
-    }
-    await writeFile(join(dir, ".env"), "");
-    try {
-      const production = await trellis(dir, ["doctor"], { ...env(), AUTH_SECRET: "short", NODE_ENV: "production" });
-      expect(production.code).toBe(1);
-      expect(production.stdout).toMatch(/fail\s+secret/);
-      const local = await trellis(dir, ["doctor"], { ...env(), AUTH_SECRET: randomBytes(32).toString("base64"), NODE_ENV: "production" });
-      expect(local.stdout).toMatch(/warn\s+baseUrl\s+http:\/\/localhost:3000 in production/);
-    } finally {
-      await writeFile(join(dir, ".env"), `AUTH_SECRET=${randomBytes(32).toString("base64")}\n`);
-    }
-  });
-
-  it.runIf(name === "embedded")("db backup writes a tarball; db restore refuses a non-empty data directory and fills an empty one", { timeout: 240_000 }, async () => {
+  it.sequential("db backup writes a tarball; db restore refuses a non-empty data directory and fills an empty one", { timeout: 240_000 }, async () => {
     // Migrated by the first test of this block.
     const file = join(dir, "backup.tar.gz");
     const backup = await trellis(dir, ["db", "backup", "--to", file], env());
@@ -362,7 +341,7 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     expect(check.stdout).toContain("up to date");
   });
 
-  it.runIf(name === "embedded")("migrate check exits 3 when an applied version was edited", { timeout: 120_000 }, async () => {
+  it.sequential("migrate check exits 3 when an applied version was edited", { timeout: 120_000 }, async () => {
     const schemaFile = join(dir, "src/schema.ts");
     const original = await readFile(schemaFile, "utf8");
     await writeFile(schemaFile, original.replace('body: t.text().default(""),', 'body: t.text().default(""),\n    pinned: t.boolean().default(false),'));
@@ -376,7 +355,56 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     }
   });
 
-  it.runIf(name === "embedded")("src/server.ts without AUTH_SECRET prints the start-up block, exit 1, no stack", { timeout: 90_000 }, async () => {
+  it.sequential("db shell runs psql on the embedded database, with psql's arguments after --", { timeout: 120_000 }, async () => {
+    // Migrated by the first test of this block: the schema's table is there, and the lock is free again after.
+    const shell = await trellis(dir, ["db", "shell", "--", "-c", "\\dt note"], env());
+    expect(shell.code, shell.stderr).toBe(0);
+    expect(shell.stdout).toMatch(/public\s+\|\s+note\s+\|\s+table/);
+    expect(existsSync(join(dir, ".data/db.lock"))).toBe(false);
+  });
+
+  it.sequential("db shell without psql serves the embedded database at a printed URL until Ctrl-C", { timeout: 120_000 }, async () => {
+    const shell = spawn(process.execPath, [...command, "db", "shell"], { cwd: dir, env: { ...process.env, ...env(), PATH: "/nonexistent", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    const exited = new Promise<number | null>((done) => shell.once("exit", (code) => done(code)));
+    const url = await new Promise<string>((found, failed) => {
+      shell.stdout.on("data", (chunk) => {
+        output += chunk;
+        const match = /served at (postgresql:\/\/\S+) until Ctrl-C/.exec(output);
+        if (match) found(match[1]!);
+      });
+      shell.stderr.on("data", (chunk) => (output += chunk));
+      void exited.then(() => failed(new Error(`db shell exited:\n${output}`)));
+    });
+    try {
+      expect(output).toContain("psql is not installed");
+      const pg = await import("pg");
+      const client = new pg.default.Client({ connectionString: url });
+      await client.connect();
+      const { rows } = await client.query("select count(*)::int as n from note");
+      await client.end();
+      expect(rows).toEqual([{ n: expect.any(Number) }]);
+      expect(existsSync(join(dir, ".data/db.lock"))).toBe(true);
+    } finally {
+      shell.kill("SIGINT");
+    }
+    expect(await exited).toBe(0);
+    expect(existsSync(join(dir, ".data/db.lock"))).toBe(false);
+  });
+});
+
+/**
+ * A second project on the embedded database, beside the first block: the commands that serve it or
+ * edit its files. `trellis dev` migrates it (the app's start), which admin create and doctor then find.
+ */
+describe.concurrent("trellis dev, admin create and doctor on embedded", () => {
+  const env = embeddedEnv;
+  let dir: string;
+  beforeAll(async () => {
+    dir = await project("served");
+  }, 120_000);
+
+  it.sequential("src/server.ts without AUTH_SECRET prints the start-up block, exit 1, no stack", { timeout: 90_000 }, async () => {
     // As `node dist/server.js` runs it with no .env loaded: the app's own check is a coded error serve() shows.
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(VITEST|JEST_WORKER_ID$|NODE_TEST_CONTEXT$|DEBUG$|AUTH_SECRET$)/.test(key)));
     const child = spawn(process.execPath, ["--import", pathToFileURL(join(root, "node_modules/tsx/dist/loader.mjs")).href, "src/server.ts"], { cwd: dir, env: { ...inherited, ...env(), NODE_ENV: "development", PORT: "0", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
@@ -393,7 +421,9 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     expect(stderr).not.toMatch(/^\s+at /m);
   });
 
-  it.runIf(name === "embedded")("dev serves the app and reloads it when a source file changes", { timeout: 180_000 }, async () => {
+  it.sequential("dev serves the app and reloads it when a source file changes", { timeout: 180_000 }, async () => {
+    // The block's first database: it starts from the template the file's first database left in the shared cache.
+    await firstDatabase();
     // A port nothing listens on now (a random one could be another file's server, whose /health answers).
     const port = String(await freePort());
     const server = spawn(process.execPath, [...command, "dev"], { cwd: dir, env: { ...process.env, ...env(), PORT: port, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
@@ -434,45 +464,83 @@ describe.each(databases)("trellis commands on $name", ({ name, env }) => {
     }
   });
 
-  it.runIf(name === "embedded")("db shell runs psql on the embedded database, with psql's arguments after --", { timeout: 120_000 }, async () => {
-    // Migrated by the first test of this block: the schema's table is there, and the lock is free again after.
-    const shell = await trellis(dir, ["db", "shell", "--", "-c", "\\dt note"], env());
-    expect(shell.code, shell.stderr).toBe(0);
-    expect(shell.stdout).toMatch(/public\s+\|\s+note\s+\|\s+table/);
-    expect(existsSync(join(dir, ".data/db.lock"))).toBe(false);
+  it.sequential("admin create makes a new admin, then promotes without duplicating", { timeout: 120_000 }, async () => {
+    await adminSteps(dir, env, true);
   });
 
-  it.runIf(name === "embedded")("db shell without psql serves the embedded database at a printed URL until Ctrl-C", { timeout: 120_000 }, async () => {
-    const shell = spawn(process.execPath, [...command, "db", "shell"], { cwd: dir, env: { ...process.env, ...env(), PATH: "/nonexistent", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    const exited = new Promise<number | null>((done) => shell.once("exit", (code) => done(code)));
-    const url = await new Promise<string>((found, failed) => {
-      shell.stdout.on("data", (chunk) => {
-        output += chunk;
-        const match = /served at (postgresql:\/\/\S+) until Ctrl-C/.exec(output);
-        if (match) found(match[1]!);
-      });
-      shell.stderr.on("data", (chunk) => (output += chunk));
-      void exited.then(() => failed(new Error(`db shell exited:\n${output}`)));
-    });
+  it.sequential("doctor passes on a healthy project and fails without a secret", { timeout: 120_000 }, async () => {
+    const healthy = await trellis(dir, ["doctor"], env());
+    expect(healthy.code, healthy.stdout + healthy.stderr).toBe(0);
+    expect(healthy.stdout).toMatch(/ok\s+database/);
+    expect(healthy.stdout).toMatch(/ok\s+secret/);
+    // An app keeping files in memory, served on another port than its baseUrl's: both warned, neither fails.
+    const config = join(dir, "trellis.config.ts");
+    await writeFile(
+      config,
+      [
+        'import { App } from "trellis";',
+        'import { embedded } from "trellis/embedded";',
+        'import { memoryStorage } from "trellis/storage";',
+        'export default () => new App({ name: "Memory", baseUrl: "http://localhost:3000", db: embedded({ dataDir: "memory://" }), storage: memoryStorage() });',
+      ].join("\n"),
+    );
     try {
-      expect(output).toContain("psql is not installed");
-      const pg = await import("pg");
-      const client = new pg.default.Client({ connectionString: url });
-      await client.connect();
-      const { rows } = await client.query("select count(*)::int as n from note");
-      await client.end();
-      expect(rows).toEqual([{ n: expect.any(Number) }]);
-      expect(existsSync(join(dir, ".data/db.lock"))).toBe(true);
+      const warned = await trellis(dir, ["doctor"], { ...env(), PORT: "4100" });
+      expect(warned.code, warned.stdout + warned.stderr).toBe(0);
+      expect(warned.stdout).toMatch(/warn\s+storage\s+the storage is memoryStorage\(\): stored files are lost at every restart/);
+      expect(warned.stdout).toMatch(/warn\s+baseUrl\s+http:\/\/localhost:3000, but PORT=4100 serves http:\/\/localhost:4100: .*set APP_BASE_URL=http:\/\/localhost:4100/);
     } finally {
-      shell.kill("SIGINT");
+      await rm(config);
     }
-    expect(await exited).toBe(0);
-    expect(existsSync(join(dir, ".data/db.lock"))).toBe(false);
+    await writeFile(join(dir, ".env"), "");
+    try {
+      const production = await trellis(dir, ["doctor"], { ...env(), AUTH_SECRET: "short", NODE_ENV: "production" });
+      expect(production.code).toBe(1);
+      expect(production.stdout).toMatch(/fail\s+secret/);
+      const local = await trellis(dir, ["doctor"], { ...env(), AUTH_SECRET: randomBytes(32).toString("base64"), NODE_ENV: "production" });
+      expect(local.stdout).toMatch(/warn\s+baseUrl\s+http:\/\/localhost:3000 in production/);
+    } finally {
+      await writeFile(join(dir, ".env"), `AUTH_SECRET=${randomBytes(32).toString("base64")}\n`);
+    }
   });
 });
 
-describe("the repository's own blog through trellis.config.ts", () => {
+const pgUrl = process.env.DATABASE_URL;
+if (!pgUrl) console.log("skipping the CLI's PostgreSQL runs: DATABASE_URL is not set");
+
+/** A project of its own (the embedded blocks edit theirs meanwhile), on a schema of its own. */
+describe.concurrent("trellis commands on PostgreSQL", { skip: !pgUrl }, () => {
+  let dir: string;
+  let pgSchema: string | undefined;
+  const env: Env = () => ({ DATABASE_URL: `${pgUrl}?options=${encodeURIComponent(`-c search_path=${pgSchema}`)}` });
+  beforeAll(async () => {
+    dir = await project("pg");
+    const pg = await import("pg");
+    pgSchema = `cli_${randomBytes(6).toString("hex")}`;
+    const client = new pg.default.Client({ connectionString: pgUrl });
+    await client.connect();
+    await client.query(`create schema ${pgSchema}`);
+    await client.end();
+  }, 120_000);
+  afterAll(async () => {
+    if (!pgSchema) return;
+    const pg = await import("pg");
+    const client = new pg.default.Client({ connectionString: pgUrl });
+    await client.connect();
+    await client.query(`drop schema if exists ${pgSchema} cascade`);
+    await client.end();
+  });
+
+  it.sequential("migrate status, check and up report and apply with exit codes a deploy script can use", { timeout: 240_000 }, async () => {
+    await migrateSteps(dir, env, await trellis(dir, ["migrate", "status"], env()), false);
+  });
+
+  it.sequential("admin create makes a new admin, then promotes without duplicating", { timeout: 120_000 }, async () => {
+    await adminSteps(dir, env, false);
+  });
+});
+
+describe.concurrent("the repository's own blog through trellis.config.ts", () => {
   it("doctor and db backup load the blog from the repository's root", { timeout: 180_000 }, async () => {
     // The blog's embedded database in a directory of this test's own (DATA_DIR, as npm start reads it).
     const home = join(root, ".app", "cli-test", `blog-${randomBytes(4).toString("hex")}`);

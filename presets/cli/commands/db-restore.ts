@@ -4,7 +4,8 @@ import { resolve } from "node:path";
 import { pgClientEnv } from "../../../kernel/db/pg-client-env.js";
 import { restoreEmbedded } from "../../../kernel/embedded/backup.js";
 import { CliError, green, say } from "../output.js";
-import { findProject, loadApp } from "../project.js";
+import { appTarget, shortLived } from "../app-target.js";
+import { findProject } from "../project.js";
 
 interface RestoreOptions {
   force?: boolean;
@@ -34,20 +35,19 @@ export async function dbRestore(backup: string, options: RestoreOptions): Promis
     say(`${green("restored")} ${file} into PostgreSQL with pg_restore`);
     return 0;
   }
-  const app = (await loadApp(project)) as unknown as { options?: { db?: { backup?: unknown; about?: { location?: string }; close?(): Promise<void> } } };
-  const db = app.options?.db;
+  // The app tells where its data directory is; it is loaded with that directory left unopened
+  // (no lock, no fresh cluster written into an empty one), as `trellis routes` loads it.
+  const { app } = await appTarget(project, { database: false });
+  const db = (app as { options?: { db?: { backup?: unknown; about?: { location?: string }; close?(): Promise<void> } } }).options?.db;
   if (!db || typeof db.backup !== "function" || !db.about?.location || db.about.location.startsWith("memory://")) {
     throw new CliError("CLI_NO_RESTORE", "This app's database is not an embedded database with a data directory, and DATABASE_URL is not set.", "Restore into an app using embedded({ dataDir }), or set DATABASE_URL for PostgreSQL.");
   }
   const dataDir = db.about.location;
-  // Loading the app opened the directory, and a new one gets a fresh cluster written into it as
-  // the instance starts: whether it was empty is read now, before any of that lands.
-  const wasEmpty = !existsSync(dataDir) || readdirSync(dataDir).length === 0;
-  await db.close?.();
-  if (!wasEmpty && !options.force) {
+  if (existsSync(dataDir) && readdirSync(dataDir).length > 0 && !options.force) {
     throw new CliError("DB_RESTORE_NOT_EMPTY", `Cannot restore into ${dataDir}: it is not empty.`, "Restore into an empty data directory, or pass --force to replace what it holds (with the server stopped).");
   }
-  // Loading the app took the data directory's lock; the restore takes it again itself.
+  shortLived();
+  // The restore takes the data directory's lock itself: a running server holding it is refused.
   await restoreEmbedded(readFileSync(file), dataDir, { force: true });
   say(`${green("restored")} ${file} into ${dataDir}`);
   return 0;

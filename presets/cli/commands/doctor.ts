@@ -1,5 +1,5 @@
 import { isLoopbackHost } from "../../../kernel/index.js";
-import { appTarget, quickServer } from "../app-target.js";
+import { appTarget, quickServer, shortLived } from "../app-target.js";
 import { runRemote } from "../control/client.js";
 import type { CommandTarget } from "../control/commands.js";
 import { green, red, say, yellow } from "../output.js";
@@ -47,6 +47,7 @@ export async function doctor(): Promise<number> {
     return Math.max(remote, checks.some((check) => check.verdict === "fail") ? 1 : 0);
   }
   if (project) {
+    shortLived();
     try {
       const target = await appTarget(project, { database: true });
       server = target.server;
