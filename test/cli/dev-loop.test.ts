@@ -73,7 +73,9 @@ beforeAll(async () => {
   // Copied before any edit or start: the same rendered project, with no data directory yet.
   await cp(dir, join(base, "start-loop"), { recursive: true, verbatimSymlinks: true });
   devProject = { dir, port: await freePort() };
-  startProject = { dir: join(base, "start-loop"), port: await freePort() };
+  let port = await freePort();
+  while (port === devProject.port) port = await freePort();
+  startProject = { dir: join(base, "start-loop"), port };
 }, 60_000);
 
 afterAll(async () => {
