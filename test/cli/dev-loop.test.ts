@@ -28,11 +28,14 @@ interface Outcome {
   ms: number;
 }
 
-/** Runs `trellis args` in `cwd`; `input` is piped to its stdin (`echo ... | trellis db shell`). */
-function trellis(cwd: string, args: string[], env: Record<string, string | undefined> = {}, input?: string): Promise<Outcome> {
+/**
+ * Runs `trellis args` in `cwd`; `input` is piped to its stdin (`echo ... | trellis db shell`). A
+ * command still running after `timeoutMs` is ended (its outcome then fails the test).
+ */
+function trellis(cwd: string, args: string[], env: Record<string, string | undefined> = {}, input?: string, timeoutMs = 60_000): Promise<Outcome> {
   const started = performance.now();
   return new Promise((done) => {
-    const child = execFile(process.execPath, [bin, ...args], { cwd, env: { ...process.env, DATABASE_URL: undefined, NO_COLOR: "1", ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+    const child = execFile(process.execPath, [bin, ...args], { cwd, env: { ...process.env, DATABASE_URL: undefined, NO_COLOR: "1", ...env }, timeout: timeoutMs }, (error, stdout, stderr) => {
       done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr, ms: performance.now() - started });
     });
     if (input !== undefined) child.stdin!.end(input);
@@ -204,7 +207,9 @@ async function commandsBeside(project: Project, mode: "dev" | "start"): Promise<
   const { dir } = project;
   const url = urlOf(project);
   if (mode === "start") {
-    const compiled = await trellis(dir, ["build"]);
+    // tsc over the project and the types it reaches (about 1,200 files), beside the `trellis dev`
+    // tests: over a minute on a loaded machine.
+    const compiled = await trellis(dir, ["build"], {}, undefined, 180_000);
     expect(compiled.code, compiled.stdout + compiled.stderr).toBe(0);
   }
   const running = server(project, [mode]);
