@@ -1,6 +1,5 @@
 import { resolve } from "node:path";
 import { setFlagsFromString } from "node:v8";
-import { hostEmbedded, unopenedEmbedded } from "../../kernel/embedded/lend.js";
 import type { CommandTarget } from "./control/commands.js";
 import { runRemote } from "./control/client.js";
 import { runningServer, type ControlRecord } from "./control/channel.js";
@@ -16,6 +15,9 @@ export type AppTarget = { app: LoadedApp; server?: undefined } | { app: LoadedAp
  * a database that never opens and `server` names the server to run the command in.
  */
 export async function appTarget(project: Project, { database }: { database: boolean }): Promise<AppTarget> {
+  // Loaded here, not with this module: a command beside a running server (`onApp`'s quick path)
+  // needs none of the database stack.
+  const { hostEmbedded, unopenedEmbedded } = await import("../../kernel/embedded/lend.js");
   let server: ControlRecord | undefined;
   hostEmbedded((dataDir) => {
     if (!database) return unopenedEmbedded(dataDir, "this command needs no database");

@@ -3,7 +3,9 @@
  * (durability-cycles.ts). `write`: reports the rows it finds (`ROWS <ids>`), then creates rows
  * through the front door forever, printing `ACK <id>` after each acknowledged write. `migrate`:
  * reports the applied versions and the tables it finds (`STATE <json>`), then migrates to a version
- * with many tables (`MIGRATING`, then `MIGRATED`).
+ * with many tables (`MIGRATING`, then `MIGRATED`). The process loads everything first, then waits for
+ * a line on stdin before it touches the data directory: the cycles start it while the process before
+ * it still holds the directory, and tell it to go once that one is dead.
  */
 import { sql } from "kysely";
 import { App } from "trellis";
@@ -18,6 +20,9 @@ let big = schema("2").extend(v1);
 for (let i = 0; i < WIDE_TABLES; i++) big = big.table(`wide_${i}`, (t) => ({ id: t.serial().primaryKey(), a: t.text().index(), b: t.integer().nullable().unique() }));
 const v2 = big.build();
 const print = (line) => process.stdout.write(`${line}\n`);
+
+await new Promise((go) => process.stdin.once("data", go));
+process.stdin.destroy();
 
 if (mode === "write") {
   const app = await new App({ db: embedded({ dataDir }), health: false, onError: () => {} }).schema(v1).resource("entry").start();

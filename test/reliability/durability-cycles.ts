@@ -10,7 +10,10 @@ import { fixtureArgs } from "../support/fixture-child.js";
  * named ones (after its n-th acknowledged write, once it holds the data directory's lock during
  * start-up, at the n-th change the migration makes to the directory), never after a pause, so a
  * loaded machine moves the moments but not what they mean; the next cycle's report is checked
- * against what the dead one had acknowledged. Shared by the suite (10 cycles) and `npm run bench` (100).
+ * against what the dead one had acknowledged. Each process is started one cycle ahead: it loads
+ * Trellis and PGlite while the one before it runs, and opens the data directory only when told to,
+ * once that one is dead (the lock and the files are as the kill left them). Shared by the suite (10
+ * cycles) and `npm run bench` (100).
  */
 const CHILD = fileURLToPath(new URL("./durability-child.fixture.mjs", import.meta.url));
 
@@ -27,6 +30,8 @@ export interface CycleReport {
 }
 
 interface Child {
+  /** Lets the process open the data directory (it has loaded its modules meanwhile, or is loading them). */
+  go(): void;
   lines: string[];
   /** Resolves with the first line matching `pattern` (the `count`-th with `count`). */
   waitFor(pattern: RegExp, timeoutMs?: number, count?: number): Promise<string>;
@@ -36,7 +41,7 @@ interface Child {
 }
 
 function start(dataDir: string, mode: "write" | "migrate"): Child {
-  const child = spawn(process.execPath, [...fixtureArgs(CHILD), dataDir, mode], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...fixtureArgs(CHILD), dataDir, mode], { stdio: ["pipe", "pipe", "pipe"] });
   const lines: string[] = [];
   const waiters: { pattern: RegExp; left: number; resolve: (line: string) => void }[] = [];
   let buffered = "";
@@ -57,7 +62,10 @@ function start(dataDir: string, mode: "write" | "migrate"): Child {
   });
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  // A process that died before it was told to go: its exit is what the cycle reports, not the closed pipe.
+  child.stdin.on("error", () => {});
   return {
+    go: () => void child.stdin.end("go\n"),
     lines,
     exited,
     pid: child.pid!,
@@ -111,34 +119,41 @@ export async function writeCycles(dataDir: string, cycles: number, random = Math
   const acknowledged = new Set<number>();
   const report: CycleReport = { cycles, acknowledged: 0, lost: 0, killedStarting: 0, staleLocks: 0, msPerCycle: 0 };
   const began = Date.now();
-  // One more start than kills: the last one only checks.
-  for (let cycle = 0; cycle <= cycles; cycle++) {
-    if (staleLock(dataDir)) report.staleLocks++;
-    const child = start(dataDir, "write");
-    try {
-      // Every fifth kill lands during start-up: once the process holds the lock (opening the
-      // directory, migrating), at one of its next few changes to the directory.
-      if (cycle < cycles && cycle % 5 === 4) {
-        const ready = child.waitFor(/^ROWS/).catch(() => undefined);
-        await changes(dirname(dataDir), 0, ready, () => holds(dataDir, child.pid));
-        await changes(dataDir, Math.floor(random() * 4), ready);
-        const isReady = child.lines.some((line) => line.startsWith("ROWS"));
-        await child.kill();
-        if (!isReady) {
-          report.killedStarting++;
-          continue;
+  let upcoming = start(dataDir, "write");
+  try {
+    // One more start than kills: the last one only checks.
+    for (let cycle = 0; cycle <= cycles; cycle++) {
+      if (staleLock(dataDir)) report.staleLocks++;
+      const child = upcoming;
+      child.go();
+      if (cycle < cycles) upcoming = start(dataDir, "write");
+      try {
+        // Every fifth kill lands during start-up: once the process holds the lock (opening the
+        // directory, migrating), at one of its next few changes to the directory.
+        if (cycle < cycles && cycle % 5 === 4) {
+          const ready = child.waitFor(/^ROWS/).catch(() => undefined);
+          await changes(dirname(dataDir), 0, ready, () => holds(dataDir, child.pid));
+          await changes(dataDir, Math.floor(random() * 4), ready);
+          const isReady = child.lines.some((line) => line.startsWith("ROWS"));
+          await child.kill();
+          if (!isReady) {
+            report.killedStarting++;
+            continue;
+          }
         }
+        const found = new Set((await child.waitFor(/^ROWS/)).slice(5).split(",").filter(Boolean).map(Number));
+        for (const id of acknowledged) if (!found.has(id)) report.lost++;
+        if (cycle === cycles) break;
+        // At least one acknowledged write per cycle: the kill comes after the n-th, n from 1 to 20.
+        await child.waitFor(/^ACK /, 60_000, 1 + Math.floor(random() * 20));
+        await child.kill();
+        for (const line of child.lines) if (line.startsWith("ACK ")) acknowledged.add(Number(line.slice(4)));
+      } finally {
+        await child.kill();
       }
-      const found = new Set((await child.waitFor(/^ROWS/)).slice(5).split(",").filter(Boolean).map(Number));
-      for (const id of acknowledged) if (!found.has(id)) report.lost++;
-      if (cycle === cycles) break;
-      // At least one acknowledged write per cycle: the kill comes after the n-th, n from 1 to 20.
-      await child.waitFor(/^ACK /, 60_000, 1 + Math.floor(random() * 20));
-      await child.kill();
-      for (const line of child.lines) if (line.startsWith("ACK ")) acknowledged.add(Number(line.slice(4)));
-    } finally {
-      await child.kill();
     }
+  } finally {
+    await upcoming.kill();
   }
   report.acknowledged = acknowledged.size;
   report.msPerCycle = Math.round((Date.now() - began) / (cycles + 1));
@@ -155,21 +170,28 @@ export interface MigrationCycleReport {
 /** Kills during a migration: the previous version stays (or the next is whole), and the next start migrates. */
 export async function migrationCycles(dataDir: string, kills: number, random = Math.random): Promise<MigrationCycleReport> {
   const states: MigrationCycleReport["states"] = [];
-  for (let cycle = 0; cycle <= kills; cycle++) {
-    const child = start(dataDir, "migrate");
-    try {
-      states.push(JSON.parse((await child.waitFor(/^STATE /)).slice(6)));
-      if (cycle === kills) {
-        await child.waitFor(/^MIGRATED$/, 120_000);
-        await child.exited;
-        return { states, migrated: true };
+  let upcoming = start(dataDir, "migrate");
+  try {
+    for (let cycle = 0; cycle <= kills; cycle++) {
+      const child = upcoming;
+      child.go();
+      if (cycle < kills) upcoming = start(dataDir, "migrate");
+      try {
+        states.push(JSON.parse((await child.waitFor(/^STATE /)).slice(6)));
+        if (cycle === kills) {
+          await child.waitFor(/^MIGRATED$/, 120_000);
+          await child.exited;
+          return { states, migrated: true };
+        }
+        await child.waitFor(/^MIGRATING$/);
+        // At one of the migration's first changes to the directory (or after it, should it finish first).
+        await changes(dataDir, 1 + Math.floor(random() * 6), child.waitFor(/^MIGRATED$/, 120_000).catch(() => undefined));
+      } finally {
+        await child.kill();
       }
-      await child.waitFor(/^MIGRATING$/);
-      // At one of the migration's first changes to the directory (or after it, should it finish first).
-      await changes(dataDir, 1 + Math.floor(random() * 6), child.waitFor(/^MIGRATED$/, 120_000).catch(() => undefined));
-    } finally {
-      await child.kill();
     }
+  } finally {
+    await upcoming.kill();
   }
   return { states, migrated: false };
 }

@@ -6,6 +6,7 @@ import { serveSocket, type ServedSocket } from "../../../kernel/embedded/socket.
 import { ThreadClient } from "../../../kernel/embedded/worker/client.js";
 import type { CommandResult, CommandTarget } from "../control/commands.js";
 import { CliError, say, table } from "../output.js";
+import { SOCKET_PORT } from "./db-shell.js";
 
 /**
  * `trellis db shell` beside a running server, the server's side: `open` serves the embedded
@@ -15,8 +16,6 @@ import { CliError, say, table } from "../output.js";
  */
 export type ShellArgs = { op: "open" } | { op: "close"; dir: string } | { op: "query"; sql: string; empty?: string };
 
-/** psql's name for a server's socket in the folder it is given (`host=<folder>`), on the default port. */
-export const SOCKET_PORT = 5432;
 
 const sockets = new Map<string, ServedSocket>();
 

@@ -1,13 +1,12 @@
 import { spawn, spawnSync } from "node:child_process";
 import { pgClientEnv } from "../../../kernel/db/pg-client-env.js";
-import { importPeer } from "../../../kernel/runtime/peers.js";
 import { appTarget, quickServer } from "../app-target.js";
 import { callRemote } from "../control/client.js";
 import type { ControlRecord } from "../control/channel.js";
 import { CliError, dim, say } from "../output.js";
 import { findProject } from "../project.js";
 import { promptBeside } from "./db-shell-prompt.js";
-import { SOCKET_PORT, type ShellArgs } from "./db-shell-server.js";
+import type { ShellArgs } from "./db-shell-server.js";
 
 /** What the CLI needs of the embedded database object (`embedded()`, on the request thread). */
 interface EmbeddedLike {
@@ -44,6 +43,7 @@ export async function dbShell(psqlArgs: string[]): Promise<number> {
   const quick = quickServer(project);
   const target = quick ? { server: quick } : await loadProjectApp(project);
   if (target.server) return shellBeside(target.server, psqlArgs);
+  const { importPeer } = await import("../../../kernel/runtime/peers.js");
   const { PGLiteSocketServer } = await importPeer<{ PGLiteSocketServer: new (options: { db: unknown; host: string; port: number }) => SocketServer }>(
     "@electric-sql/pglite-socket",
     "`trellis db shell` on the embedded database",
@@ -94,6 +94,9 @@ async function shellBeside(server: ControlRecord, psqlArgs: string[]): Promise<n
   if (psqlArgs.length > 0) throw new CliError("CLI_NO_PSQL", `psql is not installed, so its arguments (${psqlArgs.join(" ")}) have nothing to run them.`, "Install PostgreSQL's client (for example `apt-get install postgresql-client`), or pipe the statements in: `echo \"select 1\" | trellis db shell`.");
   return promptBeside(server);
 }
+
+/** psql's name for a server's socket in the folder it is given (`host=<folder>`), on the default port; the server side (db-shell-server.ts) names its socket with it. */
+export const SOCKET_PORT = 5432;
 
 function psqlInstalled(): boolean {
   return !spawnSync("psql", ["--version"], { stdio: "ignore" }).error;

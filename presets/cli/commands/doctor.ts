@@ -1,11 +1,9 @@
-import { isLoopbackHost } from "../../../kernel/index.js";
+import { isLoopbackHost } from "../../../kernel/request/client-address.js";
 import { appTarget, quickServer, shortLived } from "../app-target.js";
 import { runRemote } from "../control/client.js";
 import type { CommandTarget } from "../control/commands.js";
 import { green, red, say, yellow } from "../output.js";
 import { findProject } from "../project.js";
-import { memoryStorageWarning } from "../../banner.js";
-import { isLocalBaseUrl } from "../../production-checks.js";
 
 type Verdict = "ok" | "warn" | "fail";
 interface Check {
@@ -94,6 +92,8 @@ function servedElsewhere(baseUrl: string | undefined): string | undefined {
 }
 
 async function databaseChecks(built: any): Promise<Check[]> {
+  // Loaded where the checks run (they reach the kernel's index): `trellis doctor` beside a running server only asks it.
+  const [{ memoryStorageWarning }, { isLocalBaseUrl }] = await Promise.all([import("../../banner.js"), import("../../production-checks.js")]);
   const checks: Check[] = [];
   const add = (name: string, verdict: Verdict, detail: string) => checks.push({ name, verdict, detail });
   try {

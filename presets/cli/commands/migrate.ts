@@ -1,4 +1,3 @@
-import { checkHistory } from "../../../kernel/db/history-check.js";
 import { CliError, green, say, table, yellow } from "../output.js";
 import { onApp } from "../app-target.js";
 import type { CommandTarget } from "../control/commands.js";
@@ -16,6 +15,8 @@ interface Status {
 async function statusOf(built: any): Promise<Status> {
   const migrations = (await built.migrator.getMigrations()) as { name: string; executedAt?: Date }[];
   const rows = migrations.map((m) => ({ name: m.name, state: m.executedAt ? ("applied" as const) : ("pending" as const), executedAt: m.executedAt }));
+  // Loaded where the command runs: the CLI beside a running server only asks it.
+  const { checkHistory } = await import("../../../kernel/db/history-check.js");
   try {
     await checkHistory(built.db, built.overview().database.kind, built.sealed.schemas);
     return { rows };

@@ -1,4 +1,4 @@
-import { declaredPermission } from "../../../kernel/index.js";
+import { declaredPermission } from "../../../kernel/introspection/access.js";
 import { say, table } from "../output.js";
 import { onApp } from "../app-target.js";
 import type { CommandTarget } from "../control/commands.js";

@@ -25,6 +25,12 @@ const SETTLE_MS = 25;
  */
 export async function superviseServer(project: Project, server: string): Promise<number> {
   const api = tsxApi(project, "`trellis dev` runs TypeScript through tsx, which this project does not have.");
+  // Trellis and the stack under it (better-auth, Kysely, zod, oRPC, the Node server) are loaded
+  // before the hooks are registered, as `importModule` does for a command: the project's imports of
+  // them then find them loaded, instead of every file of every package going through tsx's and
+  // loader.mjs's hooks on their thread (most of a cold start's seconds). They stay loaded across
+  // reloads either way.
+  await Promise.all([import("../../trellis.js"), import("../../node.js")]);
   const { register: registerTsx } = (await import(pathToFileURL(api).href)) as { register(): unknown };
   registerTsx();
   const reported = new MessageChannel();
