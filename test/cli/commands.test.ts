@@ -292,8 +292,10 @@ describe.concurrent("trellis commands on embedded", () => {
   }, 120_000);
 
   it.sequential("migrate status, check and up report and apply with exit codes a deploy script can use", { timeout: 240_000 }, async () => {
-    // The file's first database: its initdb runs here, in the command's child process.
+    // The file's first database: its initdb runs here, in a child process of the command, and the
+    // new cluster is kept in the project's template cache for the next database to start from.
     await migrateSteps(dir, env, await firstDatabase(), true);
+    expect(await readdir(join(cache, "trellis"))).toContainEqual(expect.stringMatching(/^pglite-.+\.tar$/));
   });
 
   it.sequential("routes lists every procedure with its permission", { timeout: 120_000 }, async () => {
