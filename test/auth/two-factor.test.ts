@@ -7,7 +7,7 @@ import { embedded } from "../../kernel/embedded/index.js";
 import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { rpc } from "../support/app.js";
-import { ORIGIN, cookieOf } from "../support/auth.js";
+import { ORIGIN, cookieOf, jar } from "../support/auth.js";
 
 const v1 = schema("1").auth({ twoFactor: true }).build();
 const PASSWORD = "correct-horse-battery-staple";
@@ -40,15 +40,6 @@ async function call(path: string, body: unknown, cookie = ""): Promise<{ status:
   return { status: response.status, body: text ? JSON.parse(text) : null, cookie: cookieOf(response) };
 }
 
-/** Cookies merged as a browser keeps them: a later Set-Cookie replaces the same name. */
-function jar(...cookies: string[]): string {
-  const map = new Map<string, string>();
-  for (const line of cookies.join("; ").split(/;\s*/)) {
-    const at = line.indexOf("=");
-    if (at > 0) map.set(line.slice(0, at), line.slice(at + 1));
-  }
-  return [...map].filter(([, value]) => value !== "").map(([name, value]) => `${name}=${value}`).join("; ");
-}
 
 /** Signs up, enrols TOTP and confirms it with a first code: the user as an authenticator app sees them. */
 async function enrolled(email: string) {

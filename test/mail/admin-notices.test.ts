@@ -4,6 +4,7 @@ import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import { testApp, type Actor, type TestApp, type TestAppInput } from "../../presets/testing.js";
 import type { MailNotices } from "../../plugins/mail/index.js";
+import { jar } from "../support/auth.js";
 
 /**
  * The factor-changed notice when an administrator changes a user's factors: `_admin.users.resetTwoFactor`
@@ -54,15 +55,6 @@ async function post(actor: Pick<User, "fetch">, path: string, body: unknown, coo
   return { status: response.status, body: text ? JSON.parse(text) : null, cookie: set };
 }
 
-/** Cookies merged as a browser keeps them: a later Set-Cookie replaces the same name, an empty one removes it. */
-function jar(...cookies: string[]): string {
-  const map = new Map<string, string>();
-  for (const line of cookies.join("; ").split(/;\s*/)) {
-    const at = line.indexOf("=");
-    if (at > 0) map.set(line.slice(0, at), line.slice(at + 1));
-  }
-  return [...map].filter(([, value]) => value !== "").map(([name, value]) => `${name}=${value}`).join("; ");
-}
 
 /** Turns two-factor on for `user` as an authenticator app would: enable, then a first code. */
 async function enrol(user: User): Promise<void> {

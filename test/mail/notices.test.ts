@@ -5,7 +5,7 @@ import { schema } from "../../kernel/schema/index.js";
 import { App } from "../../presets/trellis.js";
 import type { MailConfig } from "../../plugins/mail/index.js";
 import { errorOf, sqliteMemory } from "../support/app.js";
-import { ORIGIN } from "../support/auth.js";
+import { ORIGIN, jar } from "../support/auth.js";
 import { families, openDatabase, type TestDatabase } from "../support/databases.js";
 import { PASSWORD, SECRET, get, mailOf, post, signUpBody, type Answer } from "./fixture.js";
 
@@ -52,15 +52,6 @@ async function signIn(app: Started, email: string, agent: string, address = HOME
   return answer;
 }
 
-/** Cookies merged as a browser keeps them: a later Set-Cookie replaces the same name. */
-function jar(...cookies: string[]): string {
-  const map = new Map<string, string>();
-  for (const line of cookies.join("; ").split(/;\s*/)) {
-    const at = line.indexOf("=");
-    if (at > 0) map.set(line.slice(0, at), line.slice(at + 1));
-  }
-  return [...map].filter(([, value]) => value !== "").map(([name, value]) => `${name}=${value}`).join("; ");
-}
 
 describe.each(families())("security notices on %s", (family) => {
   let db: TestDatabase;

@@ -49,3 +49,13 @@ export async function signOut(app: Handler, cookie: string): Promise<number> {
   );
   return response.status;
 }
+
+/** Cookies merged as a browser keeps them: a later Set-Cookie replaces the same name, an empty one removes it. */
+export function jar(...cookies: string[]): string {
+  const map = new Map<string, string>();
+  for (const line of cookies.join("; ").split(/;\s*/)) {
+    const at = line.indexOf("=");
+    if (at > 0) map.set(line.slice(0, at), line.slice(at + 1));
+  }
+  return [...map].filter(([, value]) => value !== "").map(([name, value]) => `${name}=${value}`).join("; ");
+}
