@@ -283,7 +283,7 @@ async function adminSteps(dir: string, env: Env, everything: boolean): Promise<v
   }
 }
 
-/** The shared project's embedded database, in order: migrated by the first test, backed up, edited, opened by psql. */
+/** The shared project's embedded database, in order: migrated by the first test, then listed, backed up and restored. */
 describe.concurrent("trellis commands on embedded", () => {
   const env = embeddedEnv;
   let dir: string;
@@ -342,64 +342,13 @@ describe.concurrent("trellis commands on embedded", () => {
     expect(check.code, check.stdout + check.stderr).toBe(0);
     expect(check.stdout).toContain("up to date");
   });
-
-  it.sequential("migrate check exits 3 when an applied version was edited", { timeout: 120_000 }, async () => {
-    const schemaFile = join(dir, "src/schema.ts");
-    const original = await readFile(schemaFile, "utf8");
-    await writeFile(schemaFile, original.replace('body: t.text().default(""),', 'body: t.text().default(""),\n    pinned: t.boolean().default(false),'));
-    try {
-      const drift = await trellis(dir, ["migrate", "check"], env());
-      expect(drift.code).toBe(3);
-      expect(drift.stdout).toContain("MIGRATION_DRIFT");
-      expect(drift.stdout).toContain("pinned");
-    } finally {
-      await writeFile(schemaFile, original);
-    }
-  });
-
-  it.sequential("db shell runs psql on the embedded database, with psql's arguments after --", { timeout: 120_000 }, async () => {
-    // Migrated by the first test of this block: the schema's table is there, and the lock is free again after.
-    const shell = await trellis(dir, ["db", "shell", "--", "-c", "\\dt note"], env());
-    expect(shell.code, shell.stderr).toBe(0);
-    expect(shell.stdout).toMatch(/public\s+\|\s+note\s+\|\s+table/);
-    expect(existsSync(join(dir, ".data/db.lock"))).toBe(false);
-  });
-
-  it.sequential("db shell without psql serves the embedded database at a printed URL until Ctrl-C", { timeout: 120_000 }, async () => {
-    const shell = spawn(process.execPath, [...command, "db", "shell"], { cwd: dir, env: { ...process.env, ...env(), PATH: "/nonexistent", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    const exited = new Promise<number | null>((done) => shell.once("exit", (code) => done(code)));
-    const url = await new Promise<string>((found, failed) => {
-      shell.stdout.on("data", (chunk) => {
-        output += chunk;
-        const match = /served at (postgresql:\/\/\S+) until Ctrl-C/.exec(output);
-        if (match) found(match[1]!);
-      });
-      shell.stderr.on("data", (chunk) => (output += chunk));
-      void exited.then(() => failed(new Error(`db shell exited:\n${output}`)));
-    });
-    try {
-      expect(output).toContain("psql is not installed");
-      const pg = await import("pg");
-      const client = new pg.default.Client({ connectionString: url });
-      await client.connect();
-      const { rows } = await client.query("select count(*)::int as n from note");
-      await client.end();
-      expect(rows).toEqual([{ n: expect.any(Number) }]);
-      expect(existsSync(join(dir, ".data/db.lock"))).toBe(true);
-    } finally {
-      shell.kill("SIGINT");
-    }
-    expect(await exited).toBe(0);
-    expect(existsSync(join(dir, ".data/db.lock"))).toBe(false);
-  });
 });
 
 /**
  * A second project on the embedded database, beside the first block: the commands that serve it or
- * edit its files. `trellis dev` migrates it (the app's start), which admin create and doctor then find.
+ * edit its source. `trellis dev` migrates it (the app's start), which the later tests find.
  */
-describe.concurrent("trellis dev, admin create and doctor on embedded", () => {
+describe.concurrent("trellis dev, admin create and db shell on embedded", () => {
   const env = embeddedEnv;
   let dir: string;
   beforeAll(async () => {
@@ -470,7 +419,69 @@ describe.concurrent("trellis dev, admin create and doctor on embedded", () => {
     await adminSteps(dir, env, true);
   });
 
-  it.sequential("doctor passes on a healthy project and fails without a secret", { timeout: 120_000 }, async () => {
+  it.sequential("migrate check exits 3 when an applied version was edited", { timeout: 120_000 }, async () => {
+    const schemaFile = join(dir, "src/schema.ts");
+    const original = await readFile(schemaFile, "utf8");
+    await writeFile(schemaFile, original.replace('body: t.text().default(""),', 'body: t.text().default(""),\n    pinned: t.boolean().default(false),'));
+    try {
+      const drift = await trellis(dir, ["migrate", "check"], env());
+      expect(drift.code).toBe(3);
+      expect(drift.stdout).toContain("MIGRATION_DRIFT");
+      expect(drift.stdout).toContain("pinned");
+    } finally {
+      await writeFile(schemaFile, original);
+    }
+  });
+
+  it.sequential("db shell runs psql on the embedded database, with psql's arguments after --", { timeout: 120_000 }, async () => {
+    // Migrated by `trellis dev`: the schema's table is there, and the lock is free again after.
+    const shell = await trellis(dir, ["db", "shell", "--", "-c", "\\dt note"], env());
+    expect(shell.code, shell.stderr).toBe(0);
+    expect(shell.stdout).toMatch(/public\s+\|\s+note\s+\|\s+table/);
+    expect(existsSync(join(dir, ".data/db.lock"))).toBe(false);
+  });
+
+  it.sequential("db shell without psql serves the embedded database at a printed URL until Ctrl-C", { timeout: 120_000 }, async () => {
+    const shell = spawn(process.execPath, [...command, "db", "shell"], { cwd: dir, env: { ...process.env, ...env(), PATH: "/nonexistent", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    const exited = new Promise<number | null>((done) => shell.once("exit", (code) => done(code)));
+    const url = await new Promise<string>((found, failed) => {
+      shell.stdout.on("data", (chunk) => {
+        output += chunk;
+        const match = /served at (postgresql:\/\/\S+) until Ctrl-C/.exec(output);
+        if (match) found(match[1]!);
+      });
+      shell.stderr.on("data", (chunk) => (output += chunk));
+      void exited.then(() => failed(new Error(`db shell exited:\n${output}`)));
+    });
+    try {
+      expect(output).toContain("psql is not installed");
+      const pg = await import("pg");
+      const client = new pg.default.Client({ connectionString: url });
+      await client.connect();
+      const { rows } = await client.query("select count(*)::int as n from note");
+      await client.end();
+      expect(rows).toEqual([{ n: expect.any(Number) }]);
+      expect(existsSync(join(dir, ".data/db.lock"))).toBe(true);
+    } finally {
+      shell.kill("SIGINT");
+    }
+    expect(await exited).toBe(0);
+    expect(existsSync(join(dir, ".data/db.lock"))).toBe(false);
+  });
+});
+
+/** A project of its own: doctor's cases edit trellis.config.ts and .env, which every command reads. */
+describe.concurrent("trellis doctor on embedded", () => {
+  const env = embeddedEnv;
+  let dir: string;
+  beforeAll(async () => {
+    dir = await project("doctor");
+  }, 120_000);
+
+  it.sequential("doctor passes on a healthy project and fails without a secret", { timeout: 180_000 }, async () => {
+    // Its database starts from the template the file's first database left in the shared cache.
+    await firstDatabase();
     const healthy = await trellis(dir, ["doctor"], env());
     expect(healthy.code, healthy.stdout + healthy.stderr).toBe(0);
     expect(healthy.stdout).toMatch(/ok\s+database/);
