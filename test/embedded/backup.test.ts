@@ -44,6 +44,8 @@ describe.each(["main", "worker"] as const)("embedded backups, thread %s", (threa
     }
   });
 
+  // Skipped with `thread: "main"`: there the database runs on the event loop itself, so nothing can
+  // answer while a statement (the backup) runs; only a database thread leaves the app free.
   it.runIf(thread === "worker")("on the database thread, the app answers while the backup runs", { timeout: 60_000 }, async () => {
     let done = false;
     const backup = database.backup().finally(() => (done = true));
