@@ -31,27 +31,24 @@ export function readCachedTemplate(path: string | undefined): Blob | undefined {
 }
 
 export async function writeCachedTemplate(path: string | undefined, template: Blob): Promise<void> {
-  if (!path) return;
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-    const partial = `${path}.${process.pid}.partial`;
-    writeFileSync(partial, new Uint8Array(await template.arrayBuffer()));
-    renameSync(partial, path);
-  } catch {
-    // A read-only project still works; it only builds its template in each process.
-  }
+  await kept(path, async (partial) => writeFileSync(partial, new Uint8Array(await template.arrayBuffer())));
 }
 
 /** Keeps a template already written to `file` (a new cluster's dump, fresh-cluster.ts) as the cached one. */
 export async function keepCachedTemplate(path: string | undefined, file: string): Promise<void> {
+  await kept(path, (partial) => copyFile(file, partial));
+}
+
+/** Writes the cached template through a temporary file renamed into place; a failure leaves no cache. */
+async function kept(path: string | undefined, write: (partial: string) => Promise<void>): Promise<void> {
   if (!path) return;
   try {
     mkdirSync(dirname(path), { recursive: true });
     const partial = `${path}.${process.pid}.partial`;
-    await copyFile(file, partial);
+    await write(partial);
     renameSync(partial, path);
   } catch {
-    // As writeCachedTemplate: no cache, only initdb again next time.
+    // A read-only project still works; it only runs initdb or builds its template again next time.
   }
 }
 
