@@ -12,8 +12,8 @@ export interface AdminTable {
   model: TableModel;
   /** Columns an admin may set: every column but serial ones (the database numbers those). */
   settable: readonly string[];
-  create: z.ZodObject;
-  update: z.ZodObject;
+  readonly create: z.ZodObject;
+  readonly update: z.ZodObject;
   writable: boolean;
   /** Why writes are refused (403), when `writable` is false. */
   readOnly?: string;
@@ -29,11 +29,19 @@ export function adminTables(schema: SchemaModel): Map<string, AdminTable> {
       : files.has(model.name)
         ? `"${model.name}" belongs to the files plugin and is read-only in _admin.data (a row removed here would leave its bytes in storage); use _admin.files.* or the Files view`
         : undefined;
+    // The write schemas are made on an admin's first write to the table: most apps, and every test,
+    // build the admin API for every table and write to few of them, if any.
+    let create: z.ZodObject | undefined;
+    let update: z.ZodObject | undefined;
     out.set(model.name, {
       model,
       settable,
-      create: createInput(model, settable),
-      update: updateData(model, settable),
+      get create() {
+        return (create ??= createInput(model, settable));
+      },
+      get update() {
+        return (update ??= updateData(model, settable));
+      },
       writable: readOnly === undefined,
       ...(readOnly ? { readOnly } : {}),
     });

@@ -37,6 +37,8 @@ export interface McpConfig {
 
 /** The optional peers of the MCP surface (SPEC.md, Endpoints rule 3). */
 const PEERS = ["@modelcontextprotocol/sdk", "@orpc/zod"];
+/** The MCP server module, loaded by the first app that serves MCP and kept for the process (as the REST runtime is). */
+let server: Promise<typeof import("./server.js")> | undefined;
 
 /**
  * `.mcp()`: an MCP server over Streamable HTTP (stateless, JSON responses) at `path`, exposing the
@@ -72,7 +74,7 @@ export function mcpPlugin(config: McpConfig = {}): AppPlugin {
       // The SDK loads asynchronously: the listings are built once, before the first request.
       ctx.hooks.ready.tap(async () => {
         if (runtime) return;
-        const { mcpRuntime } = await import("./server.js");
+        const { mcpRuntime } = await (server ??= import("./server.js"));
         runtime = mcpRuntime(sealed!, mcpCatalog(sealed!.procedures), config);
       });
       ctx.hooks.close.tap(async () => {

@@ -21,6 +21,12 @@ export interface OpenapiConfig {
 /** The optional peers the REST surface and the document need (SPEC.md, Endpoints rule 2). */
 const PEERS = ["@orpc/openapi", "@orpc/zod", "@orpc/json-schema"];
 const DOCUMENT_PATH = "/openapi.json";
+/**
+ * The REST runtime and the document's builders, loaded by the first app that needs them and kept for
+ * the process: a later app (the next test, a dev reload) does not ask the module loader again.
+ */
+let modules: Promise<[typeof import("./rest.js"), typeof import("./document.js"), typeof import("./auth-paths.js")]> | undefined;
+const restModules = () => (modules ??= Promise.all([import("./rest.js"), import("./document.js"), import("./auth-paths.js")]));
 
 /**
  * `.openapi()`: the plain-JSON REST surface under `/rest/**` and its OpenAPI 3.1 document at
@@ -61,7 +67,7 @@ export function openapiPlugin(config: OpenapiConfig = {}): AppPlugin {
       const rest = () => (runtime ??= make!());
       ctx.hooks.ready.tap(async () => {
         if (make) return;
-        const [{ restRuntime }, { openapiDocument }, { authPaths }] = await Promise.all([import("./rest.js"), import("./document.js"), import("./auth-paths.js")]);
+        const [{ restRuntime }, { openapiDocument }, { authPaths }] = await restModules();
         make = () => restRuntime(sealed!, operations);
         makeDocument = async () => JSON.stringify(openapiDocument(sealed!, operations, rest().convert, await authPaths(sealed!, sealed!.schema.auth ? "session" : undefined)));
       });
