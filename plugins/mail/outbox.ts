@@ -49,6 +49,11 @@ interface StoredRow {
  */
 export async function createMailTable(db: AppDatabase<any>, kind: DatabaseKind): Promise<void> {
   if (kind !== "postgres") return createIn(db);
+  // Made already (every start after the first, a test's copy of a migrated database): one read
+  // instead of a transaction of DDL. The index is made last, so it stands for both; it is looked for
+  // where CREATE puts it, the connection's current schema (another on the search path does not count).
+  const { rows } = await sql<{ made: boolean }>`select exists (select 1 from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema() and c.relname = ${`${MAIL_TABLE}_to_created`}) as made`.execute(db);
+  if (rows[0]?.made) return;
   await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext('trellis_mail'))`.execute(trx);
     await createIn(trx as unknown as AppDatabase<any>);
