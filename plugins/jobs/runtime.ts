@@ -96,8 +96,17 @@ export class JobsRuntime implements JobsService {
     await boss.start();
     try {
       // Dead-letter targets are foreign keys: every queue exists before any policy names one.
-      for (const { name } of definitions) if (!(await boss.getQueue(name))) await boss.createQueue(name).catch(() => undefined);
-      for (const { name, policy } of definitions) await boss.updateQueue(name, { name, ...policy });
+      const found = new Map<string, Record<string, unknown> | null>();
+      for (const { name } of definitions) {
+        const queue = (await boss.getQueue(name)) as Record<string, unknown> | null;
+        found.set(name, queue);
+        if (!queue) await boss.createQueue(name).catch(() => undefined);
+      }
+      // A queue whose policy is already the definition's (every start after the first) is left as it is.
+      for (const { name, policy } of definitions) {
+        const queue = found.get(name);
+        if (!queue || Object.entries(policy).some(([key, value]) => queue[key] !== value)) await boss.updateQueue(name, { name, ...policy });
+      }
       for (const { name, cron } of crons) await boss.schedule(name, cron!.expression, {}, { tz: cron!.tz });
       for (const schedule of await boss.getSchedules()) {
         if (!crons.some(({ name }) => name === schedule.name)) await boss.unschedule(schedule.name);
