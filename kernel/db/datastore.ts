@@ -1,10 +1,10 @@
-import { Kysely, sql, type Migrator } from "kysely";
+import { Kysely, sql, type MigrationProvider, type Migrator } from "kysely";
 import { createAppDatabase, type AppDatabase } from "./database.js";
 import { createMigrationProvider, createMigrator } from "./migrations.js";
 import { validateHistory } from "./diff.js";
 import { checkVectorSupport } from "./vector-sql.js";
 import { reentrant } from "./dialect/index.js";
-import type { DatabaseConfig } from "../contracts/resources.js";
+import type { DatabaseConfig, DatabaseKind } from "../contracts/resources.js";
 import { EMPTY_SCHEMA, primaryKeyOf, type SchemaModel } from "../schema/model.js";
 import type { ChangeFeed } from "./changes.js";
 import { referencesOf } from "./change-cascades.js";
@@ -33,12 +33,29 @@ export interface Datastore {
   close(): Promise<void>;
 }
 
-export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaModel[], instrumentation?: Instrumentation): Datastore {
+/**
+ * Plans already checked, by the schema versions (deep-frozen models, so the same objects mean the same
+ * plan) and the family: a later app on the same versions (a test's next app) reuses the provider.
+ */
+const planned = new WeakMap<SchemaModel, { kind: DatabaseKind; schemas: readonly SchemaModel[]; provider: MigrationProvider }[]>();
+
+function plannedMigrations(kind: DatabaseKind, schemas: readonly SchemaModel[]): MigrationProvider {
+  const latest = schemas.at(-1);
+  const cacheable = latest !== undefined && schemas.every((model) => Object.isFrozen(model));
+  const kept = cacheable ? (planned.get(latest) ?? []) : [];
+  const hit = kept.find((entry) => entry.kind === kind && entry.schemas.length === schemas.length && entry.schemas.every((model, i) => model === schemas[i]));
+  if (hit) return hit.provider;
   // Refuses unsafe steps (a changed type, a removed column) before anything touches the database.
   validateHistory(schemas);
-  checkVectorSupport(config.kind, schemas);
+  checkVectorSupport(kind, schemas);
   // Every step's statements now, so a schema this database's DDL cannot express throws at build too.
-  const provider = createMigrationProvider(config.kind, schemas);
+  const provider = createMigrationProvider(kind, schemas);
+  if (cacheable) planned.set(latest, [...kept, { kind, schemas: [...schemas], provider }]);
+  return provider;
+}
+
+export function openDatastore(config: DatabaseConfig, schemas: readonly SchemaModel[], instrumentation?: Instrumentation): Datastore {
+  const provider = plannedMigrations(config.kind, schemas);
   const wrapped = reentrant(config.dialect);
   const latest = schemas.at(-1) ?? EMPTY_SCHEMA;
   const kysely = new Kysely<any>({ dialect: instrumentation ? observedDialect(wrapped.dialect, instrumentation) : wrapped.dialect, plugins: [touchUpdatedAt(latest, config.kind)] });
