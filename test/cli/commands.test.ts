@@ -15,7 +15,7 @@ import { exitOf, groupRunning } from "../support/children.js";
  * always has one), the command is dist/bin.js and the project's `trellis` is this repository
  * linked into its node_modules, as an installed package; without one, the command runs the source
  * through tsx and `trellis/*` resolves to the source through a tsconfig that maps it. (The packed
- * flow is test/package/pack.test.ts.)
+ * and published flow is test/package/published.test.ts.)
  *
  * Each process loads Trellis and the app (a few seconds of CPU), so the file pays for processes,
  * not for projects: one rendered project is shared by every test that can share it, and the
@@ -97,8 +97,9 @@ const shared = once(() => project("app"));
 const firstDatabase = once(async () => trellis(await shared(), ["migrate", "status"], { DATABASE_URL: undefined }));
 
 describe.concurrent("trellis new", () => {
-  // Under CI the packed test installs and type-checks both projects for real; this is the quick check for a local run.
-  const packed = Boolean(process.env.CI || process.env.TRELLIS_PACK_TEST);
+  // Under CI the published-package test (test/package/published.test.ts) installs and type-checks both
+  // projects for real; this is the quick check for a local run.
+  const packed = Boolean(process.env.CI || process.env.TRELLIS_PACK_TEST || process.env.TRELLIS_REGISTRY_TEST);
   it.skipIf(packed)("renders a project that type-checks strict, with no surface, with every surface, with every sign-in method, and the saas template with all of them", { timeout: 480_000 }, async () => {
     const dirs: string[] = [];
     const saasEverything = ["--template", "saas", "--surfaces", "openapi,mcp,files,live,admin", "--auth", "github,google,passkeys,2fa"];

@@ -7,9 +7,8 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  */
 const LONGEST = [
   // Mostly waiting on npm and the network (a registry proxying every package): first, beside the rest.
-  "test/package/registry.test.ts",
+  "test/package/published.test.ts",
   "test/cli/commands.test.ts",
-  "test/package/pack.test.ts",
   "test/docs/curl.test.ts",
   "test/reliability/durability.test.ts",
   "test/presets/startup-errors.test.ts",
