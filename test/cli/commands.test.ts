@@ -97,8 +97,9 @@ const shared = once(() => project("app"));
 const firstDatabase = once(async () => trellis(await shared(), ["migrate", "status"], { DATABASE_URL: undefined }));
 
 describe.concurrent("trellis new", () => {
-  // Under CI the published-package test (test/package/published.test.ts) installs and type-checks both
-  // projects for real; this is the quick check for a local run.
+  // Under CI the published-package test (test/package/published.test.ts) installs the all-surfaces
+  // project from its registry and type-checks it and the plain one for real; this is the quick check
+  // for a local run.
   const packed = Boolean(process.env.CI || process.env.TRELLIS_PACK_TEST || process.env.TRELLIS_REGISTRY_TEST);
   it.skipIf(packed)("renders a project that type-checks strict, with no surface, with every surface, with every sign-in method, and the saas template with all of them", { timeout: 480_000 }, async () => {
     const dirs: string[] = [];

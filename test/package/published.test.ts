@@ -13,7 +13,7 @@ import { checkTarball, type TarballReport } from "./tarball.js";
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, "../..");
-// Slow (a pack, a registry that proxies every other package, two installs through it): once per CI run.
+// Slow (a pack, a registry that proxies every other package, an install through it): once per CI run.
 const enabled = Boolean(process.env.CI || process.env.TRELLIS_REGISTRY_TEST || process.env.TRELLIS_PACK_TEST);
 if (!enabled) {
   console.log("skipping the published-package test: it packs the repository, publishes it to verdaccio and installs new projects through it (set CI, TRELLIS_PACK_TEST=1 or TRELLIS_REGISTRY_TEST=1)");
@@ -79,39 +79,42 @@ const published = once(async () => {
 });
 
 /**
- * Install #1, from an empty folder, what a user types first: `npm create trellis@latest my-app`
- * (create-trellis runs `trellis new`, which runs `npm install`: both through the registry). The
- * plain project: its own scripts run on it, and the README sample uses its node_modules.
+ * The one install, from an empty folder, what a user types first, with every surface: `npm create
+ * trellis@latest all-surfaces -- --surfaces ...` (create-trellis runs `trellis new` with the options
+ * after `--`, which runs `npm install`: both through the registry). Its dependencies are the plain
+ * project's plus the surfaces' optional peers; its node_modules serves the plain project and the
+ * README sample too (a superset changes nothing a plain project does), so the file pays for one
+ * install, not two.
  */
-const created = once(async () => {
+const installed = once(async () => {
   const { env } = await published();
   const work = join(dir!, "create");
   await mkdir(work);
   const started = performance.now();
-  await run("npm", ["create", "--yes", "trellis@latest", "my-app"], { cwd: work, env, maxBuffer: 64 * 1024 * 1024 });
-  console.log(`npm create trellis@latest, its npm install included: ${seconds(started)}`);
-  const project = join(work, "my-app");
-  // What `trellis new` wrote, before the tests below add files to it (the Bun and Deno servers).
+  await run("npm", ["create", "--yes", "trellis@latest", "all-surfaces", "--", "--surfaces", SURFACES], { cwd: work, env, maxBuffer: 64 * 1024 * 1024 });
+  console.log(`npm create trellis@latest -- --surfaces ${SURFACES}, its npm install included: ${seconds(started)}`);
+  const project = join(work, "all-surfaces");
+  // What `trellis new` wrote, before the build adds to it.
   return { project, sources: await sources(project) };
 });
 
 /**
- * Install #2: the other first command, the `trellis` package's own bin fetched by `npm exec` from
- * the same registry, writing the project with every surface (the plain one's dependencies plus the
- * surfaces' optional peers). It starts once `npm create` is done, whatever its outcome: npm's
- * cache then holds what both projects install, and the install overlaps the plain project's
- * scripts rather than the first install.
+ * The plain project, from the other first command: the `trellis` package's own bin, fetched by `npm
+ * exec` from the same registry, writing it without installing (`--no-install`). Its node_modules is
+ * a link to the installed project's. The render runs beside the install; the link waits for it.
  */
-const executed = once(async () => {
+const plain = once(async () => {
   const { env } = await published();
-  await created().catch(() => undefined);
   const work = join(dir!, "exec");
   await mkdir(work);
   const started = performance.now();
-  await run("npm", ["exec", "--yes", "--", "trellis", "new", "all-surfaces", "--surfaces", SURFACES], { cwd: work, env, maxBuffer: 64 * 1024 * 1024 });
-  console.log(`npm exec trellis new --surfaces ${SURFACES}, its npm install included: ${seconds(started)}`);
-  const project = join(work, "all-surfaces");
-  return { work, project, sources: await sources(project) };
+  await run("npm", ["exec", "--yes", "--", "trellis", "new", "my-app", "--no-install"], { cwd: work, env, maxBuffer: 64 * 1024 * 1024 });
+  console.log(`npm exec trellis new my-app --no-install: ${seconds(started)}`);
+  const project = join(work, "my-app");
+  // What `trellis new` wrote, before the tests below add files to it (the Bun and Deno servers).
+  const written = await sources(project);
+  await symlink(join((await installed()).project, "node_modules"), join(project, "node_modules"), "dir");
+  return { project, sources: written };
 });
 
 afterAll(async () => {
@@ -120,27 +123,44 @@ afterAll(async () => {
 });
 
 /*
- * Where the assertions of the two files this one replaces went (test/package/registry.test.ts and
- * test/package/pack.test.ts, each with its own pack, install and builds):
+ * Where the assertions went when the file stopped installing twice (npm create trellis@latest
+ * installed the plain project, npm exec trellis new the all-surfaces one):
+ * - npm create "writes and installs the project the published trellis new renders" (lock with
+ *   version, integrity and resolved; bin; sources equal to the installed CLI's render): the npm
+ *   create test, now on the all-surfaces project npm create installs. Its manifest check, exactly
+ *   trellis and zod, is the npm exec test's, on the plain project npm exec writes.
+ * - npm exec "--surfaces installs the surfaces' peers and no other, builds and serves" (manifest,
+ *   lock, bin, sources equal to the installed CLI's render with the same options, the peers in and
+ *   out of node_modules, build, start): the npm create test, the same project now written by npm
+ *   create, which shows the options after `--` reach `trellis new`.
+ * - npm exec "writes the same project as npm create" (npm exec fetching trellis from the registry,
+ *   rendering the plain project): the npm exec test, whose render is compared with the installed
+ *   CLI's own, as the npm create test's is.
+ * - the plain project's scripts (npm test, typecheck, build, start on Node, Bun and Deno): unchanged,
+ *   on the project npm exec writes, its node_modules a link to the installed project's.
+ * - the README sample: unchanged, on the installed project's node_modules.
+ * - the tarball's checks, the `file:<tarball>` dependency and the lockfile: unchanged.
+ * Before that, the two files this one replaced (test/package/registry.test.ts and
+ * test/package/pack.test.ts, each with its own pack, install and builds) went as follows:
  * - publint, attw, files/size/tree-shaking: unchanged, on the one tarball.
- * - registry "writes and installs the project trellis new renders": the npm create test (manifest,
- *   lock, bin, sources equal to the installed CLI's render); its build and start moved into the
- *   plain project's scripts test (one build, one start).
+ * - registry "writes and installs the project trellis new renders": the npm create test (lock,
+ *   bin, sources equal to the installed CLI's render) and the npm exec test (manifest); its build
+ *   and start, the plain project's scripts test (one build, one start).
  * - pack "npm test, typecheck, build and start work with no edits" (and Bun, Deno): the plain
- *   project's scripts test, on the project npm create installed. Its `file:<tarball>` dependency
- *   (npm exec --package=<tarball>) is the "depends on the tarball it ran from" test.
- * - registry "npm exec trellis new writes and installs the same project": lock, bin and install on
- *   the all-surfaces project npm exec installs; the same project as npm create's in the plain-copy
- *   test (npm exec's CLI rendering the plain project, --no-install).
+ *   project's scripts test. Its `file:<tarball>` dependency (npm exec --package=<tarball>) is the
+ *   "depends on that tarball" test.
+ * - registry "npm exec trellis new writes and installs the same project": lock, bin and install in
+ *   the npm create test; npm exec's CLI rendering the plain project (--no-install) in the npm exec
+ *   test.
  * - pack "--surfaces installs the peers, builds and serves" and "installs with no optional peer":
- *   the all-surfaces test.
- * - pack "type-checks the README sample strict and serves it": the README test, on the plain
- *   project's node_modules.
+ *   the npm create test.
+ * - pack "type-checks the README sample strict and serves it": the README test.
  * - pack "npm install leaves package-lock.json as committed": unchanged.
  */
-// The tests share the tarball, the registry and the two installs, and are otherwise independent:
+// The tests share the tarball, the registry and the one install, and are otherwise independent:
 // they run at once, as much of their time is npm waiting on the registry and the disk. The
-// ecosystem's checks need only the tarball, so they run while npm installs.
+// ecosystem's checks need only the tarball, and npm exec's plain render only the registry, so they
+// run while npm installs.
 describe.skipIf(!enabled)("the package: packed, checked, published to a registry, installed into new projects, locked", { concurrent: true }, () => {
   let report: Promise<TarballReport>;
   beforeAll(() => {
@@ -188,11 +208,12 @@ describe.skipIf(!enabled)("the package: packed, checked, published to a registry
     expect(Object.keys(manifest.dependencies).sort()).toEqual(["trellis", "zod"]);
   });
 
-  it("npm create trellis@latest writes and installs the project the published trellis new renders", { timeout: 600_000 }, async () => {
-    const { version, url } = await published();
-    const { project, sources: written } = await created();
+  it(`npm create trellis@latest -- --surfaces ${SURFACES} writes and installs the project the published trellis new renders, with the surfaces' peers and no other; it builds and serves`, { timeout: 900_000 }, async () => {
+    const { version, url, env } = await published();
+    const { project, sources: written } = await installed();
+    // The options after `--` reached `trellis new`: the surfaces' peers are the project's dependencies.
     const manifest = JSON.parse(await readFile(join(project, "package.json"), "utf8"));
-    expect(manifest.dependencies).toEqual({ trellis: `^${version}`, zod: expect.any(String) });
+    expect(manifest.dependencies).toEqual(expect.objectContaining({ trellis: `^${version}`, "@orpc/openapi": expect.any(String), "@modelcontextprotocol/sdk": expect.any(String), unstorage: expect.any(String) }));
     const lock = JSON.parse(await readFile(join(project, "package-lock.json"), "utf8"));
     // The version published a moment ago (unique to this run), with the registry's checksum.
     const locked = lock.packages["node_modules/trellis"];
@@ -200,15 +221,37 @@ describe.skipIf(!enabled)("the package: packed, checked, published to a registry
     if (locked.resolved) expect(locked.resolved).toBe(`${url}/trellis/-/trellis-${version}.tgz`);
     expect(await readdir(join(project, "node_modules/trellis/dist"))).toContain("bin.js");
 
-    // The installed package's own CLI, rendering the published version without installing.
+    // The installed package's own CLI, with the same options, rendering the published version without installing.
+    const rendered = join(dir!, "rendered", "all-surfaces");
+    await run(process.execPath, [join(project, "node_modules/trellis/dist/bin.js"), "new", rendered, "--surfaces", SURFACES, "--no-install", "--trellis", `^${version}`]);
+    expect(written).toEqual(await sources(rendered));
+
+    const modules = await readdir(join(project, "node_modules"));
+    expect(modules).toContain("trellis");
+    // The surfaces' peers are what the project asked for; the others stay out.
+    for (const peer of ["pg", "better-sqlite3", "ioredis", "pino", "@aws-sdk", "nodemailer", "sharp"]) expect(modules, peer).not.toContain(peer);
+    expect(await readdir(join(project, "node_modules", "@orpc"))).toEqual(expect.arrayContaining(["openapi", "zod", "json-schema"]));
+    // Served from source under the CLI's dev loader would need a watcher; the build is what ships.
+    // The build type-checks src/ (the plain project runs `typecheck` as well: same script).
+    await npm(project, ["run", "build"], env);
+    const served = await startAndProbe(project);
+    expect(served.status).toBe(200);
+  });
+
+  it("npm exec trellis new, fetched from the registry, writes the plain project the installed trellis new renders: trellis and zod alone", { timeout: 600_000 }, async () => {
+    const { version } = await published();
+    const { project, sources: written } = await plain();
+    const manifest = JSON.parse(await readFile(join(project, "package.json"), "utf8"));
+    expect(manifest.dependencies).toEqual({ trellis: `^${version}`, zod: expect.any(String) });
+    // The installed package's own CLI (the one install's), rendering the published version without installing.
     const rendered = join(dir!, "rendered", "my-app");
-    await run(process.execPath, [join(project, "node_modules/trellis/dist/bin.js"), "new", rendered, "--no-install", "--trellis", `^${version}`]);
+    await run(process.execPath, [join((await installed()).project, "node_modules/trellis/dist/bin.js"), "new", rendered, "--no-install", "--trellis", `^${version}`]);
     expect(written).toEqual(await sources(rendered));
   });
 
-  it("the project npm create wrote: npm test, typecheck, build and start work with no edits, on Node, Bun and Deno", { timeout: 900_000 }, async () => {
+  it("the plain project: npm test, typecheck, build and start work with no edits, on Node, Bun and Deno", { timeout: 900_000 }, async () => {
     const { env } = await published();
-    const { project } = await created();
+    const { project } = await plain();
     const started = performance.now();
     const test = await npm(project, ["test"], env);
     expect(test.stdout).toMatch(/2 passed/);
@@ -240,8 +283,8 @@ describe.skipIf(!enabled)("the package: packed, checked, published to a registry
   });
 
   it("type-checks the README sample strict and serves it", { timeout: 600_000 }, async () => {
-    // The sample needs trellis and nothing else: the plain project's node_modules.
-    const { project } = await created();
+    // The sample needs trellis and nothing else: the one install's node_modules (a superset changes nothing it does).
+    const { project } = await installed();
     const readme = join(dir!, "readme");
     await mkdir(readme);
     await symlink(join(project, "node_modules"), join(readme, "node_modules"), "dir");
@@ -272,43 +315,6 @@ describe.skipIf(!enabled)("the package: packed, checked, published to a registry
     } finally {
       server.kill("SIGTERM");
     }
-  });
-
-  it(`npm exec trellis new --surfaces ${SURFACES} installs the surfaces' peers and no other, builds and serves`, { timeout: 900_000 }, async () => {
-    const { version, env } = await published();
-    const { project, sources: written } = await executed();
-    const manifest = JSON.parse(await readFile(join(project, "package.json"), "utf8"));
-    expect(manifest.dependencies).toEqual(expect.objectContaining({ trellis: `^${version}`, "@orpc/openapi": expect.any(String), "@modelcontextprotocol/sdk": expect.any(String), unstorage: expect.any(String) }));
-    const lock = JSON.parse(await readFile(join(project, "package-lock.json"), "utf8"));
-    expect(lock.packages["node_modules/trellis"]).toMatchObject({ version, integrity: expect.stringMatching(/^sha512-/) });
-    expect(await readdir(join(project, "node_modules/trellis/dist"))).toContain("bin.js");
-    // The installed package's own CLI, with the same options, without installing.
-    const rendered = join(dir!, "rendered", "all-surfaces");
-    await run(process.execPath, [join(project, "node_modules/trellis/dist/bin.js"), "new", rendered, "--surfaces", SURFACES, "--no-install", "--trellis", `^${version}`]);
-    expect(written).toEqual(await sources(rendered));
-
-    const modules = await readdir(join(project, "node_modules"));
-    expect(modules).toContain("trellis");
-    // The surfaces' peers are what the project asked for; the others stay out.
-    for (const peer of ["pg", "better-sqlite3", "ioredis", "pino", "@aws-sdk", "nodemailer", "sharp"]) expect(modules, peer).not.toContain(peer);
-    expect(await readdir(join(project, "node_modules", "@orpc"))).toEqual(expect.arrayContaining(["openapi", "zod", "json-schema"]));
-    // Served from source under the CLI's dev loader would need a watcher; the build is what ships.
-    // The build type-checks src/ (the plain project runs `typecheck` as well: same script).
-    await npm(project, ["run", "build"], env);
-    const served = await startAndProbe(project);
-    expect(served.status).toBe(200);
-  });
-
-  it("npm exec trellis new writes the same project as npm create trellis@latest", { timeout: 900_000 }, async () => {
-    const { env } = await published();
-    const { sources: written } = await created();
-    // After the all-surfaces install, whatever its outcome: npm exec then finds trellis in its own
-    // cache, and two npm exec's of one package do not install into that cache at once.
-    await executed().catch(() => undefined);
-    const work = join(dir!, "exec-plain");
-    await mkdir(work);
-    await run("npm", ["exec", "--yes", "--", "trellis", "new", "my-app", "--no-install"], { cwd: work, env, maxBuffer: 64 * 1024 * 1024 });
-    expect(await sources(join(work, "my-app"))).toEqual(written);
   });
 
   it("npm install leaves package-lock.json as committed (checked on a copy)", { timeout: 120_000 }, async () => {
