@@ -13,7 +13,7 @@ import { readCachedTemplate, templateCachePath, writeCachedTemplate } from "./te
  * Copies of a migrated in-memory database, for tests (`trellis/testing`). Loading a dump into a new
  * PGlite (what its `clone()` does) costs 0.5 to 0.8 s whatever the schema; putting an instance back
  * to the state it had right after its migrations (empty every table, restore the rows the
- * migrations left, rewind every sequence) costs about 20 ms. So a test gets an instance at the
+ * migrations left, rewind every sequence) costs about 10 ms. So a test gets an instance at the
  * migrated state of its app's schema: an idle one put back after the previous test of the same
  * schema, else a new one loaded from that schema's dump (kept on disk beside the `memory://`
  * template, so the first test of the next file skips the migrations too), else a new one from the
