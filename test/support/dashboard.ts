@@ -30,7 +30,7 @@ export interface DashboardSuite extends LaunchedChromium {
   signIn(path?: string, email?: string): Promise<void>;
   /** Where a screenshot goes (`screenshotPath`): docs/ with `UPDATE_SCREENSHOT`, else the profile. */
   shot(name: string): string;
-  /** Closes Chromium, its profile, the served app and its database; the suite's `afterAll`. */
+  /** Closes its Chromium context, its folder, the served app and its database; the suite's `afterAll`. */
   close(): Promise<void>;
 }
 
