@@ -76,3 +76,16 @@ it("reopens a directory left by a process killed as PostgreSQL started on it (it
   expect((await rpc(reopened, "note.list", {})).body).toMatchObject([{ text: "before the kill" }]);
   await reopened.close();
 }, 120_000); // two embedded starts on a new directory: slow on a loaded machine
+
+it("a directory PostgreSQL will not start on fails with PostgreSQL's reason, and is let go", async () => {
+  const dataDir = join(root, "incompatible");
+  const db = embedded({ dataDir });
+  await db.ready();
+  await db.close();
+  // As a directory made by a PGlite on another major version of PostgreSQL reads.
+  writeFileSync(join(dataDir, "PG_VERSION"), "16\n");
+  const v1 = schema("1").table("note", (t) => ({ id: t.serial().primaryKey(), text: t.text() })).build();
+  const app = new App({ db: embedded({ dataDir }), health: false }).schema(v1).resource("note");
+  await expect(app.start()).rejects.toThrow(/failed to initialize.*PostgreSQL: FATAL: database files are incompatible with server DETAIL: The data directory was initialized by PostgreSQL version 16/);
+  expect(existsSync(`${dataDir}.lock`)).toBe(false);
+}, 120_000);
