@@ -7,7 +7,7 @@ import { PGliteDialect, type PGliteLike } from "../db/dialect/pglite.js";
 import { reentrant } from "../db/dialect/reentrant.js";
 import { backupEmbedded } from "./backup.js";
 import { embeddedHost } from "./host.js";
-import { lockDataDir } from "./lock.js";
+import { lockDataDir, removeServerLockFile } from "./lock.js";
 import { stopSockets } from "./socket.js";
 import { MEMORY, openInstance, type EmbeddedClient } from "./instance.js";
 import { ThreadClient } from "./worker/client.js";
@@ -130,6 +130,8 @@ function openEmbedded(dataDir: string, buffers: string, thread: EmbeddedThread, 
       );
     }
     releaseLock = lockDataDir(dataDir).release;
+    // A process killed as PostgreSQL started may have left its lock file empty: PostgreSQL would refuse the directory.
+    removeServerLockFile(dataDir);
   }
   let client: PGliteLike;
   let started: Promise<void>;

@@ -21,6 +21,7 @@ export const MEMORY = "memory://";
  * `create extension` is queued ahead of anything a caller sends.
  */
 export function openInstance(dataDir: string, sharedBuffers: string, from?: Blob): { client: EmbeddedClient; started: Promise<void> } {
+  const startLog = new StartLog();
   const client = new PGlite(dataDir, {
     ...pgliteTypeOptions,
     // The module compiled from bytes outside glibc's allocator (wasm-module.ts), before the extensions it loads.
@@ -30,9 +31,16 @@ export function openInstance(dataDir: string, sharedBuffers: string, from?: Blob
     loadDataDir: dataDir === MEMORY ? (from ?? new PendingBlob(memoryTemplate)) : undefined,
     // A new data directory is unpacked from a dump of a fresh cluster as PGlite mounts it (fresh-cluster.ts).
     fs: dataDir !== MEMORY && isNewCluster(dataDir) ? new NewClusterFS(dataDir) : undefined,
+    onStderr: (line) => startLog.add(line),
   }) as EmbeddedClient;
   const started = (async () => {
-    await client.waitReady;
+    try {
+      await client.waitReady;
+    } catch (error) {
+      throw startLog.explain(error);
+    } finally {
+      startLog.end();
+    }
     // Iterative HNSW scans: a `nearest` search with a `where` (or k above hnsw.ef_search) still
     // finds k rows; the statement sorts them by distance again (kernel/db/nearest.ts).
     if (await loadVector()) await client.exec("create extension if not exists vector; set hnsw.iterative_scan = relaxed_order");
@@ -44,4 +52,33 @@ export function openInstance(dataDir: string, sharedBuffers: string, from?: Blob
 /** A directory PostgreSQL has not initialised yet (no `PG_VERSION`). */
 function isNewCluster(dataDir: string): boolean {
   return !existsSync(join(dataDir, "PG_VERSION"));
+}
+
+/**
+ * PostgreSQL's own messages while it starts: when it will not start, PGlite only throws "PGlite
+ * failed to initialize properly", and PostgreSQL's reason (a FATAL or PANIC line, with its DETAIL
+ * and HINT) goes to its standard error, which PGlite shows only with `debug`. The last few such
+ * lines are kept until the instance runs, and added to that error; nothing is kept afterwards.
+ */
+class StartLog {
+  #lines: string[] | undefined = [];
+
+  /** Always false: PGlite prints the line itself only with `debug`, as it would have. */
+  add(line: string): boolean {
+    const message = /\b(PANIC|FATAL|ERROR|DETAIL|HINT):\s+(.*)$/.exec(line);
+    if (this.#lines && message) {
+      this.#lines.push(`${message[1]}: ${message[2]}`);
+      if (this.#lines.length > 8) this.#lines.shift();
+    }
+    return false;
+  }
+
+  explain(error: unknown): unknown {
+    if (!this.#lines?.length || !(error instanceof Error)) return error;
+    return new Error(`${error.message} (PostgreSQL: ${this.#lines.join(" ")})`, { cause: error });
+  }
+
+  end(): void {
+    this.#lines = undefined;
+  }
 }

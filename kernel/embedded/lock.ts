@@ -1,5 +1,6 @@
 import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { join } from "node:path";
 import { TrellisError } from "../errors.js";
 
 /**
@@ -60,6 +61,20 @@ export function lockDataDir(dataDir: string): DataDirLock {
       removeIfOurs(lockPath);
     },
   };
+}
+
+/**
+ * Removes PostgreSQL's own lock file inside the data directory (`postmaster.pid`), left there by a
+ * process that died with the directory open; called with the directory locked (`lockDataDir`), so
+ * no other process is starting on it. PostgreSQL creates that file, then writes its pid into it: a
+ * kill in between leaves it empty, and PostgreSQL refuses to start on an empty (or unreadable) one
+ * ("lock file is empty"), so every later start failed until someone deleted it by hand. It guards
+ * nothing here: PGlite's pid is always the same and any other pid reads as dead to it, so it takes
+ * over every readable one, and a clean close removes it; the `.lock` file beside the directory is
+ * the guard.
+ */
+export function removeServerLockFile(dataDir: string): void {
+  unlinkQuietly(join(dataDir, "postmaster.pid"));
 }
 
 function tryCreate(lockPath: string, holder: LockHolder): boolean {

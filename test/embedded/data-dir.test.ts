@@ -5,6 +5,9 @@ import { join } from "node:path";
 import { Kysely, sql } from "kysely";
 import { afterAll, expect, it } from "vitest";
 import { embedded, type EmbeddedDatabase } from "../../kernel/embedded/index.js";
+import { schema } from "../../kernel/schema/index.js";
+import { App } from "../../presets/trellis.js";
+import { rpc } from "../support/app.js";
 
 const root = mkdtempSync(join(tmpdir(), "trellis-datadir-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -51,3 +54,38 @@ it("defaults to <cwd>/.app/embedded, takes over a stale lock, and keeps data acr
   expect(existsSync(lockPath)).toBe(false);
   await reopened.destroy(); // after close(): nothing left to do, and no error
 }, 120_000); // initdb in a child process, then the database thread starts: slow on a loaded machine
+
+/**
+ * A process killed while PostgreSQL starts on the directory, between creating its own lock file
+ * (`postmaster.pid`, inside the directory) and writing its pid into it, leaves that file empty, and
+ * PostgreSQL refuses to start on an empty one ("lock file is empty"): every later start failed with
+ * "PGlite failed to initialize properly" until someone deleted it by hand. The state here is the one
+ * test/reliability/durability.test.ts's start-up kills left behind.
+ */
+it("reopens a directory left by a process killed as PostgreSQL started on it (its lock file created, still empty)", async () => {
+  const dataDir = join(root, "killed-starting");
+  const v1 = schema("1").table("note", (t) => ({ id: t.serial().primaryKey(), text: t.text() })).build();
+  const open = () => new App({ db: embedded({ dataDir }), health: false }).schema(v1).resource("note", { permissions: { list: "public", create: "public" } }).start();
+  const first = await open();
+  expect((await rpc(first, "note.create", { text: "before the kill" })).status).toBe(200);
+  await first.close();
+
+  writeFileSync(join(dataDir, "postmaster.pid"), "");
+  writeFileSync(`${dataDir}.lock`, JSON.stringify({ pid: await deadPid(), hostname: hostname(), startedAt: "2020-01-01T00:00:00.000Z" }));
+  const reopened = await open();
+  expect((await rpc(reopened, "note.list", {})).body).toMatchObject([{ text: "before the kill" }]);
+  await reopened.close();
+}, 120_000); // two embedded starts on a new directory: slow on a loaded machine
+
+it("a directory PostgreSQL will not start on fails with PostgreSQL's reason, and is let go", async () => {
+  const dataDir = join(root, "incompatible");
+  const db = embedded({ dataDir });
+  await db.ready();
+  await db.close();
+  // As a directory made by a PGlite on another major version of PostgreSQL reads.
+  writeFileSync(join(dataDir, "PG_VERSION"), "16\n");
+  const v1 = schema("1").table("note", (t) => ({ id: t.serial().primaryKey(), text: t.text() })).build();
+  const app = new App({ db: embedded({ dataDir }), health: false }).schema(v1).resource("note");
+  await expect(app.start()).rejects.toThrow(/failed to initialize.*PostgreSQL: FATAL: database files are incompatible with server DETAIL: The data directory was initialized by PostgreSQL version 16/);
+  expect(existsSync(`${dataDir}.lock`)).toBe(false);
+}, 120_000);
