@@ -96,19 +96,21 @@ export class JobsRuntime implements JobsService {
     await boss.start();
     try {
       // Dead-letter targets are foreign keys: every queue exists before any policy names one.
-      const found = new Map<string, Record<string, unknown> | null>();
-      for (const { name } of definitions) {
-        const queue = (await boss.getQueue(name)) as Record<string, unknown> | null;
-        found.set(name, queue);
-        if (!queue) await boss.createQueue(name).catch(() => undefined);
-      }
-      // A queue whose policy is already the definition's (every start after the first) is left as it is.
+      // What an earlier start left (every start after the first, a test's copy of a migrated
+      // database) is read in two queries; a queue or schedule already as defined is left as it is.
+      const queues = new Map((await boss.getQueues()).map((queue) => [queue.name, queue as unknown as Record<string, unknown>]));
+      for (const { name } of definitions) if (!queues.has(name)) await boss.createQueue(name).catch(() => undefined);
       for (const { name, policy } of definitions) {
-        const queue = found.get(name);
+        const queue = queues.get(name);
         if (!queue || Object.entries(policy).some(([key, value]) => queue[key] !== value)) await boss.updateQueue(name, { name, ...policy });
       }
-      for (const { name, cron } of crons) await boss.schedule(name, cron!.expression, {}, { tz: cron!.tz });
-      for (const schedule of await boss.getSchedules()) {
+      const schedules = await boss.getSchedules();
+      for (const { name, cron } of crons) {
+        const kept = schedules.find((schedule) => schedule.name === name);
+        // The data and options a schedule is sent with are the same every time: the expression and the zone tell it apart.
+        if (!kept || kept.cron !== cron!.expression || kept.timezone !== (cron!.tz ?? "UTC")) await boss.schedule(name, cron!.expression, {}, { tz: cron!.tz });
+      }
+      for (const schedule of schedules) {
         if (!crons.some(({ name }) => name === schedule.name)) await boss.unschedule(schedule.name);
       }
       if (this.#closed) throw new Error("The app was closed while the jobs engine started");
