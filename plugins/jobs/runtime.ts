@@ -104,7 +104,8 @@ export class JobsRuntime implements JobsService {
         const queue = queues.get(name);
         if (!queue || Object.entries(policy).some(([key, value]) => queue[key] !== value)) await boss.updateQueue(name, { name, ...policy });
       }
-      const schedules = await boss.getSchedules();
+      // Each row holds the zone it was scheduled in (a column pg-boss's types leave out).
+      const schedules = (await boss.getSchedules()) as (Awaited<ReturnType<PgBoss["getSchedules"]>>[number] & { timezone?: string })[];
       for (const { name, cron } of crons) {
         const kept = schedules.find((schedule) => schedule.name === name);
         // The data and options a schedule is sent with are the same every time: the expression and the zone tell it apart.
