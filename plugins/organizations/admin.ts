@@ -1,7 +1,12 @@
 import { z } from "zod";
+import { isAPIError } from "better-auth/api";
+import type { OrganizationOptions } from "better-auth/plugins/organization";
 import { RpcError, decodeRow, type AppDatabase, type AppRpcContext, type DatabaseKind, type ProcedureBase, type SchemaModel } from "../../kernel/index.js";
 
 type Row = Record<string, unknown>;
+
+/** The app's `organizationHooks` (better-auth's organization plugin options). */
+export type OrganizationHooks = NonNullable<OrganizationOptions["organizationHooks"]>;
 
 export interface OrganizationsAdminDeps {
   db: AppDatabase<any>;
@@ -11,6 +16,11 @@ export interface OrganizationsAdminDeps {
   roles: readonly string[];
   /** The role that owns an organization (`creatorRole`, "owner" by default): the last one is never removed. */
   ownerRole: string;
+  /**
+   * The `organizationHooks` of the organization plugin the auth library runs (`.auth({ organization })`
+   * or an `organization()` of the app's own in `plugins`), read when a write happens.
+   */
+  hooks: () => OrganizationHooks | undefined;
 }
 
 /** An organization as `_admin.organizations.list` shows it. */
@@ -78,8 +88,10 @@ function rolesOf(role: unknown): string[] {
  * The writes go to the library's tables through the app's database, so the audit log records them
  * (with `.audit()`, actor the admin, source `admin`), and the organizations service forgets its kept
  * memberships at once: a removed member's next tenant request answers `NO_ACTIVE_ORGANIZATION`. They
- * keep the library's one invariant an admin could break, an organization's last owner; the library's
- * `organizationHooks` are not called (they run for its own endpoints).
+ * keep the library's one invariant an admin could break, an organization's last owner, and run the
+ * app's `organizationHooks` around them with the arguments the library's own endpoints pass: a
+ * `before*` hook that throws refuses the write (an `APIError` answers its status and message), an
+ * `after*` hook runs once the write is done.
  */
 export function organizationsAdminSection(deps: OrganizationsAdminDeps) {
   return (gated: ProcedureBase<AppRpcContext>) => organizationProcedures(gated, deps);
@@ -108,6 +120,33 @@ function organizationProcedures(gated: ProcedureBase<AppRpcContext>, deps: Organ
     const row = (await db.selectFrom("member").selectAll().where("id", "=", memberId).executeTakeFirst()) as Row | undefined;
     if (!row) throw new RpcError("NOT_FOUND", { message: `No member with id "${memberId}"` });
     return { id: row.id as string, organizationId: row.organizationId as string, roles: rolesOf(row.role) };
+  };
+  /** One row as the library's adapter reads it, every column decoded; undefined when there is none. */
+  const fullRow = async (table: string, rowId: string): Promise<Row | undefined> => {
+    const row = (await db.selectFrom(table as never).selectAll().where("id" as never, "=", rowId as never).executeTakeFirst()) as Row | undefined;
+    return row && decode(table, row);
+  };
+  /** A user row for a hook: the member's, or the acting admin's (the session user when the row is gone). */
+  const userOf = async (userId: string, fallback?: Row | null): Promise<Row> => (await fullRow("user", userId)) ?? fallback ?? { id: userId };
+  const organizationOf = async (organizationId: string): Promise<Row> => (await fullRow("organization", organizationId)) ?? { id: organizationId };
+  /**
+   * Runs one of the app's hooks. A refusal in the library's own terms (an `APIError` below 500)
+   * answers its status and message; anything else propagates as thrown.
+   */
+  const run = async <R>(call: () => Promise<R>): Promise<R> => {
+    try {
+      return await call();
+    } catch (error) {
+      if (isAPIError(error) && error.statusCode < 500) throw new RpcError(String(error.status), { status: error.statusCode, message: error.message });
+      throw error;
+    }
+  };
+  /** What the library's member hooks receive: the member row, its user and its organization. */
+  const memberSubjects = async (memberId: string) => {
+    const member = await fullRow("member", memberId);
+    if (!member) throw new RpcError("NOT_FOUND", { message: `No member with id "${memberId}"` });
+    const [user, organization] = await Promise.all([userOf(member.userId as string), organizationOf(member.organizationId as string)]);
+    return { member, user, organization };
   };
   /** 409 when `member` is the organization's only holder of the owner role and would lose it. */
   const keepAnOwner = async (member: { id: string; organizationId: string; roles: string[] }, what: string) => {
@@ -179,35 +218,70 @@ function organizationProcedures(gated: ProcedureBase<AppRpcContext>, deps: Organ
       const unknown = input.roles.filter((role) => !deps.roles.includes(role));
       if (unknown.length) throw new RpcError("BAD_REQUEST", { message: `Unknown role ${unknown.map((r) => `"${r}"`).join(", ")} (roles: ${deps.roles.join(", ")})` });
       const member = await memberRow(input.memberId);
-      const roles = [...new Set(input.roles)];
+      let roles = [...new Set(input.roles)];
       if (!roles.includes(deps.ownerRole)) await keepAnOwner(member, "take the role away from this member");
+      const hooks = deps.hooks();
+      const subjects = hooks?.beforeUpdateMemberRole || hooks?.afterUpdateMemberRole ? await memberSubjects(member.id) : undefined;
+      if (hooks?.beforeUpdateMemberRole && subjects) {
+        const newRole = roles.join(",");
+        const answer = await run(() => hooks.beforeUpdateMemberRole!({ member: subjects.member as never, newRole, user: subjects.user as never, organization: subjects.organization as never }));
+        // As the library does: a hook may return the role to write instead.
+        if (answer && typeof answer === "object" && "data" in answer && answer.data?.role && answer.data.role !== newRole) {
+          roles = [...new Set(rolesOf(answer.data.role))];
+          if (!roles.includes(deps.ownerRole)) await keepAnOwner(member, "take the role away from this member");
+        }
+      }
       await db.updateTable("member").set({ role: roles.join(",") }).where("id", "=", member.id).execute();
+      if (hooks?.afterUpdateMemberRole && subjects) {
+        const updated = (await fullRow("member", member.id)) ?? { ...subjects.member, role: roles.join(",") };
+        await run(() => hooks.afterUpdateMemberRole!({ member: updated as never, previousRole: subjects.member.role as string, user: subjects.user as never, organization: subjects.organization as never }));
+      }
       return { id: member.id, roles };
     }),
 
     removeMember: gated.input(z.object({ memberId: id })).handler(async ({ input }): Promise<{ removed: true }> => {
       const member = await memberRow(input.memberId);
       await keepAnOwner(member, "remove this member");
+      const hooks = deps.hooks();
+      const subjects = hooks?.beforeRemoveMember || hooks?.afterRemoveMember ? await memberSubjects(member.id) : undefined;
+      const args = subjects && { member: subjects.member as never, user: subjects.user as never, organization: subjects.organization as never };
+      if (hooks?.beforeRemoveMember && args) await run(() => hooks.beforeRemoveMember!(args));
       await db.deleteFrom("member").where("id", "=", member.id).execute();
+      if (hooks?.afterRemoveMember && args) await run(() => hooks.afterRemoveMember!(args));
       return { removed: true };
     }),
 
-    cancelInvitation: gated.input(z.object({ id })).handler(async ({ input }): Promise<{ id: string; status: "canceled" }> => {
-      const row = (await db.selectFrom("invitation").select(["id", "status"]).where("id", "=", input.id).executeTakeFirst()) as Row | undefined;
+    cancelInvitation: gated.input(z.object({ id })).handler(async ({ input, context }): Promise<{ id: string; status: "canceled" }> => {
+      const row = await fullRow("invitation", input.id);
       if (!row) throw new RpcError("NOT_FOUND", { message: `No invitation with id "${input.id}"` });
       if (row.status !== "pending") throw new RpcError("CONFLICT", { message: `Invitation ${input.id} is ${String(row.status)}; only a pending invitation can be cancelled` });
+      const hooks = deps.hooks();
+      const hooked = hooks?.beforeCancelInvitation || hooks?.afterCancelInvitation;
+      // The library passes the member who cancels; here it is the admin.
+      const cancelledBy = hooked ? await userOf(context.user!.id, context.user) : undefined;
+      const organization = hooked ? await organizationOf(row.organizationId as string) : undefined;
+      if (hooks?.beforeCancelInvitation) await run(() => hooks.beforeCancelInvitation!({ invitation: row as never, cancelledBy: cancelledBy as never, organization: organization as never }));
       // The library's own word for it, so its endpoints read the row as cancelled too.
       await db.updateTable("invitation").set({ status: "canceled" }).where("id", "=", input.id).where("status", "=", "pending").execute();
+      if (hooks?.afterCancelInvitation) {
+        const invitation = (await fullRow("invitation", input.id)) ?? { ...row, status: "canceled" };
+        await run(() => hooks.afterCancelInvitation!({ invitation: invitation as never, cancelledBy: cancelledBy as never, organization: organization as never }));
+      }
       return { id: input.id, status: "canceled" };
     }),
 
-    delete: gated.input(z.object({ id })).handler(async ({ input }): Promise<{ deleted: true }> => {
-      const found = await db.selectFrom("organization").select(["id"]).where("id", "=", input.id).executeTakeFirst();
-      if (!found) throw new RpcError("NOT_FOUND", { message: `No organization with id "${input.id}"` });
+    delete: gated.input(z.object({ id })).handler(async ({ input, context }): Promise<{ deleted: true }> => {
+      const organization = await fullRow("organization", input.id);
+      if (!organization) throw new RpcError("NOT_FOUND", { message: `No organization with id "${input.id}"` });
+      const hooks = deps.hooks();
+      // The library passes the member who deletes; here it is the admin (and no endpoint context).
+      const user = hooks?.beforeDeleteOrganization || hooks?.afterDeleteOrganization ? await userOf(context.user!.id, context.user) : undefined;
+      if (hooks?.beforeDeleteOrganization) await run(() => hooks.beforeDeleteOrganization!({ organization: organization as never, user: user as never }));
       // Members, invitations and teams cascade; a tenant table whose reference does not cascade refuses with 409.
       await db.deleteFrom("organization").where("id", "=", input.id).execute();
       // Sessions still pointing at it now have no active organization (the library clears only its caller's).
       await db.updateTable("session").set({ activeOrganizationId: null }).where("activeOrganizationId", "=", input.id).execute();
+      if (hooks?.afterDeleteOrganization) await run(() => hooks.afterDeleteOrganization!({ organization: organization as never, user: user as never }));
       return { deleted: true };
     }),
   };

@@ -5,7 +5,7 @@ import { invitationMail } from "./invitation-mail.js";
 import { permissionCheck } from "./access.js";
 import { membershipLookup } from "./membership.js";
 import { ORGANIZATIONS_SCHEMA_MISSING } from "./errors.js";
-import { organizationsAdminSection } from "./admin.js";
+import { organizationsAdminSection, type OrganizationHooks } from "./admin.js";
 import { defaultRoles } from "better-auth/plugins/organization/access";
 import type { OrganizationsConfig, OrganizationsExtras, Tenancy } from "./options.js";
 
@@ -71,7 +71,12 @@ export function organizationsPlugin(config?: OrganizationsConfig & Organizations
       // `_admin.organizations.*`, mounted when the app has .admin().
       const ownerRole = given.creatorRole ?? "owner";
       const roles = [...new Set([ownerRole, ...Object.keys(given.roles ?? defaultRoles)])];
-      ctx.provide("admin-section:organizations", organizationsAdminSection({ db: ctx.resources.db, kind: ctx.resources.kind, schema: ctx.schema, roles, ownerRole }));
+      // The hooks of the organization() the library actually runs: this one, or the integrator's own in `plugins`.
+      const hooks = (): OrganizationHooks | undefined => {
+        const running = sealed?.service("auth")?.options.plugins?.find((plugin) => plugin.id === "organization") as { options?: OrganizationsConfig } | undefined;
+        return running ? running.options?.organizationHooks : given.organizationHooks;
+      };
+      ctx.provide("admin-section:organizations", organizationsAdminSection({ db: ctx.resources.db, kind: ctx.resources.kind, schema: ctx.schema, roles, ownerRole, hooks }));
     },
   });
 }
