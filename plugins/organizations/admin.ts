@@ -116,15 +116,16 @@ function organizationProcedures(gated: ProcedureBase<AppRpcContext>, deps: Organ
     const r = decode("organization", row);
     return { id: r.id as string, name: r.name as string, slug: r.slug as string, createdAt: r.createdAt as Date, members: Number(row.members), invitations: Number(row.invitations) };
   };
-  const memberRow = async (memberId: string) => {
-    const row = (await db.selectFrom("member").selectAll().where("id", "=", memberId).executeTakeFirst()) as Row | undefined;
-    if (!row) throw new RpcError("NOT_FOUND", { message: `No member with id "${memberId}"` });
-    return { id: row.id as string, organizationId: row.organizationId as string, roles: rolesOf(row.role) };
-  };
   /** One row as the library's adapter reads it, every column decoded; undefined when there is none. */
   const fullRow = async (table: string, rowId: string): Promise<Row | undefined> => {
     const row = (await db.selectFrom(table as never).selectAll().where("id" as never, "=", rowId as never).executeTakeFirst()) as Row | undefined;
     return row && decode(table, row);
+  };
+  /** A member and its roles, with the whole row (what the member hooks receive). */
+  const memberRow = async (memberId: string) => {
+    const row = await fullRow("member", memberId);
+    if (!row) throw new RpcError("NOT_FOUND", { message: `No member with id "${memberId}"` });
+    return { id: row.id as string, organizationId: row.organizationId as string, roles: rolesOf(row.role), row };
   };
   /** A user row for a hook: the member's, or the acting admin's (the session user when the row is gone). */
   const userOf = async (userId: string, fallback?: Row | null): Promise<Row> => (await fullRow("user", userId)) ?? fallback ?? { id: userId };
@@ -142,9 +143,7 @@ function organizationProcedures(gated: ProcedureBase<AppRpcContext>, deps: Organ
     }
   };
   /** What the library's member hooks receive: the member row, its user and its organization. */
-  const memberSubjects = async (memberId: string) => {
-    const member = await fullRow("member", memberId);
-    if (!member) throw new RpcError("NOT_FOUND", { message: `No member with id "${memberId}"` });
+  const memberSubjects = async (member: Row) => {
     const [user, organization] = await Promise.all([userOf(member.userId as string), organizationOf(member.organizationId as string)]);
     return { member, user, organization };
   };
@@ -221,7 +220,7 @@ function organizationProcedures(gated: ProcedureBase<AppRpcContext>, deps: Organ
       let roles = [...new Set(input.roles)];
       if (!roles.includes(deps.ownerRole)) await keepAnOwner(member, "take the role away from this member");
       const hooks = deps.hooks();
-      const subjects = hooks?.beforeUpdateMemberRole || hooks?.afterUpdateMemberRole ? await memberSubjects(member.id) : undefined;
+      const subjects = hooks?.beforeUpdateMemberRole || hooks?.afterUpdateMemberRole ? await memberSubjects(member.row) : undefined;
       if (hooks?.beforeUpdateMemberRole && subjects) {
         const newRole = roles.join(",");
         const answer = await run(() => hooks.beforeUpdateMemberRole!({ member: subjects.member as never, newRole, user: subjects.user as never, organization: subjects.organization as never }));
@@ -243,7 +242,7 @@ function organizationProcedures(gated: ProcedureBase<AppRpcContext>, deps: Organ
       const member = await memberRow(input.memberId);
       await keepAnOwner(member, "remove this member");
       const hooks = deps.hooks();
-      const subjects = hooks?.beforeRemoveMember || hooks?.afterRemoveMember ? await memberSubjects(member.id) : undefined;
+      const subjects = hooks?.beforeRemoveMember || hooks?.afterRemoveMember ? await memberSubjects(member.row) : undefined;
       const args = subjects && { member: subjects.member as never, user: subjects.user as never, organization: subjects.organization as never };
       if (hooks?.beforeRemoveMember && args) await run(() => hooks.beforeRemoveMember!(args));
       await db.deleteFrom("member").where("id", "=", member.id).execute();
