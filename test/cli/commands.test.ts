@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freePort } from "../support/browser.js";
 import { freshBuild } from "../support/built-package.js";
+import { once } from "../support/once.js";
 import { exitOf, groupRunning } from "../support/children.js";
 
 /**
@@ -79,12 +80,6 @@ const made: string[] = [cache];
 afterAll(async () => {
   await Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true })));
 });
-
-/** Runs `run` once, on first use, for whichever test asks first. */
-function once<T>(run: () => Promise<T>): () => Promise<T> {
-  let result: Promise<T> | undefined;
-  return () => (result ??= run());
-}
 
 /** The default project (`trellis new <dir>`), shared by the embedded commands and the checks of `new` itself. */
 const shared = once(() => project("app"));

@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeBlocks } from "../docs/markdown.js";
 import { freshBuild } from "../support/built-package.js";
+import { once } from "../support/once.js";
 import { npm, startAndProbe } from "./projects.js";
 import { publishToLocalRegistry, type LocalRegistry } from "./registry.js";
 import { checkTarball, type TarballReport } from "./tarball.js";
@@ -40,12 +41,6 @@ const TSCONFIG = {
   },
   files: ["app.ts"],
 };
-
-/** Memoised: the first caller starts the work, every caller awaits the same promise. */
-function once<T>(work: () => Promise<T>): () => Promise<T> {
-  let started: Promise<T> | undefined;
-  return () => (started ??= work());
-}
 
 const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
 
