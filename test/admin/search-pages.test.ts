@@ -188,6 +188,8 @@ describe.each(families())("_admin.data.list cursor pages, search and nearest on 
     expect([none.status, none.body.message]).toEqual([400, 'search: table "user" has no full-text index (declare one with .search("user", [...]) in the schema)']);
   });
 
+  // Vector columns need pgvector, which the embedded database loads; SQLite and a PostgreSQL server
+  // without it are refused with their own codes (test/resources/vector-errors.test.ts).
   describe.skipIf(family !== "pglite")("nearest", () => {
     const near = (nearest: unknown, rest: Record<string, unknown> = {}) => call("data.list", { table: "doc", nearest, ...rest });
 

@@ -150,6 +150,7 @@ describe.each<Family>(families())("live queries re-run only for changes that can
     await until(skipped, (rows: any) => rows.length === 0);
   });
 
+  // Another process writing is a PostgreSQL server's case: the embedded and SQLite databases admit one process.
   it.runIf(family === "postgres")("a write by another process (NOTIFY with its rows) re-runs only the queries it affects", async () => {
     const ada = await built.client({ "x-api-key": "ada" }).note.live({ where: { status: "open" }, orderBy: [{ id: "asc" }] });
     const eve = await built.client({ "x-api-key": "eve" }).note.live({ orderBy: [{ id: "asc" }] });
